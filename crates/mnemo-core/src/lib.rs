@@ -1,0 +1,2 @@
+//! The shared vocabulary of mnemo (placeholder).
+pub mod privacy;

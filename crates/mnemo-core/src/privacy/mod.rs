@@ -1,0 +1,2 @@
+//! Privacy at the edge (placeholder).
+pub mod secrets;

@@ -1,0 +1,1 @@
+//! Wiring mnemo into agent hosts (placeholder; filled in by the installer work).
