@@ -1,2 +1,17 @@
-//! The shared vocabulary of mnemo (placeholder).
+//! The shared vocabulary of mnemo.
+//!
+//! Everything here is cheap and synchronous, because the hook path (a fresh
+//! process per agent event) links it: where the data lives ([`paths`]), how it
+//! is configured ([`config`]), which project an event belongs to
+//! ([`project`]), what may be stored at all ([`privacy`]), and the small
+//! enums every later stage agrees on ([`model`]).
+
+pub mod config;
+pub mod model;
+pub mod paths;
 pub mod privacy;
+pub mod project;
+pub mod time;
+
+pub use config::Config;
+pub use paths::DataDir;

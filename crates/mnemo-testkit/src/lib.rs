@@ -1,1 +1,29 @@
-//! Test support for mnemo (placeholder).
+//! Test support for mnemo's end-to-end tests.
+//!
+//! mnemo is tested against the real clients it serves, not against mocks of
+//! them. This crate owns the three things such tests need and that no
+//! production crate should carry:
+//!
+//! - [`llm`]: [`StandIn`], a real HTTP server on `127.0.0.1` that stands in for
+//!   the LLM providers (Anthropic Messages, OpenAI-compatible chat
+//!   completions). It drives the real Claude Code CLI through a scripted
+//!   session ([`Step`]s) or plays a provider for mnemo's worker (a
+//!   [`Reply`]-returning closure), and records every request it receives.
+//! - [`claude_code`]: the real Claude Code binary, installed once from the npm
+//!   registry into a cache shared by all test processes ([`claude_binary`]),
+//!   and [`ClaudeRun`], which runs it headless against a [`StandIn`] with the
+//!   recipe in `shared/docs/claude-code-e2e.md`.
+//! - [`sandbox`]: [`Sandbox`], a throw-away directory with a fake `HOME`, a
+//!   mnemo data dir and a project dir, and [`git_init`] for real git repos.
+//!
+//! Everything here is synchronous from the caller's point of view so that
+//! plain `#[test]` functions can use it; the server runs its own tokio
+//! runtime on its own thread.
+
+pub mod claude_code;
+pub mod llm;
+pub mod sandbox;
+
+pub use claude_code::{CLAUDE_CODE_VERSION, ClaudeOutput, ClaudeRun, claude_binary, claude_dir};
+pub use llm::{Block, RecordedRequest, Reply, StandIn, StandInBuilder, Step, Usage};
+pub use sandbox::{Sandbox, git_init};

@@ -1,2 +1,310 @@
-//! Privacy at the edge (placeholder).
+//! Privacy at the edge: what may be stored at all.
+//!
+//! Everything captured passes through a [`Sanitizer`] before it reaches the
+//! database, the spool file or a log line, so a secret never lands on disk and
+//! can never be recovered from the data directory:
+//!
+//! 1. `<private>…</private>` and our own injected-context tags
+//!    (`<mnemo-context>`, and `<claude-mem-context>` for users coming from
+//!    claude-mem) are cut out, tags included;
+//! 2. secrets (provider tokens, private keys, URL credentials, secret
+//!    assignments) are replaced by `[REDACTED:<kind>]` markers ([`secrets`]);
+//! 3. files on the deny list (`.env*`, `*.pem`, `id_*`, ...) are recognised so
+//!    that capture keeps only the fact that they were touched.
+
 pub mod secrets;
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::config::{PrivacyConfig, glob_match};
+
+/// Tags whose whole content is dropped. Matching is case-insensitive.
+const PRIVATE_TAGS: &[&str] = &["private", "mnemo-context", "claude-mem-context"];
+
+/// Marker left where a JSON field whose name says "secret" had its value.
+pub const REDACTED_FIELD: &str = "[REDACTED:secret-field]";
+
+/// Applies the privacy rules of one configuration.
+#[derive(Debug, Clone)]
+pub struct Sanitizer {
+    deny_files: Vec<String>,
+    redact_secrets: bool,
+}
+
+impl Sanitizer {
+    pub fn new(config: &PrivacyConfig) -> Sanitizer {
+        Sanitizer {
+            deny_files: config.deny_files.clone(),
+            redact_secrets: config.redact_secrets,
+        }
+    }
+
+    /// Private spans removed, secrets redacted, surrounding white space tidied.
+    pub fn text<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        let stripped = TagStripper::default().strip(text);
+        if !self.redact_secrets {
+            return stripped;
+        }
+        match stripped {
+            Cow::Borrowed(b) => secrets::redact_text(b),
+            Cow::Owned(o) => Cow::Owned(secrets::redact_text(&o).into_owned()),
+        }
+    }
+
+    /// Sanitizes every string of a JSON value in place, and replaces the value
+    /// of any field whose name says it holds a secret (`password`, `api_key`,
+    /// `GITHUB_TOKEN`, ...).
+    pub fn value(&self, value: &mut Value) {
+        match value {
+            Value::String(s) => {
+                if let Cow::Owned(clean) = self.text(s) {
+                    *s = clean;
+                }
+            }
+            Value::Array(items) => {
+                // One stripper across the elements: a private block may span
+                // lines that a tool reports as separate strings (a patch).
+                let mut stripper = TagStripper::default();
+                for item in items {
+                    match item {
+                        Value::String(s) => {
+                            let stripped = stripper.strip(s).into_owned();
+                            *s = if self.redact_secrets {
+                                secrets::redact_text(&stripped).into_owned()
+                            } else {
+                                stripped
+                            };
+                        }
+                        other => self.value(other),
+                    }
+                }
+            }
+            Value::Object(map) => {
+                for (key, field) in map.iter_mut() {
+                    if self.redact_secrets && secrets::key_names_secret(key) && holds_literal(field)
+                    {
+                        *field = Value::String(REDACTED_FIELD.to_owned());
+                    } else {
+                        self.value(field);
+                    }
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    /// The deny-list pattern that `path` matches, if any.
+    pub fn denied_file(&self, path: &str) -> Option<&str> {
+        let path = path.replace('\\', "/");
+        let path = path.trim_end_matches('/');
+        let name = path.rsplit('/').next().unwrap_or(path);
+        self.deny_files
+            .iter()
+            .find(|pattern| {
+                if pattern.contains('/') {
+                    glob_match(pattern, path) || glob_match(&format!("*/{pattern}"), path)
+                } else {
+                    glob_match(pattern, name)
+                }
+            })
+            .map(String::as_str)
+    }
+
+    /// The first deny-listed file named anywhere in a shell command line
+    /// (`cat .env`, `source ~/.aws/credentials`), with the pattern it matched.
+    pub fn denied_file_in_command<'a>(&self, command: &'a str) -> Option<(&'a str, &str)> {
+        command
+            .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '<' | '>' | '(' | ')'))
+            .map(|w| w.trim_matches(|c| matches!(c, '"' | '\'' | '`')))
+            .filter(|w| !w.is_empty() && !w.starts_with('-'))
+            .find_map(|w| self.denied_file(w).map(|p| (w, p)))
+    }
+}
+
+/// A non-empty scalar: the kind of value a secret field actually holds.
+fn holds_literal(value: &Value) -> bool {
+    match value {
+        Value::String(s) => !s.trim().is_empty(),
+        Value::Number(_) => true,
+        _ => false,
+    }
+}
+
+/// True when the text held something and nothing is left once private spans
+/// are removed: such a prompt is not stored at all.
+pub fn is_entirely_private(original: &str, sanitized: &str) -> bool {
+    !original.trim().is_empty() && sanitized.trim().is_empty()
+}
+
+/// Removes private spans from a sequence of strings, carrying an open tag from
+/// one string to the next.
+#[derive(Debug, Default)]
+struct TagStripper {
+    /// The tag currently open, and how deeply it is nested.
+    open: Option<(&'static str, u32)>,
+}
+
+impl TagStripper {
+    fn strip<'a>(&mut self, text: &'a str) -> Cow<'a, str> {
+        if self.open.is_none() && !text.contains('<') {
+            return Cow::Borrowed(text);
+        }
+        let bytes = text.as_bytes();
+        let mut out = String::new();
+        let mut kept_from = 0; // start of the current public run
+        // Starting inside an open span drops this string's head.
+        let mut changed = self.open.is_some();
+        let mut i = 0;
+        while i < bytes.len() {
+            if bytes[i] != b'<' {
+                i += 1;
+                continue;
+            }
+            let Some((tag, closing, len)) = tag_at(&bytes[i..]) else {
+                i += 1;
+                continue;
+            };
+            match self.open {
+                None if !closing => {
+                    push_trimmed_seam(&mut out, &text[kept_from..i]);
+                    self.open = Some((tag, 1));
+                    changed = true;
+                }
+                None => {
+                    // A closing tag whose opening we never saw: drop the tag.
+                    push_trimmed_seam(&mut out, &text[kept_from..i]);
+                    kept_from = i + len;
+                    changed = true;
+                }
+                Some((open_tag, depth)) if open_tag == tag => {
+                    if closing {
+                        if depth == 1 {
+                            self.open = None;
+                            kept_from = i + len;
+                        } else {
+                            self.open = Some((open_tag, depth - 1));
+                        }
+                    } else {
+                        self.open = Some((open_tag, depth + 1));
+                    }
+                }
+                Some(_) => {}
+            }
+            i += len;
+        }
+        if self.open.is_some() {
+            // Unclosed: everything from the opening tag on is private.
+            return Cow::Owned(out);
+        }
+        if !changed {
+            return Cow::Borrowed(text);
+        }
+        push_trimmed_seam(&mut out, &text[kept_from..]);
+        Cow::Owned(out)
+    }
+}
+
+/// Appends `piece`, avoiding a doubled space where a private span was cut out
+/// ("fix <private>x</private> now" becomes "fix now").
+fn push_trimmed_seam(out: &mut String, piece: &str) {
+    if out.ends_with(char::is_whitespace) {
+        out.push_str(piece.trim_start_matches([' ', '\t']));
+    } else {
+        out.push_str(piece);
+    }
+}
+
+/// Recognises `<tag>` or `</tag>` for one of [`PRIVATE_TAGS`] at the start of
+/// `bytes`; returns the tag, whether it closes, and its length.
+fn tag_at(bytes: &[u8]) -> Option<(&'static str, bool, usize)> {
+    let closing = bytes.get(1) == Some(&b'/');
+    let name_start = if closing { 2 } else { 1 };
+    for tag in PRIVATE_TAGS {
+        let end = name_start + tag.len();
+        if bytes.len() > end
+            && bytes[name_start..end].eq_ignore_ascii_case(tag.as_bytes())
+            && bytes[end] == b'>'
+        {
+            return Some((tag, closing, end + 1));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sanitizer() -> Sanitizer {
+        Sanitizer::new(&PrivacyConfig::default())
+    }
+
+    #[test]
+    fn private_spans_are_cut_out() {
+        let s = sanitizer();
+        assert_eq!(
+            s.text("fix login <private>my password is hunter2</private> please"),
+            "fix login please"
+        );
+        assert_eq!(s.text("<PRIVATE>all</Private>"), "");
+        assert_eq!(s.text("a <private>b <private>c</private> d</private> e"), "a e");
+        assert_eq!(s.text("keep <private>cut to the end"), "keep ");
+        assert_eq!(s.text("stray </private> tag"), "stray tag");
+        assert_eq!(
+            s.text("x <mnemo-context>old memory</mnemo-context> y <claude-mem-context>z</claude-mem-context>"),
+            "x y "
+        );
+        assert!(matches!(s.text("no tags <b>here</b>"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn fully_private_prompts_are_detected() {
+        let s = sanitizer();
+        let p = "  <private>everything</private> ";
+        assert!(is_entirely_private(p, &s.text(p)));
+        assert!(!is_entirely_private("", ""));
+        assert!(!is_entirely_private("hi <private>x</private>", &s.text("hi <private>x</private>")));
+    }
+
+    #[test]
+    fn values_are_walked_and_arrays_carry_open_tags() {
+        let s = sanitizer();
+        let mut v = json!({
+            "command": "echo <private>secret-word</private> done",
+            "lines": [" a", "+<private>", "+hidden line", "+</private>", " b"],
+            "nested": {"password": "hunter2", "password_hint": "", "count": 3},
+        });
+        s.value(&mut v);
+        assert_eq!(v["command"], "echo done");
+        assert_eq!(v["lines"], json!([" a", "+", "", "", " b"]));
+        assert_eq!(v["nested"]["password"], REDACTED_FIELD);
+        assert_eq!(v["nested"]["count"], 3);
+        assert!(!v.to_string().contains("hidden line"));
+        assert!(!v.to_string().contains("secret-word"));
+    }
+
+    #[test]
+    fn deny_list_matches_names_and_path_suffixes() {
+        let s = sanitizer();
+        assert_eq!(s.denied_file("/p/.env"), Some(".env"));
+        assert_eq!(s.denied_file("/p/.env.production"), Some(".env.*"));
+        assert_eq!(s.denied_file("C:\\keys\\server.pem"), Some("*.pem"));
+        assert_eq!(s.denied_file("/home/u/.ssh/id_ed25519"), Some("id_ed25519*"));
+        assert_eq!(s.denied_file("/home/u/.aws/credentials"), Some("credentials"));
+        assert_eq!(s.denied_file("/home/u/.kube/config"), Some(".kube/config"));
+        assert_eq!(s.denied_file("/p/src/environment.rs"), None);
+        assert_eq!(s.denied_file("/p/config"), None);
+        assert_eq!(
+            s.denied_file_in_command("cat .env | grep KEY"),
+            Some((".env", ".env"))
+        );
+        assert_eq!(
+            s.denied_file_in_command("source \"$HOME/.envrc\" && make"),
+            Some(("$HOME/.envrc", ".envrc"))
+        );
+        assert_eq!(s.denied_file_in_command("cargo test --workspace"), None);
+    }
+}

@@ -1,0 +1,165 @@
+//! Where mnemo keeps its files: one data directory, `$MNEMO_DATA_DIR` or `~/.mnemo`.
+//!
+//! Everything mnemo writes lives below it (database, logs, spool, config,
+//! worker state), so that "delete the directory" is a complete uninstall of the
+//! data and a test can isolate itself with one variable.
+
+use std::path::{Path, PathBuf};
+
+/// File names inside the data directory. Kept together so that doctor, the
+/// store and the docs agree.
+pub const DB_FILE: &str = "mnemo.db";
+pub const CONFIG_FILE: &str = "config.toml";
+pub const LOG_DIR: &str = "logs";
+pub const HOOK_LOG_FILE: &str = "hook.log";
+pub const SPOOL_DIR: &str = "spool";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataDir {
+    root: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    #[error(
+        "cannot find a home directory for the data directory; set MNEMO_DATA_DIR to a writable folder"
+    )]
+    NoHome,
+}
+
+impl DataDir {
+    /// `$MNEMO_DATA_DIR` when set and non-empty, else `~/.mnemo`.
+    pub fn resolve() -> Result<DataDir, PathError> {
+        if let Some(dir) = std::env::var_os("MNEMO_DATA_DIR").filter(|v| !v.is_empty()) {
+            return Ok(DataDir::at(PathBuf::from(dir)));
+        }
+        home_dir()
+            .map(|home| DataDir::at(home.join(".mnemo")))
+            .ok_or(PathError::NoHome)
+    }
+
+    pub fn at(root: impl Into<PathBuf>) -> DataDir {
+        DataDir { root: root.into() }
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn db_path(&self) -> PathBuf {
+        self.root.join(DB_FILE)
+    }
+
+    /// `$MNEMO_CONFIG` overrides the location of the configuration file.
+    pub fn config_path(&self) -> PathBuf {
+        match std::env::var_os("MNEMO_CONFIG").filter(|v| !v.is_empty()) {
+            Some(p) => PathBuf::from(p),
+            None => self.root.join(CONFIG_FILE),
+        }
+    }
+
+    pub fn log_dir(&self) -> PathBuf {
+        self.root.join(LOG_DIR)
+    }
+
+    pub fn hook_log_path(&self) -> PathBuf {
+        self.log_dir().join(HOOK_LOG_FILE)
+    }
+
+    pub fn spool_dir(&self) -> PathBuf {
+        self.root.join(SPOOL_DIR)
+    }
+
+    /// Where events go when the data directory itself cannot be written
+    /// (read-only mount, full disk): a private folder in the system temp
+    /// directory, named after this data directory so that two data
+    /// directories never share one.
+    pub fn fallback_spool_dir(&self) -> PathBuf {
+        let tag = fnv1a(self.root.as_os_str().as_encoded_bytes());
+        std::env::temp_dir().join(format!("mnemo-spool-{}-{tag:016x}", user_tag()))
+    }
+
+    /// Creates the data directory (owner-only on Unix: it holds the user's
+    /// prompts and commands).
+    pub fn ensure(&self) -> std::io::Result<()> {
+        create_private_dir(&self.root)
+    }
+}
+
+/// Creates `dir` and its parents; the last component gets mode 0700 on Unix.
+pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+/// The user's home directory, from the environment (HOME, or USERPROFILE on Windows).
+pub fn home_dir() -> Option<PathBuf> {
+    let var = if cfg!(windows) { "USERPROFILE" } else { "HOME" };
+    std::env::var_os(var)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+/// Distinguishes users sharing one temp directory.
+fn user_tag() -> String {
+    #[cfg(unix)]
+    {
+        // SAFETY: getuid has no preconditions and cannot fail.
+        unsafe { libc::getuid() }.to_string()
+    }
+    #[cfg(not(unix))]
+    {
+        std::env::var("USERNAME").unwrap_or_else(|_| "user".to_owned())
+    }
+}
+
+/// A small stable hash (FNV-1a, 64 bit) for naming files after paths.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        hash ^= u64::from(*b);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    hash
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_live_under_the_root() {
+        let d = DataDir::at("/x/data");
+        assert_eq!(d.db_path(), Path::new("/x/data/mnemo.db"));
+        assert_eq!(d.hook_log_path(), Path::new("/x/data/logs/hook.log"));
+        assert_eq!(d.spool_dir(), Path::new("/x/data/spool"));
+    }
+
+    #[test]
+    fn fallback_spool_differs_per_data_dir() {
+        let a = DataDir::at("/x/a").fallback_spool_dir();
+        let b = DataDir::at("/x/b").fallback_spool_dir();
+        assert_ne!(a, b);
+        assert!(a.starts_with(std::env::temp_dir()));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn private_dir_is_owner_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("a/b");
+        create_private_dir(&dir).unwrap();
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
+    }
+}

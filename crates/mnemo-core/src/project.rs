@@ -1,0 +1,202 @@
+//! Project identity: which project an event belongs to.
+//!
+//! claude-mem named projects after a folder's base name, so two repos called
+//! `api` merged and a `cd` split one project in two. Here a project is a
+//! canonical path: the platform's stable project directory
+//! (`CLAUDE_PROJECT_DIR`) when given, else the payload's `cwd`; then the
+//! enclosing git work tree, with linked worktrees mapped to their main
+//! repository. The base name is only a display label.
+//!
+//! This runs in every hook, so it reads `.git` entries directly instead of
+//! spawning `git` (which would cost milliseconds).
+
+use std::path::{Component, Path, PathBuf};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProjectIdentity {
+    /// Canonical root directory; the identity itself.
+    pub root: PathBuf,
+    /// Display label (the root's base name, without a bare repo's `.git`).
+    pub name: String,
+}
+
+/// Picks the project directory: the platform's stable project dir when set,
+/// else the working directory.
+pub fn resolve(project_dir: Option<&str>, cwd: Option<&str>) -> Option<ProjectIdentity> {
+    let dir = [project_dir, cwd]
+        .into_iter()
+        .flatten()
+        .map(str::trim)
+        .find(|d| !d.is_empty())?;
+    Some(identify(Path::new(dir)))
+}
+
+/// The project that contains `dir`.
+pub fn identify(dir: &Path) -> ProjectIdentity {
+    let start = std::fs::canonicalize(dir).unwrap_or_else(|_| normalize(dir));
+    let root = git_project_root(&start).unwrap_or(start);
+    ProjectIdentity {
+        name: display_name(&root),
+        root,
+    }
+}
+
+/// Walks up from `start` to the nearest `.git` and returns the project root it
+/// implies, or None outside git.
+fn git_project_root(start: &Path) -> Option<PathBuf> {
+    for dir in start.ancestors() {
+        let dot_git = dir.join(".git");
+        let Ok(meta) = std::fs::metadata(&dot_git) else {
+            continue;
+        };
+        if meta.is_dir() {
+            return Some(dir.to_owned());
+        }
+        // A `.git` file points elsewhere: a linked worktree (its git dir has a
+        // `commondir` leading to the main repository) or a submodule (no
+        // `commondir`: the submodule is a project of its own).
+        return Some(linked_main_root(dir, &dot_git).unwrap_or_else(|| dir.to_owned()));
+    }
+    None
+}
+
+fn linked_main_root(work_tree: &Path, dot_git_file: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dot_git_file).ok()?;
+    let git_dir = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
+    let git_dir = work_tree.join(git_dir);
+    let common = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
+    let common = std::fs::canonicalize(git_dir.join(common.trim())).ok()?;
+    // `<main>/.git` for a normal repository; a bare repository is its own root.
+    if common.file_name().is_some_and(|n| n == ".git") {
+        common.parent().map(Path::to_owned)
+    } else {
+        Some(common)
+    }
+}
+
+fn display_name(root: &Path) -> String {
+    let name = root
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| root.to_string_lossy().into_owned());
+    match name.strip_suffix(".git") {
+        Some(stem) if !stem.is_empty() => stem.to_owned(),
+        _ => name,
+    }
+}
+
+/// Lexical clean-up for paths that do not exist (payloads from elsewhere):
+/// drops `.` and resolves `..` without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("git runs");
+        assert!(status.status.success(), "{args:?}: {status:?}");
+    }
+
+    fn repo(dir: &Path) {
+        std::fs::create_dir_all(dir).unwrap();
+        git(dir, &["init", "-q"]);
+        std::fs::write(dir.join("README"), "x").unwrap();
+        git(dir, &["add", "."]);
+        git(dir, &["commit", "-qm", "init"]);
+    }
+
+    #[test]
+    fn project_dir_wins_over_cwd() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("a");
+        let b = tmp.path().join("b");
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        let id = resolve(a.to_str(), b.to_str()).unwrap();
+        assert_eq!(id.root, a.canonicalize().unwrap());
+        let id = resolve(Some(""), b.to_str()).unwrap();
+        assert_eq!(id.root, b.canonicalize().unwrap());
+        assert_eq!(resolve(None, None), None);
+    }
+
+    #[test]
+    fn subdirectory_of_a_repo_is_the_repo() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("shop");
+        repo(&root);
+        let deep = root.join("src/billing");
+        std::fs::create_dir_all(&deep).unwrap();
+        let id = identify(&deep);
+        assert_eq!(id.root, root.canonicalize().unwrap());
+        assert_eq!(id.name, "shop");
+    }
+
+    #[test]
+    fn linked_worktree_maps_to_main_repository() {
+        let tmp = tempfile::tempdir().unwrap();
+        let main = tmp.path().join("main-repo");
+        repo(&main);
+        let wt = tmp.path().join("elsewhere/feature-x");
+        git(&main, &["worktree", "add", "-q", wt.to_str().unwrap()]);
+        let id = identify(&wt.join("."));
+        assert_eq!(id.root, main.canonicalize().unwrap());
+        assert_eq!(id.name, "main-repo");
+    }
+
+    #[test]
+    fn same_named_folders_stay_apart() {
+        let tmp = tempfile::tempdir().unwrap();
+        let one = tmp.path().join("work/api");
+        let two = tmp.path().join("play/api");
+        repo(&one);
+        repo(&two);
+        let (a, b) = (identify(&one), identify(&two));
+        assert_eq!(a.name, b.name);
+        assert_ne!(a.root, b.root);
+    }
+
+    #[test]
+    fn symlinked_path_is_the_same_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        let real = tmp.path().join("real");
+        repo(&real);
+        #[cfg(unix)]
+        {
+            let link = tmp.path().join("link");
+            std::os::unix::fs::symlink(&real, &link).unwrap();
+            assert_eq!(identify(&link).root, identify(&real).root);
+        }
+    }
+
+    #[test]
+    fn missing_directories_are_normalized_lexically() {
+        let id = identify(Path::new("/no/such/./place/../dir"));
+        assert_eq!(id.root, Path::new("/no/such/dir"));
+        assert_eq!(id.name, "dir");
+    }
+
+    #[test]
+    fn bare_repository_names_drop_dot_git() {
+        assert_eq!(display_name(Path::new("/srv/tools.git")), "tools");
+        assert_eq!(display_name(Path::new("/")), "/");
+    }
+}

@@ -1,0 +1,449 @@
+//! Applying a [`Capture`]: one short IMMEDIATE transaction per hook.
+//!
+//! IMMEDIATE takes the write lock up front, so parallel hooks queue on the
+//! busy timeout instead of failing on a read-to-write upgrade. Every
+//! operation first gets-or-creates its project and session, because hooks
+//! arrive in any order (a PostToolUse may precede its SessionStart).
+
+use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
+
+use crate::record::{Capture, CaptureOp, EventRecord, PromptOrigin, SessionRef};
+use crate::{Result, Store, json_list};
+
+/// What applying a capture did, for tests and logs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    Session { session_id: i64 },
+    Prompt { session_id: i64, prompt_number: i64, stored: bool },
+    Event { session_id: i64, event_id: Option<i64> },
+    /// A spooled capture that had been applied before.
+    AlreadyApplied,
+}
+
+impl Store {
+    /// Writes one capture.
+    pub fn apply(&mut self, capture: &Capture) -> Result<Applied> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| crate::sql_err(&path, e))?;
+        let applied = apply_in(&tx, capture).map_err(|e| crate::sql_err(&path, e))?;
+        tx.commit().map_err(|e| crate::sql_err(&path, e))?;
+        Ok(applied)
+    }
+
+    /// Writes one capture read back from the spool: at most once, however
+    /// often the spool is replayed.
+    pub(crate) fn apply_once(&mut self, capture: &Capture) -> Result<Applied> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| crate::sql_err(&path, e))?;
+        let fresh = tx
+            .execute(
+                "INSERT INTO applied_captures (capture_id, applied_at) VALUES (?1, ?2)
+                 ON CONFLICT DO NOTHING",
+                params![capture.capture_id, capture.at_ms],
+            )
+            .map_err(|e| crate::sql_err(&path, e))?;
+        let applied = if fresh == 0 {
+            Applied::AlreadyApplied
+        } else {
+            apply_in(&tx, capture).map_err(|e| crate::sql_err(&path, e))?
+        };
+        tx.commit().map_err(|e| crate::sql_err(&path, e))?;
+        Ok(applied)
+    }
+}
+
+fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied> {
+    let at = capture.at_ms;
+    let session_id = session_id(tx, &capture.session, at)?;
+    match &capture.op {
+        CaptureOp::SessionStart {
+            source,
+            transcript_path,
+        } => {
+            // A resumed session is active again.
+            tx.execute(
+                "UPDATE sessions SET source = COALESCE(?2, source),
+                        transcript_path = COALESCE(?3, transcript_path),
+                        status = 'active', ended_at = NULL, end_reason = NULL, updated_at = ?4
+                 WHERE id = ?1",
+                params![session_id, source, transcript_path, at],
+            )?;
+            Ok(Applied::Session { session_id })
+        }
+        CaptureOp::Prompt {
+            platform_prompt_id,
+            text,
+            origin,
+        } => {
+            let prompt_number: i64 = tx.query_row(
+                "UPDATE sessions SET prompt_count = prompt_count + 1, current_prompt_id = ?2,
+                        updated_at = ?3
+                 WHERE id = ?1 RETURNING prompt_count",
+                params![session_id, platform_prompt_id, at],
+                |r| r.get(0),
+            )?;
+            if let Some(text) = text {
+                tx.execute(
+                    "INSERT INTO prompts (uid, session_id, prompt_number, platform_prompt_id,
+                                          origin, text, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                    params![
+                        capture.capture_id,
+                        session_id,
+                        prompt_number,
+                        platform_prompt_id,
+                        origin.as_str(),
+                        text,
+                        at
+                    ],
+                )?;
+            }
+            if platform_prompt_id.is_some() {
+                // Events of this turn that arrived before their prompt.
+                tx.execute(
+                    "UPDATE events SET prompt_number = ?3
+                     WHERE session_id = ?1 AND platform_prompt_id = ?2 AND prompt_number < ?3",
+                    params![session_id, platform_prompt_id, prompt_number],
+                )?;
+            }
+            Ok(Applied::Prompt {
+                session_id,
+                prompt_number,
+                stored: text.is_some(),
+            })
+        }
+        CaptureOp::Event(event) => {
+            let event_id = insert_event(tx, &capture.capture_id, session_id, event, at)?;
+            Ok(Applied::Event {
+                session_id,
+                event_id,
+            })
+        }
+        CaptureOp::SessionEnd { reason } => {
+            tx.execute(
+                "UPDATE sessions SET status = 'ended', ended_at = ?2, end_reason = ?3, updated_at = ?2
+                 WHERE id = ?1",
+                params![session_id, at, reason],
+            )?;
+            Ok(Applied::Session { session_id })
+        }
+    }
+}
+
+/// Inserts an event; None when the same tool call was recorded already.
+fn insert_event(
+    tx: &Transaction<'_>,
+    uid: &str,
+    session_id: i64,
+    e: &EventRecord,
+    at: i64,
+) -> rusqlite::Result<Option<i64>> {
+    // The turn: the prompt with the platform's prompt id when we stored it,
+    // else the session's current turn.
+    tx.query_row(
+        "INSERT INTO events (uid, session_id, prompt_number, platform_prompt_id, kind, tool_name,
+                             tool_use_id, input, response, error, files_read, files_modified,
+                             priority, duration_ms, note, created_at)
+         VALUES (?1, ?2,
+                 COALESCE((SELECT prompt_number FROM prompts
+                           WHERE session_id = ?2 AND platform_prompt_id = ?3),
+                          (SELECT prompt_count FROM sessions WHERE id = ?2)),
+                 ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+         ON CONFLICT (session_id, tool_use_id) WHERE tool_use_id IS NOT NULL DO NOTHING
+         RETURNING id",
+        params![
+            uid,
+            session_id,
+            e.platform_prompt_id,
+            e.kind.as_str(),
+            e.tool_name,
+            e.tool_use_id,
+            e.input,
+            e.response,
+            e.error,
+            json_list(&e.files_read),
+            json_list(&e.files_modified),
+            e.priority.as_i64(),
+            e.duration_ms,
+            e.note,
+            at
+        ],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// Gets or creates the session (and its project). A session keeps the
+/// project it started in: a later `cd` does not move it.
+fn session_id(tx: &Transaction<'_>, s: &SessionRef, at: i64) -> rusqlite::Result<i64> {
+    let existing: Option<(i64, Option<i64>)> = tx
+        .query_row(
+            "SELECT id, project_id FROM sessions WHERE platform = ?1 AND platform_session_id = ?2",
+            params![s.platform.as_str(), s.platform_session_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    match existing {
+        Some((id, Some(_))) => Ok(id),
+        Some((id, None)) => {
+            if let Some(project_id) = project_id(tx, s, at)? {
+                tx.execute(
+                    "UPDATE sessions SET project_id = ?2, cwd = COALESCE(cwd, ?3) WHERE id = ?1",
+                    params![id, project_id, s.cwd],
+                )?;
+            }
+            Ok(id)
+        }
+        None => {
+            let project_id = project_id(tx, s, at)?;
+            tx.query_row(
+                "INSERT INTO sessions (platform, platform_session_id, project_id, cwd,
+                                       started_at, updated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?5) RETURNING id",
+                params![
+                    s.platform.as_str(),
+                    s.platform_session_id,
+                    project_id,
+                    s.cwd,
+                    at
+                ],
+                |r| r.get(0),
+            )
+        }
+    }
+}
+
+fn project_id(tx: &Transaction<'_>, s: &SessionRef, at: i64) -> rusqlite::Result<Option<i64>> {
+    let Some(root) = &s.project_root else {
+        return Ok(None);
+    };
+    if let Some(id) = tx
+        .query_row("SELECT id FROM projects WHERE root = ?1", [root], |r| {
+            r.get(0)
+        })
+        .optional()?
+    {
+        return Ok(Some(id));
+    }
+    let name = s.project_name.clone().unwrap_or_else(|| root.clone());
+    tx.query_row(
+        "INSERT INTO projects (root, name, created_at) VALUES (?1, ?2, ?3) RETURNING id",
+        params![root, name, at],
+        |r| r.get(0),
+    )
+    .map(Some)
+}
+
+impl PromptOrigin {
+    /// Host-injected prompts are recognisable by their wrapper tag.
+    pub fn of(text: &str) -> PromptOrigin {
+        let t = text.trim_start();
+        if t.starts_with("<task-notification>") || t.starts_with("<local-command-") {
+            PromptOrigin::System
+        } else {
+            PromptOrigin::User
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::new_capture_id;
+    use mnemo_core::model::{EventKind, Platform, Priority};
+    use std::time::Duration;
+
+    fn session(id: &str, root: Option<&str>) -> SessionRef {
+        SessionRef {
+            platform: Platform::ClaudeCode,
+            platform_session_id: id.to_owned(),
+            project_root: root.map(str::to_owned),
+            project_name: root.map(|r| r.rsplit('/').next().unwrap().to_owned()),
+            cwd: root.map(str::to_owned),
+        }
+    }
+
+    fn capture(s: &SessionRef, op: CaptureOp, at: i64) -> Capture {
+        Capture {
+            capture_id: new_capture_id(),
+            at_ms: at,
+            session: s.clone(),
+            op,
+        }
+    }
+
+    fn tool(id: &str, prompt: Option<&str>) -> CaptureOp {
+        let mut e = EventRecord::new(EventKind::ToolUse, Priority::High);
+        e.tool_name = Some("Write".into());
+        e.tool_use_id = Some(id.into());
+        e.platform_prompt_id = prompt.map(str::to_owned);
+        CaptureOp::Event(e)
+    }
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("m.db"), Duration::from_secs(1)).unwrap();
+        (tmp, store)
+    }
+
+    fn count(store: &Store, sql: &str) -> i64 {
+        store.conn().query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+
+    #[test]
+    fn events_before_session_start_share_one_session() {
+        let (_t, mut store) = store();
+        let s = session("abc", Some("/p/shop"));
+        store.apply(&capture(&s, tool("t1", None), 1)).unwrap();
+        let start = CaptureOp::SessionStart {
+            source: Some("startup".into()),
+            transcript_path: None,
+        };
+        store.apply(&capture(&s, start.clone(), 2)).unwrap();
+        store.apply(&capture(&s, start, 3)).unwrap();
+        assert_eq!(count(&store, "SELECT count(*) FROM sessions"), 1);
+        assert_eq!(count(&store, "SELECT count(*) FROM projects"), 1);
+        assert_eq!(count(&store, "SELECT count(*) FROM events"), 1);
+    }
+
+    #[test]
+    fn prompts_number_turns_and_private_ones_leave_no_text() {
+        let (_t, mut store) = store();
+        let s = session("abc", Some("/p/shop"));
+        let prompt = |id: &str, text: Option<&str>| CaptureOp::Prompt {
+            platform_prompt_id: Some(id.into()),
+            text: text.map(str::to_owned),
+            origin: PromptOrigin::User,
+        };
+        let a = store.apply(&capture(&s, prompt("p1", Some("first")), 1)).unwrap();
+        store.apply(&capture(&s, tool("t1", Some("p1")), 2)).unwrap();
+        let b = store.apply(&capture(&s, prompt("p2", None), 3)).unwrap();
+        store.apply(&capture(&s, tool("t2", Some("p2")), 4)).unwrap();
+        assert_eq!(
+            a,
+            Applied::Prompt { session_id: 1, prompt_number: 1, stored: true }
+        );
+        assert_eq!(
+            b,
+            Applied::Prompt { session_id: 1, prompt_number: 2, stored: false }
+        );
+        assert_eq!(count(&store, "SELECT prompt_count FROM sessions"), 2);
+        assert_eq!(count(&store, "SELECT count(*) FROM prompts"), 1);
+        assert_eq!(
+            count(&store, "SELECT prompt_number FROM events WHERE tool_use_id = 't1'"),
+            1
+        );
+        assert_eq!(
+            count(&store, "SELECT prompt_number FROM events WHERE tool_use_id = 't2'"),
+            2
+        );
+    }
+
+    #[test]
+    fn an_event_that_beats_its_prompt_is_relinked() {
+        let (_t, mut store) = store();
+        let s = session("abc", Some("/p/shop"));
+        store.apply(&capture(&s, tool("t1", Some("p1")), 1)).unwrap();
+        store
+            .apply(&capture(
+                &s,
+                CaptureOp::Prompt {
+                    platform_prompt_id: Some("p1".into()),
+                    text: Some("do it".into()),
+                    origin: PromptOrigin::User,
+                },
+                2,
+            ))
+            .unwrap();
+        assert_eq!(count(&store, "SELECT prompt_number FROM events"), 1);
+    }
+
+    #[test]
+    fn the_same_tool_call_is_recorded_once() {
+        let (_t, mut store) = store();
+        let s = session("abc", None);
+        let first = store.apply(&capture(&s, tool("t1", None), 1)).unwrap();
+        let again = store.apply(&capture(&s, tool("t1", None), 2)).unwrap();
+        assert!(matches!(first, Applied::Event { event_id: Some(_), .. }));
+        assert_eq!(again, Applied::Event { session_id: 1, event_id: None });
+    }
+
+    #[test]
+    fn a_session_keeps_its_first_project() {
+        let (_t, mut store) = store();
+        let start = CaptureOp::SessionStart {
+            source: None,
+            transcript_path: None,
+        };
+        store
+            .apply(&capture(&session("abc", Some("/p/a")), start.clone(), 1))
+            .unwrap();
+        store
+            .apply(&capture(&session("abc", Some("/p/b")), tool("t", None), 2))
+            .unwrap();
+        assert_eq!(count(&store, "SELECT count(*) FROM projects"), 1);
+        // A session first seen without a directory adopts the first one named.
+        store.apply(&capture(&session("xyz", None), start, 3)).unwrap();
+        store
+            .apply(&capture(&session("xyz", Some("/p/c")), tool("u", None), 4))
+            .unwrap();
+        assert_eq!(
+            count(
+                &store,
+                "SELECT p.root = '/p/c' FROM sessions s JOIN projects p ON p.id = s.project_id
+                 WHERE s.platform_session_id = 'xyz'"
+            ),
+            1
+        );
+    }
+
+    #[test]
+    fn session_end_closes_and_start_reopens() {
+        let (_t, mut store) = store();
+        let s = session("abc", None);
+        store
+            .apply(&capture(&s, CaptureOp::SessionEnd { reason: Some("other".into()) }, 5))
+            .unwrap();
+        assert_eq!(
+            count(&store, "SELECT count(*) FROM sessions WHERE status = 'ended' AND ended_at = 5"),
+            1
+        );
+        store
+            .apply(&capture(
+                &s,
+                CaptureOp::SessionStart { source: Some("resume".into()), transcript_path: None },
+                6,
+            ))
+            .unwrap();
+        assert_eq!(
+            count(&store, "SELECT count(*) FROM sessions WHERE status = 'active'"),
+            1
+        );
+    }
+
+    #[test]
+    fn apply_once_ignores_replays() {
+        let (_t, mut store) = store();
+        let s = session("abc", None);
+        let c = capture(
+            &s,
+            CaptureOp::Prompt { platform_prompt_id: None, text: Some("x".into()), origin: PromptOrigin::User },
+            1,
+        );
+        store.apply_once(&c).unwrap();
+        assert_eq!(store.apply_once(&c).unwrap(), Applied::AlreadyApplied);
+        assert_eq!(count(&store, "SELECT prompt_count FROM sessions"), 1);
+    }
+
+    #[test]
+    fn host_injected_prompts_are_system() {
+        assert_eq!(PromptOrigin::of("<task-notification>\n<task-id>x"), PromptOrigin::System);
+        assert_eq!(PromptOrigin::of("fix the bug"), PromptOrigin::User);
+    }
+}

@@ -1,0 +1,834 @@
+//! `mnemo export` / `mnemo import`: everything stored, as JSON Lines.
+//!
+//! One object per line, each with a `kind` (`project`, `session`, `prompt`,
+//! `event`, `observation`, `summary`), parents before children. Records name
+//! their project by root path and their session by platform and the
+//! platform's session id, never by our row ids, so a file moves between
+//! machines. Import is idempotent: records carry a `uid` (or, for hand-made
+//! or claude-mem observations without one, a uid derived from their content),
+//! and anything already present is skipped. Imported text passes through the
+//! same privacy rules as captured text.
+
+use std::io::{BufRead, Write};
+
+use mnemo_core::model::{EventKind, Platform, Priority, QueueStatus};
+use mnemo_core::paths::fnv1a;
+use mnemo_core::privacy::Sanitizer;
+use mnemo_core::time::{format_rfc3339, now_ms, parse_rfc3339};
+use rusqlite::{OptionalExtension, Row, Transaction, params};
+use serde_json::{Map, Value, json};
+
+use crate::{Result, Store, json_list, parse_json_list};
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ExportCounts {
+    pub projects: usize,
+    pub sessions: usize,
+    pub prompts: usize,
+    pub events: usize,
+    pub observations: usize,
+    pub summaries: usize,
+}
+
+impl ExportCounts {
+    pub fn total(&self) -> usize {
+        self.projects
+            + self.sessions
+            + self.prompts
+            + self.events
+            + self.observations
+            + self.summaries
+    }
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ImportReport {
+    pub inserted: ExportCounts,
+    /// Records already present (same uid or natural key).
+    pub skipped: usize,
+    /// `(line number, what is wrong)` for lines that were not imported.
+    pub invalid: Vec<(usize, String)>,
+}
+
+const SESSION_COLUMNS: &str = "s.platform, s.platform_session_id";
+
+impl Store {
+    /// Writes every record to `out`, one JSON object per line.
+    pub fn export(&self, out: &mut dyn Write) -> Result<ExportCounts> {
+        let mut counts = ExportCounts::default();
+        let mut emit = |v: Value, out: &mut dyn Write| -> std::io::Result<()> {
+            serde_json::to_writer(&mut *out, &v)?;
+            out.write_all(b"\n")
+        };
+        let io = |e: std::io::Error| crate::StoreError::DataDir {
+            path: "<stdout>".into(),
+            source: e,
+        };
+
+        self.each(
+            "SELECT root, name, created_at FROM projects ORDER BY id",
+            |r| {
+                Ok(json!({
+                    "kind": "project",
+                    "root": r.get::<_, String>(0)?,
+                    "name": r.get::<_, String>(1)?,
+                    "created_at": format_rfc3339(r.get(2)?),
+                }))
+            },
+            |v| {
+                counts.projects += 1;
+                emit(v, out).map_err(io)
+            },
+        )?;
+        self.each(
+            "SELECT s.platform, s.platform_session_id, p.root, s.cwd, s.source, s.transcript_path,
+                    s.status, s.end_reason, s.prompt_count, s.started_at, s.ended_at
+             FROM sessions s LEFT JOIN projects p ON p.id = s.project_id ORDER BY s.id",
+            |r| {
+                Ok(json!({
+                    "kind": "session",
+                    "platform": r.get::<_, String>(0)?,
+                    "session_id": r.get::<_, String>(1)?,
+                    "project": r.get::<_, Option<String>>(2)?,
+                    "cwd": r.get::<_, Option<String>>(3)?,
+                    "source": r.get::<_, Option<String>>(4)?,
+                    "transcript_path": r.get::<_, Option<String>>(5)?,
+                    "status": r.get::<_, String>(6)?,
+                    "end_reason": r.get::<_, Option<String>>(7)?,
+                    "prompt_count": r.get::<_, i64>(8)?,
+                    "started_at": format_rfc3339(r.get(9)?),
+                    "ended_at": r.get::<_, Option<i64>>(10)?.map(format_rfc3339),
+                }))
+            },
+            |v| {
+                counts.sessions += 1;
+                emit(v, out).map_err(io)
+            },
+        )?;
+        self.each(
+            &format!(
+                "SELECT q.uid, {SESSION_COLUMNS}, q.prompt_number, q.platform_prompt_id, q.origin,
+                        q.text, q.created_at
+                 FROM prompts q JOIN sessions s ON s.id = q.session_id ORDER BY q.id"
+            ),
+            |r| {
+                Ok(json!({
+                    "kind": "prompt",
+                    "uid": r.get::<_, String>(0)?,
+                    "platform": r.get::<_, String>(1)?,
+                    "session_id": r.get::<_, String>(2)?,
+                    "prompt_number": r.get::<_, i64>(3)?,
+                    "platform_prompt_id": r.get::<_, Option<String>>(4)?,
+                    "origin": r.get::<_, String>(5)?,
+                    "text": r.get::<_, String>(6)?,
+                    "created_at": format_rfc3339(r.get(7)?),
+                }))
+            },
+            |v| {
+                counts.prompts += 1;
+                emit(v, out).map_err(io)
+            },
+        )?;
+        self.each(
+            &format!(
+                "SELECT e.uid, {SESSION_COLUMNS}, e.prompt_number, e.platform_prompt_id, e.kind,
+                        e.tool_name, e.tool_use_id, e.input, e.response, e.error, e.files_read,
+                        e.files_modified, e.priority, e.duration_ms, e.note, e.status, e.attempts,
+                        e.last_error, e.created_at
+                 FROM events e JOIN sessions s ON s.id = e.session_id ORDER BY e.id"
+            ),
+            |r| {
+                Ok(json!({
+                    "kind": "event",
+                    "uid": r.get::<_, String>(0)?,
+                    "platform": r.get::<_, String>(1)?,
+                    "session_id": r.get::<_, String>(2)?,
+                    "prompt_number": r.get::<_, i64>(3)?,
+                    "platform_prompt_id": r.get::<_, Option<String>>(4)?,
+                    "event_kind": r.get::<_, String>(5)?,
+                    "tool_name": r.get::<_, Option<String>>(6)?,
+                    "tool_use_id": r.get::<_, Option<String>>(7)?,
+                    "input": json_or_text(r.get(8)?),
+                    "response": json_or_text(r.get(9)?),
+                    "error": r.get::<_, Option<String>>(10)?,
+                    "files_read": parse_json_list(&r.get::<_, String>(11)?),
+                    "files_modified": parse_json_list(&r.get::<_, String>(12)?),
+                    "priority": Priority::from_i64(r.get(13)?).as_str(),
+                    "duration_ms": r.get::<_, Option<i64>>(14)?,
+                    "note": r.get::<_, Option<String>>(15)?,
+                    "status": r.get::<_, String>(16)?,
+                    "attempts": r.get::<_, i64>(17)?,
+                    "last_error": r.get::<_, Option<String>>(18)?,
+                    "created_at": format_rfc3339(r.get(19)?),
+                }))
+            },
+            |v| {
+                counts.events += 1;
+                emit(v, out).map_err(io)
+            },
+        )?;
+        self.each(
+            "SELECT o.uid, p.root, s.platform, s.platform_session_id, o.prompt_number, o.type,
+                    o.title, o.subtitle, o.narrative, o.facts, o.concepts, o.files_read,
+                    o.files_modified, o.source, o.created_at
+             FROM observations o LEFT JOIN projects p ON p.id = o.project_id
+             LEFT JOIN sessions s ON s.id = o.session_id ORDER BY o.id",
+            |r| {
+                Ok(json!({
+                    "kind": "observation",
+                    "uid": r.get::<_, String>(0)?,
+                    "project": r.get::<_, Option<String>>(1)?,
+                    "platform": r.get::<_, Option<String>>(2)?,
+                    "session_id": r.get::<_, Option<String>>(3)?,
+                    "prompt_number": r.get::<_, Option<i64>>(4)?,
+                    "type": r.get::<_, String>(5)?,
+                    "title": r.get::<_, String>(6)?,
+                    "subtitle": r.get::<_, String>(7)?,
+                    "narrative": r.get::<_, String>(8)?,
+                    "facts": parse_json_list(&r.get::<_, String>(9)?),
+                    "concepts": parse_json_list(&r.get::<_, String>(10)?),
+                    "files_read": parse_json_list(&r.get::<_, String>(11)?),
+                    "files_modified": parse_json_list(&r.get::<_, String>(12)?),
+                    "source": r.get::<_, String>(13)?,
+                    "created_at": format_rfc3339(r.get(14)?),
+                }))
+            },
+            |v| {
+                counts.observations += 1;
+                emit(v, out).map_err(io)
+            },
+        )?;
+        self.each(
+            "SELECT m.uid, p.root, s.platform, s.platform_session_id, m.prompt_number, m.request,
+                    m.investigated, m.learned, m.completed, m.next_steps, m.notes, m.source,
+                    m.created_at
+             FROM summaries m LEFT JOIN projects p ON p.id = m.project_id
+             LEFT JOIN sessions s ON s.id = m.session_id ORDER BY m.id",
+            |r| {
+                Ok(json!({
+                    "kind": "summary",
+                    "uid": r.get::<_, String>(0)?,
+                    "project": r.get::<_, Option<String>>(1)?,
+                    "platform": r.get::<_, Option<String>>(2)?,
+                    "session_id": r.get::<_, Option<String>>(3)?,
+                    "prompt_number": r.get::<_, Option<i64>>(4)?,
+                    "request": r.get::<_, String>(5)?,
+                    "investigated": r.get::<_, String>(6)?,
+                    "learned": r.get::<_, String>(7)?,
+                    "completed": r.get::<_, String>(8)?,
+                    "next_steps": r.get::<_, String>(9)?,
+                    "notes": r.get::<_, String>(10)?,
+                    "source": r.get::<_, String>(11)?,
+                    "created_at": format_rfc3339(r.get(12)?),
+                }))
+            },
+            |v| {
+                counts.summaries += 1;
+                emit(v, out).map_err(io)
+            },
+        )?;
+        out.flush().map_err(io)?;
+        Ok(counts)
+    }
+
+    /// Runs `sql` and hands each row, converted by `row`, to `sink`.
+    fn each(
+        &self,
+        sql: &str,
+        row: impl Fn(&Row<'_>) -> rusqlite::Result<Value>,
+        mut sink: impl FnMut(Value) -> Result<()>,
+    ) -> Result<()> {
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.err(e))?;
+        let mut rows = stmt.query([]).map_err(|e| self.err(e))?;
+        while let Some(r) = rows.next().map_err(|e| self.err(e))? {
+            sink(row(r).map_err(|e| self.err(e))?)?;
+        }
+        Ok(())
+    }
+
+    /// Reads JSON Lines from `input` and stores every record not yet present.
+    pub fn import(&mut self, input: &mut dyn BufRead, sanitizer: &Sanitizer) -> Result<ImportReport> {
+        let mut report = ImportReport::default();
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| crate::sql_err(&path, e))?;
+        let mut line = String::new();
+        let mut number = 0;
+        loop {
+            line.clear();
+            number += 1;
+            match input.read_line(&mut line) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    report.invalid.push((number, format!("unreadable: {e}")));
+                    break;
+                }
+            }
+            if line.trim().is_empty() {
+                continue;
+            }
+            let record: Value = match serde_json::from_str(&line) {
+                Ok(Value::Object(map)) => sanitized(Value::Object(map), sanitizer),
+                Ok(_) => {
+                    report.invalid.push((number, "not a JSON object".into()));
+                    continue;
+                }
+                Err(e) => {
+                    report.invalid.push((number, format!("not JSON: {e}")));
+                    continue;
+                }
+            };
+            match import_record(&tx, &record) {
+                Ok(Some(kind)) => bump(&mut report.inserted, kind),
+                Ok(None) => report.skipped += 1,
+                Err(ImportError::Invalid(msg)) => report.invalid.push((number, msg)),
+                Err(ImportError::Sql(e)) => return Err(crate::sql_err(&path, e)),
+            }
+        }
+        tx.commit().map_err(|e| crate::sql_err(&path, e))?;
+        Ok(report)
+    }
+}
+
+/// Sanitizes an imported record's text (not its identifiers and paths).
+fn sanitized(mut record: Value, sanitizer: &Sanitizer) -> Value {
+    if let Value::Object(map) = &mut record {
+        for (key, value) in map.iter_mut() {
+            if !matches!(
+                key.as_str(),
+                "kind" | "uid" | "platform" | "session_id" | "project" | "root" | "cwd"
+                    | "transcript_path" | "created_at" | "started_at" | "ended_at"
+            ) {
+                sanitizer.value(value);
+            }
+        }
+    }
+    record
+}
+
+fn bump(c: &mut ExportCounts, kind: &str) {
+    match kind {
+        "project" => c.projects += 1,
+        "session" => c.sessions += 1,
+        "prompt" => c.prompts += 1,
+        "event" => c.events += 1,
+        "observation" => c.observations += 1,
+        _ => c.summaries += 1,
+    }
+}
+
+fn json_or_text(text: Option<String>) -> Value {
+    match text {
+        None => Value::Null,
+        Some(t) => serde_json::from_str(&t).unwrap_or(Value::String(t)),
+    }
+}
+
+enum ImportError {
+    Invalid(String),
+    Sql(rusqlite::Error),
+}
+
+impl From<rusqlite::Error> for ImportError {
+    fn from(e: rusqlite::Error) -> Self {
+        ImportError::Sql(e)
+    }
+}
+
+type ImportResult<T> = std::result::Result<T, ImportError>;
+
+/// Field access with clear messages for hand-written files.
+struct Fields<'a>(&'a Map<String, Value>);
+
+impl Fields<'_> {
+    fn str(&self, key: &str) -> Option<String> {
+        match self.0.get(key) {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            _ => None,
+        }
+    }
+
+    fn required(&self, key: &str) -> ImportResult<String> {
+        self.str(key)
+            .ok_or_else(|| ImportError::Invalid(format!("missing or empty string field `{key}`")))
+    }
+
+    fn int(&self, key: &str) -> Option<i64> {
+        self.0.get(key).and_then(Value::as_i64)
+    }
+
+    /// RFC 3339 text or epoch milliseconds; `now` when absent.
+    fn time(&self, key: &str) -> ImportResult<i64> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(now_ms()),
+            Some(Value::Number(n)) => n
+                .as_i64()
+                .ok_or_else(|| ImportError::Invalid(format!("`{key}` is not a whole number"))),
+            Some(Value::String(s)) => parse_rfc3339(s).ok_or_else(|| {
+                ImportError::Invalid(format!("`{key}` is not an RFC 3339 time: {s}"))
+            }),
+            Some(_) => Err(ImportError::Invalid(format!("`{key}` is not a time"))),
+        }
+    }
+
+    fn opt_time(&self, key: &str) -> ImportResult<Option<i64>> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            _ => self.time(key).map(Some),
+        }
+    }
+
+    /// A list of strings; a single string counts as a one-element list, and a
+    /// JSON-encoded list inside a string (claude-mem stores them so) is unpacked.
+    fn list(&self, key: &str) -> Vec<String> {
+        match self.0.get(key) {
+            Some(Value::Array(items)) => items
+                .iter()
+                .filter_map(|i| match i {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Null => None,
+                    other => Some(other.to_string()),
+                })
+                .collect(),
+            Some(Value::String(s)) if s.trim_start().starts_with('[') => parse_json_list(s),
+            Some(Value::String(s)) if !s.is_empty() => vec![s.clone()],
+            _ => Vec::new(),
+        }
+    }
+
+    fn json_text(&self, key: &str) -> Option<String> {
+        match self.0.get(key) {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(v.to_string()),
+        }
+    }
+}
+
+/// Stores one record; `Some(kind)` when inserted, None when already present.
+fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'static str>> {
+    let map = record.as_object().expect("checked by the caller");
+    let f = Fields(map);
+    let kind = f.required("kind")?;
+    match kind.as_str() {
+        "project" => {
+            let root = f.required("root")?;
+            let existed = project_by_root(tx, &root)?.is_some();
+            ensure_project(tx, &root, f.str("name"), f.time("created_at")?)?;
+            Ok((!existed).then_some("project"))
+        }
+        "session" => {
+            let (platform, sid) = session_key(&f)?;
+            if session_by_key(tx, &platform, &sid)?.is_some() {
+                return Ok(None);
+            }
+            let project_id = match f.str("project") {
+                Some(root) => Some(ensure_project(tx, &root, None, f.time("started_at")?)?),
+                None => None,
+            };
+            let status = match f.str("status").as_deref() {
+                Some("ended") => "ended",
+                _ => "active",
+            };
+            let started = f.time("started_at")?;
+            tx.execute(
+                "INSERT INTO sessions (platform, platform_session_id, project_id, cwd, source,
+                        transcript_path, status, end_reason, prompt_count, started_at, updated_at,
+                        ended_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
+                params![
+                    platform,
+                    sid,
+                    project_id,
+                    f.str("cwd"),
+                    f.str("source"),
+                    f.str("transcript_path"),
+                    status,
+                    f.str("end_reason"),
+                    f.int("prompt_count").unwrap_or(0),
+                    started,
+                    f.opt_time("ended_at")?
+                ],
+            )?;
+            Ok(Some("session"))
+        }
+        "prompt" => {
+            let uid = f.required("uid")?;
+            if exists(tx, "prompts", &uid)? {
+                return Ok(None);
+            }
+            let session_id = ensure_session(tx, &f)?;
+            let number = f
+                .int("prompt_number")
+                .ok_or_else(|| ImportError::Invalid("missing `prompt_number`".into()))?;
+            let text = f.required("text")?;
+            let inserted = tx.execute(
+                "INSERT INTO prompts (uid, session_id, prompt_number, platform_prompt_id, origin,
+                                      text, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                 ON CONFLICT (session_id, prompt_number) DO NOTHING",
+                params![
+                    uid,
+                    session_id,
+                    number,
+                    f.str("platform_prompt_id"),
+                    f.str("origin").unwrap_or_else(|| "user".into()),
+                    text,
+                    f.time("created_at")?
+                ],
+            )?;
+            tx.execute(
+                "UPDATE sessions SET prompt_count = max(prompt_count, ?2) WHERE id = ?1",
+                params![session_id, number],
+            )?;
+            Ok((inserted > 0).then_some("prompt"))
+        }
+        "event" => {
+            let uid = f.required("uid")?;
+            if exists(tx, "events", &uid)? {
+                return Ok(None);
+            }
+            let session_id = ensure_session(tx, &f)?;
+            let kind = f
+                .str("event_kind")
+                .and_then(|k| EventKind::parse(&k))
+                .ok_or_else(|| {
+                    ImportError::Invalid(
+                        "`event_kind` must be tool_use, tool_failure or turn_end".into(),
+                    )
+                })?;
+            let status = f
+                .str("status")
+                .and_then(|s| QueueStatus::parse(&s))
+                .unwrap_or(QueueStatus::Pending);
+            // A lease belonged to a worker of the exporting machine.
+            let status = if status == QueueStatus::Leased {
+                QueueStatus::Pending
+            } else {
+                status
+            };
+            let priority = f
+                .str("priority")
+                .and_then(|p| Priority::parse(&p))
+                .unwrap_or(Priority::Normal);
+            let inserted = tx.execute(
+                "INSERT INTO events (uid, session_id, prompt_number, platform_prompt_id, kind,
+                        tool_name, tool_use_id, input, response, error, files_read,
+                        files_modified, priority, duration_ms, note, status, attempts,
+                        last_error, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                         ?17, ?18, ?19)
+                 ON CONFLICT (session_id, tool_use_id) WHERE tool_use_id IS NOT NULL DO NOTHING",
+                params![
+                    uid,
+                    session_id,
+                    f.int("prompt_number").unwrap_or(0),
+                    f.str("platform_prompt_id"),
+                    kind.as_str(),
+                    f.str("tool_name"),
+                    f.str("tool_use_id"),
+                    f.json_text("input"),
+                    f.json_text("response"),
+                    f.str("error"),
+                    json_list(&f.list("files_read")),
+                    json_list(&f.list("files_modified")),
+                    priority.as_i64(),
+                    f.int("duration_ms"),
+                    f.str("note"),
+                    status.as_str(),
+                    f.int("attempts").unwrap_or(0),
+                    f.str("last_error"),
+                    f.time("created_at")?
+                ],
+            )?;
+            Ok((inserted > 0).then_some("event"))
+        }
+        "observation" => {
+            let title = f.required("title")?;
+            let kind = f.str("type").unwrap_or_else(|| "discovery".into());
+            let created = f.time("created_at")?;
+            let project = f.str("project");
+            let narrative = f.str("narrative").unwrap_or_default();
+            let uid = f.str("uid").unwrap_or_else(|| {
+                content_uid(&[
+                    "observation",
+                    project.as_deref().unwrap_or(""),
+                    &kind,
+                    &title,
+                    &narrative,
+                    &created.to_string(),
+                ])
+            });
+            if exists(tx, "observations", &uid)? {
+                return Ok(None);
+            }
+            let project_id = match &project {
+                Some(root) => Some(ensure_project(tx, root, None, created)?),
+                None => None,
+            };
+            let session_id = optional_session(tx, &f)?;
+            tx.execute(
+                "INSERT INTO observations (uid, project_id, session_id, prompt_number, type, title,
+                        subtitle, narrative, facts, concepts, files_read, files_modified, source,
+                        created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+                params![
+                    uid,
+                    project_id,
+                    session_id,
+                    f.int("prompt_number"),
+                    kind,
+                    title,
+                    f.str("subtitle").unwrap_or_default(),
+                    narrative,
+                    json_list(&f.list("facts")),
+                    json_list(&f.list("concepts")),
+                    json_list(&f.list("files_read")),
+                    json_list(&f.list("files_modified")),
+                    f.str("source").unwrap_or_else(|| "import".into()),
+                    created
+                ],
+            )?;
+            Ok(Some("observation"))
+        }
+        "summary" => {
+            let created = f.time("created_at")?;
+            let project = f.str("project");
+            let text = |k: &str| f.str(k).unwrap_or_default();
+            let uid = f.str("uid").unwrap_or_else(|| {
+                content_uid(&[
+                    "summary",
+                    project.as_deref().unwrap_or(""),
+                    &text("request"),
+                    &text("completed"),
+                    &created.to_string(),
+                ])
+            });
+            if exists(tx, "summaries", &uid)? {
+                return Ok(None);
+            }
+            let project_id = match &project {
+                Some(root) => Some(ensure_project(tx, root, None, created)?),
+                None => None,
+            };
+            let session_id = optional_session(tx, &f)?;
+            tx.execute(
+                "INSERT INTO summaries (uid, project_id, session_id, prompt_number, request,
+                        investigated, learned, completed, next_steps, notes, source, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
+                params![
+                    uid,
+                    project_id,
+                    session_id,
+                    f.int("prompt_number"),
+                    text("request"),
+                    text("investigated"),
+                    text("learned"),
+                    text("completed"),
+                    text("next_steps"),
+                    text("notes"),
+                    f.str("source").unwrap_or_else(|| "import".into()),
+                    created
+                ],
+            )?;
+            Ok(Some("summary"))
+        }
+        other => Err(ImportError::Invalid(format!(
+            "unknown kind `{other}` (expected project, session, prompt, event, observation or summary)"
+        ))),
+    }
+}
+
+fn exists(tx: &Transaction<'_>, table: &str, uid: &str) -> rusqlite::Result<bool> {
+    tx.query_row(&format!("SELECT 1 FROM {table} WHERE uid = ?1"), [uid], |_| Ok(()))
+        .optional()
+        .map(|r| r.is_some())
+}
+
+fn project_by_root(tx: &Transaction<'_>, root: &str) -> rusqlite::Result<Option<i64>> {
+    tx.query_row("SELECT id FROM projects WHERE root = ?1", [root], |r| r.get(0))
+        .optional()
+}
+
+fn ensure_project(
+    tx: &Transaction<'_>,
+    root: &str,
+    name: Option<String>,
+    at: i64,
+) -> rusqlite::Result<i64> {
+    if let Some(id) = project_by_root(tx, root)? {
+        return Ok(id);
+    }
+    let name = name.unwrap_or_else(|| {
+        let trimmed = root.trim_end_matches(['/', '\\']);
+        trimmed
+            .rsplit(['/', '\\'])
+            .next()
+            .filter(|n| !n.is_empty())
+            .unwrap_or(root)
+            .to_owned()
+    });
+    tx.query_row(
+        "INSERT INTO projects (root, name, created_at) VALUES (?1, ?2, ?3) RETURNING id",
+        params![root, name, at],
+        |r| r.get(0),
+    )
+}
+
+fn session_key(f: &Fields<'_>) -> ImportResult<(String, String)> {
+    let platform = f.str("platform").unwrap_or_else(|| "claude-code".into());
+    if Platform::parse(&platform).is_none() {
+        return Err(ImportError::Invalid(format!("unknown platform `{platform}`")));
+    }
+    Ok((platform, f.required("session_id")?))
+}
+
+fn session_by_key(tx: &Transaction<'_>, platform: &str, sid: &str) -> rusqlite::Result<Option<i64>> {
+    tx.query_row(
+        "SELECT id FROM sessions WHERE platform = ?1 AND platform_session_id = ?2",
+        params![platform, sid],
+        |r| r.get(0),
+    )
+    .optional()
+}
+
+/// The record's session, created bare when the file did not include it.
+fn ensure_session(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<i64> {
+    let (platform, sid) = session_key(f)?;
+    if let Some(id) = session_by_key(tx, &platform, &sid)? {
+        return Ok(id);
+    }
+    let at = f.time("created_at")?;
+    Ok(tx.query_row(
+        "INSERT INTO sessions (platform, platform_session_id, started_at, updated_at)
+         VALUES (?1, ?2, ?3, ?3) RETURNING id",
+        params![platform, sid, at],
+        |r| r.get(0),
+    )?)
+}
+
+fn optional_session(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<Option<i64>> {
+    if f.str("session_id").is_none() {
+        return Ok(None);
+    }
+    ensure_session(tx, f).map(Some)
+}
+
+/// A stable id for a record that came without one: 128 bits from two FNV
+/// passes over its identifying fields.
+fn content_uid(parts: &[&str]) -> String {
+    let joined = parts.join("\u{1f}");
+    let a = fnv1a(joined.as_bytes());
+    let b = fnv1a(format!("mnemo\u{1f}{joined}").as_bytes());
+    format!("imported-{a:016x}{b:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{Capture, CaptureOp, EventRecord, PromptOrigin, SessionRef, new_capture_id};
+    use mnemo_core::config::PrivacyConfig;
+    use std::time::Duration;
+
+    fn store(dir: &std::path::Path, name: &str) -> Store {
+        Store::open(&dir.join(name), Duration::from_secs(1)).unwrap()
+    }
+
+    fn seed(store: &mut Store) {
+        let session = SessionRef {
+            platform: Platform::ClaudeCode,
+            platform_session_id: "sess-1".into(),
+            project_root: Some("/home/dev/shop".into()),
+            project_name: Some("shop".into()),
+            cwd: Some("/home/dev/shop".into()),
+        };
+        let mut e = EventRecord::new(EventKind::ToolUse, Priority::High);
+        e.tool_name = Some("Edit".into());
+        e.tool_use_id = Some("toolu_1".into());
+        e.input = Some(r#"{"file_path":"/home/dev/shop/a.py"}"#.into());
+        e.files_modified = vec!["/home/dev/shop/a.py".into()];
+        for (i, op) in [
+            CaptureOp::SessionStart { source: Some("startup".into()), transcript_path: None },
+            CaptureOp::Prompt {
+                platform_prompt_id: Some("p1".into()),
+                text: Some("fix login".into()),
+                origin: PromptOrigin::User,
+            },
+            CaptureOp::Event(e),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            store
+                .apply(&Capture {
+                    capture_id: new_capture_id(),
+                    at_ms: 1_700_000_000_000 + i as i64,
+                    session: session.clone(),
+                    op,
+                })
+                .unwrap();
+        }
+    }
+
+    fn export_text(store: &Store) -> String {
+        let mut out = Vec::new();
+        store.export(&mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn export_import_round_trip_is_idempotent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut a = store(tmp.path(), "a.db");
+        seed(&mut a);
+        let text = export_text(&a);
+        let kinds: Vec<String> = text
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["kind"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(kinds, ["project", "session", "prompt", "event"]);
+
+        let sanitizer = Sanitizer::new(&PrivacyConfig::default());
+        let mut b = store(tmp.path(), "b.db");
+        let first = b.import(&mut text.as_bytes(), &sanitizer).unwrap();
+        assert_eq!(first.inserted.total(), 4, "{first:?}");
+        assert!(first.invalid.is_empty());
+        let second = b.import(&mut text.as_bytes(), &sanitizer).unwrap();
+        assert_eq!(second.inserted.total(), 0);
+        assert_eq!(second.skipped, 4);
+        assert_eq!(export_text(&b), text);
+    }
+
+    #[test]
+    fn imports_claude_mem_style_observations_and_reports_bad_lines() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut s = store(tmp.path(), "m.db");
+        let file = concat!(
+            r#"{"kind":"observation","project":"/home/dev/shop","type":"bugfix","title":"Fixed login","subtitle":"hash check","narrative":"Login compared plain text.","facts":["login() uses check_hash"],"concepts":["auth"],"files_read":[],"files_modified":["/home/dev/shop/auth.py"],"created_at":"2026-11-02T10:00:00Z"}"#,
+            "\n",
+            r#"{"kind":"observation","project":"/home/dev/shop","type":"discovery","title":"Token","narrative":"key is AKIA","facts":"[\"a\",\"b\"]","created_at":"2026-11-02T10:01:00Z"}"#,
+            "\n",
+            "not json\n",
+            r#"{"kind":"observation","title":"t","created_at":"last tuesday"}"#,
+            "\n",
+            r#"{"kind":"gadget"}"#,
+            "\n"
+        );
+        let sanitizer = Sanitizer::new(&PrivacyConfig::default());
+        let report = s.import(&mut file.as_bytes(), &sanitizer).unwrap();
+        assert_eq!(report.inserted.observations, 2);
+        assert_eq!(report.inserted.projects, 0, "projects come along implicitly");
+        let lines: Vec<usize> = report.invalid.iter().map(|(n, _)| *n).collect();
+        assert_eq!(lines, [3, 4, 5], "{:?}", report.invalid);
+        let facts: String = s
+            .conn()
+            .query_row("SELECT facts FROM observations WHERE title = 'Token'", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(facts, r#"["a","b"]"#);
+        let again = s.import(&mut file.as_bytes(), &sanitizer).unwrap();
+        assert_eq!(again.inserted.total(), 0);
+        assert_eq!(again.skipped, 2);
+    }
+}

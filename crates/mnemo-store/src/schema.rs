@@ -1,0 +1,194 @@
+//! The schema, as forward-only numbered migrations.
+//!
+//! `PRAGMA user_version` holds the number of migrations applied. Opening an
+//! up-to-date database reads that one integer and nothing else, which keeps
+//! the hook path cheap; a migration runs once, inside a write transaction,
+//! and a database from a newer mnemo is refused rather than guessed at.
+//!
+//! Never edit a migration that has shipped: append a new one.
+
+/// Migration `i` brings the schema from version `i` to `i + 1`.
+pub const MIGRATIONS: &[&str] = &[V1_CAPTURE_AND_MEMORY];
+
+/// The schema version this build writes.
+pub const LATEST: i64 = MIGRATIONS.len() as i64;
+
+const V1_CAPTURE_AND_MEMORY: &str = r#"
+-- A project is a canonical directory (see mnemo_core::project); the name is a label.
+CREATE TABLE projects (
+    id          INTEGER PRIMARY KEY,
+    root        TEXT NOT NULL UNIQUE,
+    name        TEXT NOT NULL,
+    created_at  INTEGER NOT NULL
+);
+
+-- The platform's session id is the source of truth; hooks create sessions
+-- idempotently, in whatever order they arrive.
+CREATE TABLE sessions (
+    id                   INTEGER PRIMARY KEY,
+    platform             TEXT NOT NULL,
+    platform_session_id  TEXT NOT NULL,
+    project_id           INTEGER REFERENCES projects(id),
+    cwd                  TEXT,
+    source               TEXT,
+    transcript_path      TEXT,
+    status               TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'ended')),
+    end_reason           TEXT,
+    prompt_count         INTEGER NOT NULL DEFAULT 0,
+    current_prompt_id    TEXT,
+    started_at           INTEGER NOT NULL,
+    updated_at           INTEGER NOT NULL,
+    ended_at             INTEGER,
+    UNIQUE (platform, platform_session_id)
+);
+CREATE INDEX sessions_by_project ON sessions(project_id, started_at);
+
+-- One row per stored prompt. prompt_number is the session's turn number; a
+-- fully private prompt counts as a turn but leaves no row.
+CREATE TABLE prompts (
+    id                  INTEGER PRIMARY KEY,
+    uid                 TEXT NOT NULL UNIQUE,
+    session_id          INTEGER NOT NULL REFERENCES sessions(id),
+    prompt_number       INTEGER NOT NULL,
+    platform_prompt_id  TEXT,
+    origin              TEXT NOT NULL DEFAULT 'user',
+    text                TEXT NOT NULL,
+    created_at          INTEGER NOT NULL,
+    UNIQUE (session_id, prompt_number)
+);
+CREATE INDEX prompts_by_platform_id ON prompts(session_id, platform_prompt_id);
+
+-- Captured events: the durable queue the worker drains, highest priority
+-- (lowest number) first. Inputs and responses are JSON text, already
+-- sanitized and size-capped; `note` says what was cut or withheld.
+CREATE TABLE events (
+    id                  INTEGER PRIMARY KEY,
+    uid                 TEXT NOT NULL UNIQUE,
+    session_id          INTEGER NOT NULL REFERENCES sessions(id),
+    prompt_number       INTEGER NOT NULL DEFAULT 0,
+    platform_prompt_id  TEXT,
+    kind                TEXT NOT NULL CHECK (kind IN ('tool_use', 'tool_failure', 'turn_end')),
+    tool_name           TEXT,
+    tool_use_id         TEXT,
+    input               TEXT,
+    response            TEXT,
+    error               TEXT,
+    files_read          TEXT NOT NULL DEFAULT '[]',
+    files_modified      TEXT NOT NULL DEFAULT '[]',
+    priority            INTEGER NOT NULL DEFAULT 1,
+    duration_ms         INTEGER,
+    note                TEXT,
+    status              TEXT NOT NULL DEFAULT 'pending'
+                        CHECK (status IN ('pending', 'leased', 'done', 'failed')),
+    attempts            INTEGER NOT NULL DEFAULT 0,
+    lease_until         INTEGER,
+    last_error          TEXT,
+    created_at          INTEGER NOT NULL
+);
+CREATE INDEX events_queue ON events(status, priority, id);
+CREATE INDEX events_by_turn ON events(session_id, prompt_number);
+CREATE INDEX events_by_platform_prompt ON events(session_id, platform_prompt_id);
+-- The same tool call reported twice (hooks installed at two scopes) is one event.
+CREATE UNIQUE INDEX events_tool_use_once ON events(session_id, tool_use_id)
+    WHERE tool_use_id IS NOT NULL;
+
+-- Typed observations, written by the worker (or imported, or saved by the agent).
+CREATE TABLE observations (
+    id              INTEGER PRIMARY KEY,
+    uid             TEXT NOT NULL UNIQUE,
+    project_id      INTEGER REFERENCES projects(id),
+    session_id      INTEGER REFERENCES sessions(id),
+    prompt_number   INTEGER,
+    type            TEXT NOT NULL,
+    title           TEXT NOT NULL,
+    subtitle        TEXT NOT NULL DEFAULT '',
+    narrative       TEXT NOT NULL DEFAULT '',
+    facts           TEXT NOT NULL DEFAULT '[]',
+    concepts        TEXT NOT NULL DEFAULT '[]',
+    files_read      TEXT NOT NULL DEFAULT '[]',
+    files_modified  TEXT NOT NULL DEFAULT '[]',
+    source          TEXT NOT NULL DEFAULT 'offline',
+    created_at      INTEGER NOT NULL
+);
+CREATE INDEX observations_by_project ON observations(project_id, created_at);
+CREATE INDEX observations_by_session ON observations(session_id, prompt_number);
+
+-- One summary per prompt turn.
+CREATE TABLE summaries (
+    id              INTEGER PRIMARY KEY,
+    uid             TEXT NOT NULL UNIQUE,
+    project_id      INTEGER REFERENCES projects(id),
+    session_id      INTEGER REFERENCES sessions(id),
+    prompt_number   INTEGER,
+    request         TEXT NOT NULL DEFAULT '',
+    investigated    TEXT NOT NULL DEFAULT '',
+    learned         TEXT NOT NULL DEFAULT '',
+    completed       TEXT NOT NULL DEFAULT '',
+    next_steps      TEXT NOT NULL DEFAULT '',
+    notes           TEXT NOT NULL DEFAULT '',
+    source          TEXT NOT NULL DEFAULT 'offline',
+    created_at      INTEGER NOT NULL
+);
+CREATE INDEX summaries_by_project ON summaries(project_id, created_at);
+CREATE INDEX summaries_by_session ON summaries(session_id, prompt_number);
+
+-- Spooled captures already applied, so that re-reading a spool file after a
+-- crash applies nothing twice.
+CREATE TABLE applied_captures (
+    capture_id  TEXT PRIMARY KEY,
+    applied_at  INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- Full-text indexes (external content: the text lives once, in the tables).
+CREATE VIRTUAL TABLE observations_fts USING fts5(
+    title, subtitle, narrative, facts, concepts, files_read, files_modified,
+    content='observations', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER observations_fts_insert AFTER INSERT ON observations BEGIN
+    INSERT INTO observations_fts(rowid, title, subtitle, narrative, facts, concepts, files_read, files_modified)
+    VALUES (new.id, new.title, new.subtitle, new.narrative, new.facts, new.concepts, new.files_read, new.files_modified);
+END;
+CREATE TRIGGER observations_fts_delete AFTER DELETE ON observations BEGIN
+    INSERT INTO observations_fts(observations_fts, rowid, title, subtitle, narrative, facts, concepts, files_read, files_modified)
+    VALUES ('delete', old.id, old.title, old.subtitle, old.narrative, old.facts, old.concepts, old.files_read, old.files_modified);
+END;
+CREATE TRIGGER observations_fts_update AFTER UPDATE ON observations BEGIN
+    INSERT INTO observations_fts(observations_fts, rowid, title, subtitle, narrative, facts, concepts, files_read, files_modified)
+    VALUES ('delete', old.id, old.title, old.subtitle, old.narrative, old.facts, old.concepts, old.files_read, old.files_modified);
+    INSERT INTO observations_fts(rowid, title, subtitle, narrative, facts, concepts, files_read, files_modified)
+    VALUES (new.id, new.title, new.subtitle, new.narrative, new.facts, new.concepts, new.files_read, new.files_modified);
+END;
+
+CREATE VIRTUAL TABLE summaries_fts USING fts5(
+    request, investigated, learned, completed, next_steps, notes,
+    content='summaries', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER summaries_fts_insert AFTER INSERT ON summaries BEGIN
+    INSERT INTO summaries_fts(rowid, request, investigated, learned, completed, next_steps, notes)
+    VALUES (new.id, new.request, new.investigated, new.learned, new.completed, new.next_steps, new.notes);
+END;
+CREATE TRIGGER summaries_fts_delete AFTER DELETE ON summaries BEGIN
+    INSERT INTO summaries_fts(summaries_fts, rowid, request, investigated, learned, completed, next_steps, notes)
+    VALUES ('delete', old.id, old.request, old.investigated, old.learned, old.completed, old.next_steps, old.notes);
+END;
+CREATE TRIGGER summaries_fts_update AFTER UPDATE ON summaries BEGIN
+    INSERT INTO summaries_fts(summaries_fts, rowid, request, investigated, learned, completed, next_steps, notes)
+    VALUES ('delete', old.id, old.request, old.investigated, old.learned, old.completed, old.next_steps, old.notes);
+    INSERT INTO summaries_fts(rowid, request, investigated, learned, completed, next_steps, notes)
+    VALUES (new.id, new.request, new.investigated, new.learned, new.completed, new.next_steps, new.notes);
+END;
+
+CREATE VIRTUAL TABLE prompts_fts USING fts5(
+    text, content='prompts', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER prompts_fts_insert AFTER INSERT ON prompts BEGIN
+    INSERT INTO prompts_fts(rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER prompts_fts_delete AFTER DELETE ON prompts BEGIN
+    INSERT INTO prompts_fts(prompts_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER prompts_fts_update AFTER UPDATE ON prompts BEGIN
+    INSERT INTO prompts_fts(prompts_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    INSERT INTO prompts_fts(rowid, text) VALUES (new.id, new.text);
+END;
+"#;

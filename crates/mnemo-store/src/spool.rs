@@ -1,0 +1,296 @@
+//! The spool: captures that could not be written to the database.
+//!
+//! When the database is locked too long, read-only, full or corrupt, a hook
+//! appends its (already sanitized) capture as one JSON line to
+//! `spool/pending.jsonl` in the data directory, or, when the data directory
+//! itself cannot be written, to a private fallback folder in the system temp
+//! directory. The next time a store opens cleanly, [`Store::ingest_spool`]
+//! applies those lines in the order they were captured, each exactly once
+//! (the `applied_captures` table remembers ids across a crash mid-ingest),
+//! then truncates the files.
+//!
+//! Appenders and the ingester serialize on an exclusive lock of the spool
+//! file itself. Files are truncated, never deleted, so a writer can never be
+//! left appending to an unlinked inode.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use mnemo_core::DataDir;
+use mnemo_core::paths::create_private_dir;
+
+use crate::capture::Applied;
+use crate::record::Capture;
+use crate::{Result, Store, StoreError};
+
+pub const SPOOL_FILE: &str = "pending.jsonl";
+/// Lines that cannot be applied (unparsable, or refused by the schema) are
+/// moved here rather than dropped, so that nothing is silently lost.
+pub const REJECTED_FILE: &str = "rejected.jsonl";
+
+/// The spool files of a data directory: the primary, then the fallback.
+pub fn spool_files(data: &DataDir) -> [PathBuf; 2] {
+    [
+        data.spool_dir().join(SPOOL_FILE),
+        data.fallback_spool_dir().join(SPOOL_FILE),
+    ]
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("could not spool the event to {tried}: {last}")]
+pub struct SpoolError {
+    tried: String,
+    last: std::io::Error,
+}
+
+/// Appends a capture to the first spool file that accepts it; returns that
+/// file. Durable (fsync) before returning: the database already failed us.
+pub fn append(data: &DataDir, capture: &Capture) -> std::result::Result<PathBuf, SpoolError> {
+    let mut line = serde_json::to_vec(capture).expect("captures always serialize");
+    line.push(b'\n');
+    let mut last = None;
+    let files = spool_files(data);
+    for file in &files {
+        match append_line(file, &line) {
+            Ok(()) => return Ok(file.clone()),
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(SpoolError {
+        tried: files
+            .iter()
+            .map(|f| f.display().to_string())
+            .collect::<Vec<_>>()
+            .join(" and "),
+        last: last.unwrap_or_else(|| std::io::Error::other("no spool location")),
+    })
+}
+
+fn append_line(file: &Path, line: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = file.parent() {
+        create_private_dir(dir)?;
+    }
+    let mut f = open_private(file, OpenOptions::new().append(true).create(true))?;
+    f.lock()?;
+    f.write_all(line)?;
+    f.sync_data()
+}
+
+fn open_private(file: &Path, options: &mut OpenOptions) -> std::io::Result<File> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(file)
+}
+
+/// True when any spool file holds something. One `stat` per file: cheap
+/// enough for every hook.
+pub fn has_pending(data: &DataDir) -> bool {
+    spool_files(data)
+        .iter()
+        .any(|f| std::fs::metadata(f).is_ok_and(|m| m.len() > 0))
+}
+
+/// How many captures wait in the spool, and how many bytes they take.
+pub fn backlog(data: &DataDir) -> (usize, u64) {
+    let mut lines = 0;
+    let mut bytes = 0;
+    for f in spool_files(data) {
+        if let Ok(text) = std::fs::read(&f) {
+            bytes += text.len() as u64;
+            lines += text.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+        }
+    }
+    (lines, bytes)
+}
+
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct IngestReport {
+    pub applied: usize,
+    /// Lines applied by an earlier, interrupted ingest.
+    pub duplicates: usize,
+    /// Lines moved to `rejected.jsonl`.
+    pub rejected: usize,
+}
+
+struct Locked {
+    file: File,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Applies every spooled capture, oldest first, then empties the spool.
+    /// Stops at the first transient failure, leaving the spool in place (what
+    /// was applied is remembered, so the retry skips it).
+    pub fn ingest_spool(&mut self, data: &DataDir) -> Result<IngestReport> {
+        let mut report = IngestReport::default();
+        let mut locked = Vec::new();
+        let mut entries: Vec<(i64, usize, Capture)> = Vec::new();
+        let mut bad_lines: Vec<String> = Vec::new();
+        for path in spool_files(data) {
+            let file = match OpenOptions::new().read(true).write(true).open(&path) {
+                Ok(f) => f,
+                Err(_) => continue, // absent (or unreadable: doctor reports it)
+            };
+            if file.lock().is_err() {
+                continue;
+            }
+            let mut text = String::new();
+            if (&file).read_to_string(&mut text).is_err() {
+                // Not UTF-8: keep the bytes for a human, in the rejected file.
+                let raw = std::fs::read(&path).unwrap_or_default();
+                bad_lines.push(String::from_utf8_lossy(&raw).into_owned());
+            }
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                match serde_json::from_str::<Capture>(line) {
+                    Ok(c) => entries.push((c.at_ms, entries.len(), c)),
+                    Err(_) => bad_lines.push(line.to_owned()),
+                }
+            }
+            locked.push(Locked { file, path });
+        }
+        if locked.is_empty() {
+            return Ok(report);
+        }
+        // Merge the files by capture time; ties keep file order.
+        entries.sort_by_key(|(at, seq, _)| (*at, *seq));
+
+        let mut ids = Vec::with_capacity(entries.len());
+        for (_, _, capture) in &entries {
+            match self.apply_once(capture) {
+                Ok(Applied::AlreadyApplied) => report.duplicates += 1,
+                Ok(_) => report.applied += 1,
+                Err(e) if e.is_transient() => return Err(e),
+                Err(e) => {
+                    bad_lines.push(format!(
+                        "{{\"error\":{},\"capture\":{}}}",
+                        serde_json::Value::String(e.to_string()),
+                        serde_json::to_string(capture).unwrap_or_default()
+                    ));
+                    continue;
+                }
+            }
+            ids.push(capture.capture_id.clone());
+        }
+        if !bad_lines.is_empty() {
+            report.rejected = bad_lines.len();
+            let rejected = data.spool_dir().join(REJECTED_FILE);
+            let mut text = bad_lines.join("\n");
+            text.push('\n');
+            append_line(&rejected, text.as_bytes()).map_err(|source| StoreError::DataDir {
+                path: rejected.clone(),
+                source,
+            })?;
+        }
+        for l in &locked {
+            l.file
+                .set_len(0)
+                .and_then(|_| l.file.sync_all())
+                .map_err(|source| StoreError::DataDir {
+                    path: l.path.clone(),
+                    source,
+                })?;
+        }
+        // The files are empty now; the replay guard for their ids can go.
+        for chunk in ids.chunks(500) {
+            let placeholders = vec!["?"; chunk.len()].join(",");
+            self.conn
+                .execute(
+                    &format!("DELETE FROM applied_captures WHERE capture_id IN ({placeholders})"),
+                    rusqlite::params_from_iter(chunk),
+                )
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{CaptureOp, PromptOrigin, SessionRef, new_capture_id};
+    use mnemo_core::model::Platform;
+    use std::time::Duration;
+
+    fn prompt(text: &str, at: i64) -> Capture {
+        Capture {
+            capture_id: new_capture_id(),
+            at_ms: at,
+            session: SessionRef {
+                platform: Platform::ClaudeCode,
+                platform_session_id: "s1".into(),
+                project_root: Some("/p".into()),
+                project_name: Some("p".into()),
+                cwd: None,
+            },
+            op: CaptureOp::Prompt {
+                platform_prompt_id: None,
+                text: Some(text.into()),
+                origin: PromptOrigin::User,
+            },
+        }
+    }
+
+    fn texts(store: &Store) -> Vec<String> {
+        let mut stmt = store
+            .conn()
+            .prepare("SELECT text FROM prompts ORDER BY prompt_number")
+            .unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn spooled_captures_come_back_once_and_in_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = DataDir::at(tmp.path());
+        for (i, t) in ["one", "two", "three"].iter().enumerate() {
+            append(&data, &prompt(t, i as i64)).unwrap();
+        }
+        assert!(has_pending(&data));
+        assert_eq!(backlog(&data).0, 3);
+        let mut store = Store::open(&data.db_path(), Duration::from_secs(1)).unwrap();
+        let report = store.ingest_spool(&data).unwrap();
+        assert_eq!(report.applied, 3);
+        assert!(!has_pending(&data));
+        assert_eq!(texts(&store), ["one", "two", "three"]);
+        // Nothing left to apply a second time.
+        assert_eq!(store.ingest_spool(&data).unwrap(), IngestReport::default());
+        assert_eq!(texts(&store).len(), 3);
+    }
+
+    #[test]
+    fn an_interrupted_ingest_does_not_duplicate() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = DataDir::at(tmp.path());
+        let first = prompt("one", 1);
+        append(&data, &first).unwrap();
+        append(&data, &prompt("two", 2)).unwrap();
+        let mut store = Store::open(&data.db_path(), Duration::from_secs(1)).unwrap();
+        // As if a previous ingest applied the first line and then died.
+        store.apply_once(&first).unwrap();
+        let report = store.ingest_spool(&data).unwrap();
+        assert_eq!((report.applied, report.duplicates), (1, 1));
+        assert_eq!(texts(&store), ["one", "two"]);
+    }
+
+    #[test]
+    fn garbage_lines_are_kept_aside_not_dropped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = DataDir::at(tmp.path());
+        append(&data, &prompt("good", 1)).unwrap();
+        let spool = &spool_files(&data)[0];
+        let mut f = OpenOptions::new().append(true).open(spool).unwrap();
+        f.write_all(b"{not json\n").unwrap();
+        let mut store = Store::open(&data.db_path(), Duration::from_secs(1)).unwrap();
+        let report = store.ingest_spool(&data).unwrap();
+        assert_eq!((report.applied, report.rejected), (1, 1));
+        let rejected = std::fs::read_to_string(data.spool_dir().join(REJECTED_FILE)).unwrap();
+        assert!(rejected.contains("{not json"));
+    }
+}
