@@ -1,1 +1,15 @@
-//! placeholder
+//! Hook capture: from a host's payload on stdin to a row in the store.
+//!
+//! The path, one module per step:
+//! [`io`] reads the payload and owns every byte written back;
+//! [`adapter`] turns the host's JSON into a platform-neutral [`event`];
+//! [`handler`] decides, purely, what to store and what to answer
+//! (with [`tool`] shaping tool calls: files, priority, privacy, size);
+//! [`persist`] writes the capture to SQLite, or to the spool when it cannot.
+
+pub mod adapter;
+pub mod event;
+pub mod handler;
+pub mod io;
+pub mod persist;
+pub mod tool;

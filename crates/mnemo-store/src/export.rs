@@ -56,7 +56,7 @@ impl Store {
     /// Writes every record to `out`, one JSON object per line.
     pub fn export(&self, out: &mut dyn Write) -> Result<ExportCounts> {
         let mut counts = ExportCounts::default();
-        let mut emit = |v: Value, out: &mut dyn Write| -> std::io::Result<()> {
+        let emit = |v: Value, out: &mut dyn Write| -> std::io::Result<()> {
             serde_json::to_writer(&mut *out, &v)?;
             out.write_all(b"\n")
         };

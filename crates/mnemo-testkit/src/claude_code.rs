@@ -152,9 +152,8 @@ fn ensure_installed(dir: &Path) -> anyhow::Result<PathBuf> {
     let tmp = tmp.keep();
     if let Err(err) = fs::rename(&tmp, dir) {
         let _ = fs::remove_dir_all(&tmp);
-        return Err(err).with_context(|| {
-            format!("moving the install {} to {}", tmp.display(), dir.display())
-        });
+        return Err(err)
+            .with_context(|| format!("moving the install {} to {}", tmp.display(), dir.display()));
     }
     check_version(&bin).context("Claude Code does not run after moving it into place")?;
     drop(lock);
@@ -547,7 +546,10 @@ fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> io::Result<Finished
 }
 
 /// Copies `pipe` into a buffer on a thread; signals `done` at end of file.
-fn collect(pipe: Option<impl Read + Send + 'static>, done: mpsc::Sender<()>) -> Arc<Mutex<Vec<u8>>> {
+fn collect(
+    pipe: Option<impl Read + Send + 'static>,
+    done: mpsc::Sender<()>,
+) -> Arc<Mutex<Vec<u8>>> {
     let buffer = Arc::new(Mutex::new(Vec::new()));
     let Some(mut pipe) = pipe else {
         let _ = done.send(());
@@ -612,8 +614,9 @@ mod tests {
     fn output_parses_json_and_stream_json() {
         let json = parse_output("{\"type\":\"result\",\"result\":\"hi\"}\n").unwrap();
         assert_eq!(json["result"], "hi");
-        let stream = parse_output("{\"type\":\"system\"}\n{\"type\":\"result\",\"result\":\"x\"}\n")
-            .unwrap();
+        let stream =
+            parse_output("{\"type\":\"system\"}\n{\"type\":\"result\",\"result\":\"x\"}\n")
+                .unwrap();
         assert_eq!(stream["result"], "x");
         assert!(parse_output("not json").is_none());
     }
@@ -626,6 +629,35 @@ mod tests {
         assert!(done.timed_out);
         assert!(done.elapsed < Duration::from_secs(5), "{:?}", done.elapsed);
         assert!(done.stdout.is_empty());
+    }
+
+    /// A directory laid out like an install, whose `claude` is a shell
+    /// script with the given body.
+    fn fake_install(script_body: &str) -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let root = tempfile::tempdir().unwrap();
+        let bin = binary_in(&root.path().join("claude"));
+        fs::create_dir_all(bin.parent().unwrap()).unwrap();
+        fs::write(&bin, format!("#!/bin/sh\n{script_body}\n")).unwrap();
+        fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+        root
+    }
+
+    #[test]
+    fn a_working_install_is_used_as_is() {
+        let root = fake_install("echo '2.1.328 (Claude Code)'");
+        let dir = root.path().join("claude");
+        assert_eq!(ensure_installed(&dir).unwrap(), binary_in(&dir));
+    }
+
+    #[test]
+    fn a_broken_install_not_made_here_is_left_alone() {
+        let root = fake_install("echo '9.9.9 (Claude Code)'");
+        let dir = root.path().join("claude");
+        let err = format!("{:#}", ensure_installed(&dir).unwrap_err());
+        assert!(err.contains("this test kit did not make it"), "{err}");
+        assert!(err.contains("expected 2.1.328"), "{err}");
+        assert!(binary_in(&dir).exists());
     }
 
     #[test]

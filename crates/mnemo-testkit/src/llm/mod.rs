@@ -667,7 +667,8 @@ fn raw_response(
     headers: &[(String, String)],
 ) -> Response {
     let mut response = Response::new(Body::from(body));
-    *response.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    *response.status_mut() =
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let map = response.headers_mut();
     if let Ok(value) = HeaderValue::from_str(content_type) {
         map.insert(header::CONTENT_TYPE, value);

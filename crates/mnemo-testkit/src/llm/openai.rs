@@ -52,7 +52,11 @@ fn shape<'a>(message: &'a Outgoing, request: &RecordedRequest) -> Shape<'a> {
     }
     Shape {
         content: (!text.is_empty() || calls.is_empty()).then(|| text.concat()),
-        finish_reason: if calls.is_empty() { "stop" } else { "tool_calls" },
+        finish_reason: if calls.is_empty() {
+            "stop"
+        } else {
+            "tool_calls"
+        },
         tool_calls: calls,
     }
 }
@@ -127,8 +131,10 @@ pub(super) fn completion_sse(message: &Outgoing, request: &RecordedRequest) -> S
     }
     for (index, (id, name, arguments)) in shape.tool_calls.iter().enumerate() {
         chunk(
-            delta(json!({"tool_calls": [{"index": index, "id": id, "type": "function",
-                                          "function": {"name": name, "arguments": ""}}]})),
+            delta(
+                json!({"tool_calls": [{"index": index, "id": id, "type": "function",
+                                          "function": {"name": name, "arguments": ""}}]}),
+            ),
             None,
         );
         for piece in split_in_two(arguments) {

@@ -184,6 +184,16 @@ impl Reply {
 
 /// One turn of a scripted Claude Code session: what the model "says" in
 /// answer to one request of the main conversation.
+///
+/// A script picks the step by the number of tool results the request's
+/// conversation carries, which a retried request does not change: step `i`
+/// answers the request carrying as many tool results as steps `0..i` made
+/// tool calls (with one call per step: the N-th step answers the request
+/// with N tool results). After the last step the script answers with its
+/// final text and `end_turn`. A [`Step::Text`] ends the turn, so it belongs
+/// last. A new session starts with no tool results and so replays the script
+/// from the start. Side requests (see
+/// [`RecordedRequest::is_side_request`]) never use a step.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
     /// Call one tool.

@@ -1,0 +1,169 @@
+//! Adapters: one per agent host, turning its payload into a [`HookInput`] and
+//! a [`HookResponse`] back into the JSON it expects.
+//!
+//! Only Claude Code is wired so far; the other platforms of the CLI contract
+//! answer with a no-op until their adapters land, so that a misconfigured
+//! host never sees an error from us.
+
+pub mod claude_code;
+
+use serde_json::Value;
+
+use crate::event::{HookEvent, HookInput, HookResponse};
+
+/// What adapters read from the hook's environment.
+#[derive(Debug, Clone, Default)]
+pub struct Env {
+    /// `CLAUDE_PROJECT_DIR`: where the session started; stable across `cd`.
+    pub project_dir: Option<String>,
+    /// `CLAUDE_CODE_SESSION_ID`, for payloads that lack a session id.
+    pub session_id: Option<String>,
+}
+
+impl Env {
+    pub fn from_process() -> Env {
+        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        Env {
+            project_dir: var("CLAUDE_PROJECT_DIR"),
+            session_id: var("CLAUDE_CODE_SESSION_ID"),
+        }
+    }
+}
+
+/// A string field, accepting numbers and booleans as their text; None for
+/// anything else or an empty string.
+pub(crate) fn lenient_string(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+pub(crate) fn lenient_i64(v: Option<&Value>) -> Option<i64> {
+    match v? {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// A tool input as an object: some hosts send it as a JSON string.
+pub(crate) fn tool_input(v: Option<&Value>) -> Value {
+    match v {
+        Some(Value::String(s)) => match serde_json::from_str::<Value>(s) {
+            Ok(parsed @ Value::Object(_)) => parsed,
+            _ => Value::String(s.clone()),
+        },
+        Some(other) => other.clone(),
+        None => Value::Object(Default::default()),
+    }
+}
+
+/// Finds `"key": "<string>"` in raw JSON bytes without parsing the whole
+/// document (for payloads too large to parse). Searches from the end when
+/// `from_end`.
+pub(crate) fn salvage_field(raw: &[u8], key: &str, from_end: bool) -> Option<String> {
+    let needle = format!("\"{key}\"");
+    let needle = needle.as_bytes();
+    let positions: Box<dyn Iterator<Item = usize>> = if from_end {
+        Box::new((0..raw.len().saturating_sub(needle.len() - 1)).rev())
+    } else {
+        Box::new(0..raw.len().saturating_sub(needle.len() - 1))
+    };
+    for start in positions {
+        if &raw[start..start + needle.len()] != needle {
+            continue;
+        }
+        let mut i = start + needle.len();
+        while i < raw.len() && raw[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if raw.get(i) != Some(&b':') {
+            continue;
+        }
+        i += 1;
+        while i < raw.len() && raw[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        if raw.get(i) != Some(&b'"') {
+            continue;
+        }
+        // Find the closing quote (not escaped), within a sane length.
+        let open = i;
+        let mut j = i + 1;
+        while j < raw.len() && j - open < 8192 {
+            match raw[j] {
+                b'\\' => j += 2,
+                b'"' => {
+                    return serde_json::from_slice::<String>(&raw[open..=j])
+                        .ok()
+                        .filter(|s| !s.is_empty());
+                }
+                _ => j += 1,
+            }
+        }
+    }
+    None
+}
+
+/// Parses a payload for `platform`. Unknown platforms get an inert input.
+pub fn parse(
+    platform: mnemo_core::model::Platform,
+    payload: &Value,
+    event_arg: Option<&str>,
+    env: &Env,
+) -> HookInput {
+    use mnemo_core::model::Platform;
+    match platform {
+        // `raw` is the Claude Code shape, for scripts and other hosts that
+        // speak it.
+        Platform::ClaudeCode | Platform::Raw => {
+            let mut input = claude_code::parse(payload, event_arg, env);
+            input.platform = platform;
+            input
+        }
+        other => HookInput {
+            platform: other,
+            event: HookEvent::Other {
+                name: event_arg.unwrap_or("unknown").to_owned(),
+            },
+            session_id: None,
+            cwd: None,
+            project_dir: None,
+            transcript_path: None,
+            oversized: None,
+        },
+    }
+}
+
+/// The JSON to print for `input`'s platform.
+pub fn render(input: &HookInput, response: &HookResponse) -> Value {
+    claude_code::render(&input.event, response)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn salvage_reads_escaped_strings_and_skips_non_strings() {
+        let raw = br#"{"a": 1, "session_id" : "s\"1", "n": {"session_id": 5}}"#;
+        assert_eq!(salvage_field(raw, "session_id", false).as_deref(), Some("s\"1"));
+        assert_eq!(salvage_field(raw, "session_id", true).as_deref(), Some("s\"1"));
+        assert_eq!(salvage_field(raw, "missing", false), None);
+        assert_eq!(salvage_field(b"\"k\":\"unterminated", "k", false), None);
+    }
+
+    #[test]
+    fn lenient_readers() {
+        assert_eq!(lenient_string(Some(&json!(3))), Some("3".into()));
+        assert_eq!(lenient_string(Some(&json!(""))), None);
+        assert_eq!(lenient_string(Some(&json!({}))), None);
+        assert_eq!(lenient_i64(Some(&json!(2.9))), Some(2));
+        assert_eq!(tool_input(Some(&json!("not json"))), json!("not json"));
+        assert_eq!(tool_input(None), json!({}));
+    }
+}

@@ -1,0 +1,307 @@
+//! The hook boundary: the only code on the hook path that reads stdin, writes
+//! stdout or stderr, or chooses the exit code.
+//!
+//! Policy (the host is the user's coding agent; we must never disturb it):
+//! - stdout carries exactly one JSON object, written once at the end: the
+//!   platform's answer, or `{}` when there is nothing to say. Never logs.
+//! - stderr carries one short line per warning or error, for a human who
+//!   runs the hook by hand or reads the host's debug output. Details go to
+//!   `logs/hook.log` in the data directory (stderr if that cannot be
+//!   written). Neither ever contains payload contents.
+//! - The exit code is always 0. Exit 2 would make the host block the tool
+//!   call or the prompt because of *our* trouble; any other code makes it
+//!   show an error to the user. Internal failures, panics included, are
+//!   logged and swallowed here.
+//! - Handlers ([`crate::handler`]) and adapters are pure and never print.
+
+use std::io::{IsTerminal, Read, Write};
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Mutex;
+
+use mnemo_core::model::Platform;
+use mnemo_core::privacy::Sanitizer;
+use mnemo_core::time::{format_rfc3339, now_ms};
+use mnemo_core::{Config, DataDir};
+use serde_json::Value;
+
+use crate::adapter::{self, Env, claude_code};
+use crate::event::{HookEvent, HookInput, HookResponse};
+use crate::handler::{self, Context};
+use crate::persist::{Diagnostic, Level, persist};
+
+/// Log files rotate past this size (one old generation is kept).
+const LOG_ROTATE_BYTES: u64 = 1024 * 1024;
+/// For a payload too large to parse, how much of its head and tail is kept
+/// to find its identifiers.
+const SALVAGE_HEAD: usize = 256 * 1024;
+const SALVAGE_TAIL: usize = 64 * 1024;
+
+/// Runs one hook and returns the process exit code (always 0).
+pub fn run(platform_arg: &str, event_arg: Option<&str>) -> i32 {
+    if env_flag("MNEMO_DISABLED") {
+        emit_stdout(&Value::Object(Default::default()));
+        return 0;
+    }
+    static PANIC: Mutex<Option<String>> = Mutex::new(None);
+    panic::set_hook(Box::new(|info| {
+        if let Ok(mut slot) = PANIC.lock() {
+            *slot = Some(info.to_string());
+        }
+    }));
+
+    let started = std::time::Instant::now();
+    let data = DataDir::resolve();
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+        let data = data.as_ref().map_err(|e| e.to_string())?;
+        Ok::<_, String>(process(platform_arg, event_arg, data))
+    }));
+
+    let (stdout, mut diagnostics, label) = match outcome {
+        Ok(Ok(done)) => done,
+        Ok(Err(message)) => (empty(), vec![error(message)], String::new()),
+        Err(_) => {
+            let message = PANIC
+                .lock()
+                .ok()
+                .and_then(|mut slot| slot.take())
+                .unwrap_or_else(|| "unknown panic".to_owned());
+            (empty(), vec![error(format!("internal error: {message}"))], String::new())
+        }
+    };
+    emit_stdout(&stdout);
+
+    if env_flag("MNEMO_HOOK_TRACE") {
+        diagnostics.push(Diagnostic {
+            level: Level::Info,
+            message: format!("done in {:?}", started.elapsed()),
+        });
+    }
+    if !diagnostics.is_empty() {
+        report(data.as_ref().ok(), platform_arg, &label, &diagnostics);
+    }
+    0
+}
+
+type Done = (Value, Vec<Diagnostic>, String);
+
+fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir) -> Done {
+    let Some(platform) = Platform::parse(platform_arg) else {
+        return (
+            empty(),
+            vec![error(format!(
+                "unknown platform `{platform_arg}` (expected one of claude-code, codex, cursor, gemini, raw)"
+            ))],
+            String::new(),
+        );
+    };
+    let mut diagnostics = Vec::new();
+    let loaded = Config::load_lenient(&data.config_path());
+    diagnostics.extend(loaded.warnings.into_iter().map(warn));
+    let config = loaded.config;
+    let env = Env::from_process();
+
+    let input = match read_payload(config.capture.max_payload_bytes as usize) {
+        Ok(Payload::Complete(bytes)) => parse_complete(platform, &bytes, event_arg, &env, &mut diagnostics),
+        Ok(Payload::Oversized { salvage, total }) => {
+            let note = format!(
+                "payload of {total} bytes exceeds capture.max_payload_bytes; only its identifiers were kept"
+            );
+            diagnostics.push(warn(note.clone()));
+            let mut input = claude_code::parse_oversized(&salvage, event_arg, &env, note);
+            input.platform = platform;
+            input
+        }
+        Err(e) => {
+            diagnostics.push(error(format!("cannot read the payload from stdin: {e}")));
+            return (empty(), diagnostics, event_arg.unwrap_or_default().to_owned());
+        }
+    };
+    let label = format!(
+        "{} session={}",
+        input.event.name(),
+        input.session_id.as_deref().unwrap_or("-")
+    );
+
+    let sanitizer = Sanitizer::new(&config.privacy);
+    let plan = handler::plan(
+        &input,
+        &Context {
+            config: &config,
+            sanitizer: &sanitizer,
+            now_ms: now_ms(),
+        },
+    );
+    if let Some(capture) = &plan.capture
+        && let Err(message) = persist(capture, data, &config, &mut diagnostics)
+    {
+        diagnostics.push(error(message));
+    }
+    (render(&input, &plan.response), diagnostics, label)
+}
+
+fn parse_complete(
+    platform: Platform,
+    bytes: &[u8],
+    event_arg: Option<&str>,
+    env: &Env,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> HookInput {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        diagnostics.push(warn("empty payload on stdin".to_owned()));
+        return adapter::parse(platform, &Value::Object(Default::default()), event_arg, env);
+    }
+    match serde_json::from_slice::<Value>(bytes) {
+        Ok(payload @ Value::Object(_)) => adapter::parse(platform, &payload, event_arg, env),
+        Ok(_) => {
+            diagnostics.push(warn("payload is JSON but not an object; ignored".to_owned()));
+            inert(platform, event_arg)
+        }
+        Err(e) => {
+            // Keep what can be trusted (the identifiers) rather than nothing.
+            let note = format!("payload is not valid JSON ({e}); only its identifiers were kept");
+            diagnostics.push(warn(note.clone()));
+            let mut input = claude_code::parse_oversized(bytes, event_arg, env, note);
+            input.platform = platform;
+            input
+        }
+    }
+}
+
+fn inert(platform: Platform, event_arg: Option<&str>) -> HookInput {
+    HookInput {
+        platform,
+        event: HookEvent::Other {
+            name: event_arg.unwrap_or("unknown").to_owned(),
+        },
+        session_id: None,
+        cwd: None,
+        project_dir: None,
+        transcript_path: None,
+        oversized: None,
+    }
+}
+
+fn render(input: &HookInput, response: &HookResponse) -> Value {
+    adapter::render(input, response)
+}
+
+enum Payload {
+    Complete(Vec<u8>),
+    /// Too large: the head and tail of it, and its full size.
+    Oversized { salvage: Vec<u8>, total: usize },
+}
+
+/// Reads stdin to the end, keeping it whole up to `limit` bytes and only a
+/// head and tail beyond, so memory stays bounded whatever the host sends.
+fn read_payload(limit: usize) -> std::io::Result<Payload> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        // Run by hand without a payload: do not wait for typing.
+        return Ok(Payload::Complete(Vec::new()));
+    }
+    let mut lock = stdin.lock();
+    let mut buf = Vec::with_capacity(16 * 1024);
+    let mut chunk = vec![0u8; 64 * 1024];
+    let mut total = 0usize;
+    let mut tail: Vec<u8> = Vec::new();
+    loop {
+        let n = match lock.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        total += n;
+        if total <= limit {
+            buf.extend_from_slice(&chunk[..n]);
+        } else {
+            if buf.len() > SALVAGE_HEAD {
+                buf.truncate(SALVAGE_HEAD);
+            }
+            tail.extend_from_slice(&chunk[..n]);
+            if tail.len() > 2 * SALVAGE_TAIL {
+                tail.drain(..tail.len() - SALVAGE_TAIL);
+            }
+        }
+    }
+    if total <= limit {
+        return Ok(Payload::Complete(buf));
+    }
+    let keep_tail = tail.len().min(SALVAGE_TAIL);
+    buf.extend_from_slice(&tail[tail.len() - keep_tail..]);
+    Ok(Payload::Oversized {
+        salvage: buf,
+        total,
+    })
+}
+
+fn emit_stdout(value: &Value) {
+    let mut line = value.to_string();
+    line.push('\n');
+    let mut out = std::io::stdout().lock();
+    // A host that closed the pipe does not want the answer; nothing to do.
+    let _ = out.write_all(line.as_bytes());
+    let _ = out.flush();
+}
+
+/// Writes diagnostics to the hook log (details) and stderr (one line each
+/// for warnings and errors).
+fn report(data: Option<&DataDir>, platform: &str, label: &str, diagnostics: &[Diagnostic]) {
+    let stamp = format_rfc3339(now_ms());
+    let mut log_text = String::new();
+    for d in diagnostics {
+        let level = match d.level {
+            Level::Info => "INFO",
+            Level::Warn => "WARN",
+            Level::Error => "ERROR",
+        };
+        log_text.push_str(&format!("{stamp} {level} {platform} {label}: {}\n", d.message));
+    }
+    let logged = data.is_some_and(|d| append_log(d, &log_text).is_ok());
+    let mut err = std::io::stderr().lock();
+    for d in diagnostics.iter().filter(|d| d.level != Level::Info || !logged) {
+        let _ = writeln!(err, "mnemo: {}", d.message);
+    }
+}
+
+fn append_log(data: &DataDir, text: &str) -> std::io::Result<()> {
+    let dir = data.log_dir();
+    mnemo_core::paths::create_private_dir(&dir)?;
+    let path = data.hook_log_path();
+    if std::fs::metadata(&path).is_ok_and(|m| m.len() > LOG_ROTATE_BYTES) {
+        let _ = std::fs::rename(&path, dir.join(format!("{}.1", mnemo_core::paths::HOOK_LOG_FILE)));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(&path)?.write_all(text.as_bytes())
+}
+
+fn env_flag(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|v| {
+        let v = v.trim().to_ascii_lowercase();
+        !v.is_empty() && v != "0" && v != "false" && v != "no" && v != "off"
+    })
+}
+
+fn empty() -> Value {
+    Value::Object(Default::default())
+}
+
+fn warn(message: String) -> Diagnostic {
+    Diagnostic {
+        level: Level::Warn,
+        message,
+    }
+}
+
+fn error(message: String) -> Diagnostic {
+    Diagnostic {
+        level: Level::Error,
+        message,
+    }
+}

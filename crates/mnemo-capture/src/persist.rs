@@ -1,0 +1,85 @@
+//! Carrying out a plan's capture: into the database when it can be written,
+//! else into the spool. Either way the capture survives.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use mnemo_core::{Config, DataDir};
+use mnemo_store::capture::Applied;
+use mnemo_store::{Capture, CaptureOp, Store, spool};
+
+/// Where a capture ended up.
+#[derive(Debug)]
+pub enum Persisted {
+    Stored(Applied),
+    /// In the spool file, because of the reason given.
+    Spooled { file: PathBuf, reason: String },
+}
+
+/// Something worth a line in the hook log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    pub level: Level,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Level {
+    Info,
+    Warn,
+    Error,
+}
+
+/// Stores `capture`, ingesting any spool backlog first so that order is kept.
+/// Returns Err only when neither the database nor any spool file took it.
+pub fn persist(
+    capture: &Capture,
+    data: &DataDir,
+    config: &Config,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Persisted, String> {
+    let busy = Duration::from_millis(config.store.busy_timeout_ms);
+    let result = Store::open(&data.db_path(), busy).and_then(|mut store| {
+        if spool::has_pending(data) {
+            let report = store.ingest_spool(data)?;
+            diagnostics.push(Diagnostic {
+                level: if report.rejected > 0 { Level::Warn } else { Level::Info },
+                message: format!(
+                    "ingested the spool: {} applied, {} already present, {} set aside in {}",
+                    report.applied,
+                    report.duplicates,
+                    report.rejected,
+                    data.spool_dir().join(spool::REJECTED_FILE).display()
+                ),
+            });
+        }
+        let applied = store.apply(capture)?;
+        if matches!(capture.op, CaptureOp::SessionEnd { .. }) {
+            // Best effort: a busy reader just means a later checkpoint.
+            let _ = store.checkpoint_passive();
+        }
+        Ok(applied)
+    });
+    match result {
+        Ok(applied) => Ok(Persisted::Stored(applied)),
+        Err(e) => {
+            let reason = e.to_string();
+            match spool::append(data, capture) {
+                Ok(file) => {
+                    diagnostics.push(Diagnostic {
+                        level: Level::Warn,
+                        message: format!(
+                            "database not writable ({reason}); event spooled to {} and will be stored \
+                             when the database opens cleanly (run `mnemo doctor`)",
+                            file.display()
+                        ),
+                    });
+                    Ok(Persisted::Spooled { file, reason })
+                }
+                Err(spool_error) => Err(format!(
+                    "event lost: database not writable ({reason}) and {spool_error}"
+                )),
+            }
+        }
+    }
+}

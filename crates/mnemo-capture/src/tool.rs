@@ -1,0 +1,480 @@
+//! What to keep of a tool call: the files it touched, how much it matters,
+//! and its input and response made safe and small enough to store.
+//!
+//! Order matters: files are found first (so the deny list can withhold
+//! contents), responses lose what duplicates the input (a Write echoes the
+//! whole file back), then privacy rules apply, and only then is the size
+//! capped, so that a cut can never expose half of a redacted secret.
+
+use std::path::Path;
+
+use mnemo_core::model::Priority;
+use mnemo_core::privacy::Sanitizer;
+use serde_json::{Map, Value};
+
+use crate::event::ToolCall;
+
+/// A tool event ready for the events table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShapedTool {
+    pub input: Option<String>,
+    pub response: Option<String>,
+    pub error: Option<String>,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+    pub priority: Priority,
+    pub note: Option<String>,
+}
+
+pub struct Policy<'a> {
+    pub sanitizer: &'a Sanitizer,
+    pub max_field_bytes: usize,
+}
+
+/// Shapes a tool use (`response`) or failure (`error`).
+pub fn shape(
+    call: &ToolCall,
+    response: Option<&Value>,
+    error: Option<&str>,
+    cwd: Option<&str>,
+    policy: &Policy<'_>,
+) -> ShapedTool {
+    let mut notes = Vec::new();
+    let (files_read, files_modified) = files_touched(&call.name, &call.input, cwd);
+    let priority = priority(&call.name, &call.input, error.is_some());
+
+    let mut input = call.input.clone();
+    let mut response = response.filter(|r| !r.is_null()).cloned();
+
+    if let Some((file, pattern)) = files_read
+        .iter()
+        .chain(&files_modified)
+        .find_map(|f| policy.sanitizer.denied_file(f).map(|p| (f.clone(), p.to_owned())))
+    {
+        input = identifying_keys(&input);
+        response = None;
+        notes.push(format!(
+            "contents withheld: {file} matches the deny list (`{pattern}`)"
+        ));
+    } else if let Some((word, pattern)) = command_of(&input)
+        .and_then(|c| policy.sanitizer.denied_file_in_command(c))
+        .map(|(w, p)| (w.to_owned(), p.to_owned()))
+    {
+        response = None;
+        notes.push(format!(
+            "output withheld: the command names {word}, which matches the deny list (`{pattern}`)"
+        ));
+    }
+
+    if let Some(r) = response.as_mut() {
+        slim_response(&call.name, r, &mut notes);
+    }
+
+    policy.sanitizer.value(&mut input);
+    if let Some(r) = response.as_mut() {
+        policy.sanitizer.value(r);
+    }
+    let error = error.map(|e| {
+        let clean = policy.sanitizer.text(e);
+        cap_text(&clean, policy.max_field_bytes, "error", &mut notes)
+    });
+
+    let input = cap_json(input, policy.max_field_bytes, "input", &mut notes);
+    let response = response.map(|r| cap_json(r, policy.max_field_bytes, "response", &mut notes));
+
+    ShapedTool {
+        input: Some(input),
+        response,
+        error,
+        files_read,
+        files_modified,
+        priority,
+        note: (!notes.is_empty()).then(|| notes.join("; ")),
+    }
+}
+
+/// Files a tool read and modified, as absolute paths where the working
+/// directory allows.
+pub fn files_touched(tool: &str, input: &Value, cwd: Option<&str>) -> (Vec<String>, Vec<String>) {
+    let path_of = |key: &str| {
+        input
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .map(|p| absolute(p, cwd))
+    };
+    let mut read = Vec::new();
+    let mut modified = Vec::new();
+    match tool {
+        "Write" | "Edit" | "MultiEdit" => modified.extend(path_of("file_path")),
+        "NotebookEdit" => modified.extend(path_of("notebook_path")),
+        "Read" => read.extend(path_of("file_path")),
+        "NotebookRead" => read.extend(path_of("notebook_path")),
+        _ => {
+            // Codex reports patches as `apply_patch` (or a Bash command
+            // holding the patch text).
+            if let Some(patch) = command_of(input).filter(|c| c.contains("*** Begin Patch")) {
+                modified.extend(patch_files(patch).map(|f| absolute(f, cwd)));
+            }
+        }
+    }
+    (read, modified)
+}
+
+fn absolute(path: &str, cwd: Option<&str>) -> String {
+    match cwd {
+        Some(cwd) if !Path::new(path).is_absolute() => {
+            Path::new(cwd).join(path).to_string_lossy().into_owned()
+        }
+        _ => path.to_owned(),
+    }
+}
+
+fn patch_files(patch: &str) -> impl Iterator<Item = &str> {
+    patch.lines().filter_map(|l| {
+        ["*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: "]
+            .iter()
+            .find_map(|p| l.strip_prefix(p))
+            .map(str::trim)
+    })
+}
+
+fn command_of(input: &Value) -> Option<&str> {
+    input.get("command").and_then(Value::as_str)
+}
+
+/// How urgently the worker should look at this event.
+pub fn priority(tool: &str, input: &Value, failed: bool) -> Priority {
+    if failed {
+        return Priority::High;
+    }
+    match tool {
+        "Write" | "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" => Priority::High,
+        "Bash" => match command_of(input) {
+            Some(c) if is_read_only_command(c) => Priority::Low,
+            _ => Priority::High,
+        },
+        "Read" | "NotebookRead" | "Glob" | "Grep" | "LS" | "WebSearch" | "WebFetch" => {
+            Priority::Low
+        }
+        _ => Priority::Normal,
+    }
+}
+
+/// True when every part of a shell command line only looks at things
+/// (`ls`, `cat`, `git status`, `grep ... | head`). Redirections to files and
+/// anything unknown count as mutations: better a needless observation than
+/// a missed one.
+pub fn is_read_only_command(command: &str) -> bool {
+    const READERS: &[&str] = &[
+        "ls", "cat", "head", "tail", "grep", "rg", "ag", "find", "fd", "pwd", "echo", "wc",
+        "which", "type", "tree", "stat", "file", "less", "more", "du", "df", "sort", "uniq",
+        "cut", "diff", "jq", "printenv", "env", "date", "whoami", "uname", "id", "basename",
+        "dirname", "realpath", "readlink", "true", "cd",
+    ];
+    const GIT_READERS: &[&str] = &[
+        "status", "log", "diff", "show", "branch", "blame", "ls-files", "rev-parse", "describe",
+        "remote", "shortlog", "grep",
+    ];
+    if command.contains('>') || command.contains("$(") || command.contains('`') {
+        return false;
+    }
+    command
+        .split(['|', ';', '&', '\n'])
+        .map(str::trim)
+        .filter(|part| !part.is_empty())
+        .all(|part| {
+            let mut words = part
+                .split_whitespace()
+                .skip_while(|w| w.contains('=') && !w.starts_with('-'));
+            match words.next() {
+                Some("git") => words
+                    .find(|w| !w.starts_with('-'))
+                    .is_some_and(|sub| GIT_READERS.contains(&sub)),
+                Some("sed") => !part.contains(" -i"),
+                Some(cmd) => READERS.contains(&cmd.rsplit('/').next().unwrap_or(cmd)),
+                None => true,
+            }
+        })
+}
+
+/// Drops what a response repeats from its input or that is a whole previous
+/// file, noting what went.
+fn slim_response(tool: &str, response: &mut Value, notes: &mut Vec<String>) {
+    let Value::Object(map) = response else {
+        return;
+    };
+    match tool {
+        "Write" => {
+            map.remove("content");
+            drop_original(map, notes);
+        }
+        "Edit" | "MultiEdit" => {
+            map.remove("oldString");
+            map.remove("newString");
+            map.remove("edits");
+            drop_original(map, notes);
+        }
+        _ => {}
+    }
+}
+
+fn drop_original(map: &mut Map<String, Value>, notes: &mut Vec<String>) {
+    if let Some(Value::String(original)) = map.remove("originalFile") {
+        notes.push(format!(
+            "previous file content ({} bytes) not stored; the patch is",
+            original.len()
+        ));
+    }
+}
+
+/// Keeps only the keys that say what was touched, not what was in it.
+fn identifying_keys(input: &Value) -> Value {
+    let mut kept = Map::new();
+    if let Value::Object(map) = input {
+        for key in ["file_path", "notebook_path", "path", "command", "description"] {
+            if let Some(v) = map.get(key) {
+                kept.insert(key.to_owned(), v.clone());
+            }
+        }
+    }
+    Value::Object(kept)
+}
+
+/// Serializes `value`, cutting its longest strings (head and tail kept) until
+/// it fits `max_bytes`.
+pub fn cap_json(mut value: Value, max_bytes: usize, what: &str, notes: &mut Vec<String>) -> String {
+    let original = serialized_len(&value);
+    if original <= max_bytes {
+        return value.to_string();
+    }
+    // Find the largest per-string length `limit` that makes the whole fit,
+    // then cut every longer string to it (water-filling).
+    let mut lengths = Vec::new();
+    collect_string_lengths(&value, &mut lengths);
+    let total_strings: usize = lengths.iter().sum();
+    let overhead = original.saturating_sub(total_strings);
+    let budget = max_bytes.saturating_sub(overhead);
+    let (mut lo, mut hi) = (0usize, lengths.iter().copied().max().unwrap_or(0));
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        let used: usize = lengths
+            .iter()
+            .map(|&l| if l > mid { mid + MARKER_ALLOWANCE } else { l })
+            .sum();
+        if used <= budget {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    cut_strings(&mut value, lo);
+    let mut text = value.to_string();
+    if text.len() > max_bytes {
+        // Structure alone is too big (a huge array of small items): keep a
+        // prefix of the JSON text as a string, which is still valid JSON.
+        let keep = floor_char_boundary(&text, max_bytes.saturating_sub(64));
+        text = Value::String(format!("{}…[cut]", &text[..keep])).to_string();
+    }
+    notes.push(format!(
+        "{what} cut from {} to {} bytes",
+        original,
+        text.len()
+    ));
+    text
+}
+
+/// Room for the `…[N bytes cut]…` marker in a cut string.
+const MARKER_ALLOWANCE: usize = 32;
+
+fn cap_text(text: &str, max_bytes: usize, what: &str, notes: &mut Vec<String>) -> String {
+    if text.len() <= max_bytes {
+        return text.to_owned();
+    }
+    notes.push(format!("{what} cut from {} to about {max_bytes} bytes", text.len()));
+    cut_middle(text, max_bytes.saturating_sub(MARKER_ALLOWANCE))
+}
+
+fn serialized_len(value: &Value) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Counter(0);
+    let _ = serde_json::to_writer(&mut c, value);
+    c.0
+}
+
+fn collect_string_lengths(value: &Value, out: &mut Vec<usize>) {
+    match value {
+        Value::String(s) => out.push(s.len()),
+        Value::Array(items) => items.iter().for_each(|v| collect_string_lengths(v, out)),
+        Value::Object(map) => map.values().for_each(|v| collect_string_lengths(v, out)),
+        _ => {}
+    }
+}
+
+fn cut_strings(value: &mut Value, limit: usize) {
+    match value {
+        Value::String(s) if s.len() > limit => *s = cut_middle(s, limit),
+        Value::Array(items) => items.iter_mut().for_each(|v| cut_strings(v, limit)),
+        Value::Object(map) => map.values_mut().for_each(|v| cut_strings(v, limit)),
+        _ => {}
+    }
+}
+
+/// Keeps the head and tail of `text` (about `keep` bytes in all) around a
+/// marker saying how much was cut. Never splits a character.
+pub fn cut_middle(text: &str, keep: usize) -> String {
+    if text.len() <= keep {
+        return text.to_owned();
+    }
+    let head = floor_char_boundary(text, keep - keep / 3);
+    let tail_start = ceil_char_boundary(text, text.len() - keep / 3);
+    let cut = tail_start - head;
+    format!("{}…[{cut} bytes cut]…{}", &text[..head], &text[tail_start..])
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    i = i.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_char_boundary(s: &str, mut i: usize) -> usize {
+    while i < s.len() && !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mnemo_core::config::PrivacyConfig;
+    use serde_json::json;
+
+    fn call(name: &str, input: Value) -> ToolCall {
+        ToolCall {
+            name: name.into(),
+            input,
+            tool_use_id: Some("t".into()),
+            prompt_id: None,
+            duration_ms: None,
+        }
+    }
+
+    fn policy(s: &Sanitizer) -> Policy<'_> {
+        Policy {
+            sanitizer: s,
+            max_field_bytes: 4096,
+        }
+    }
+
+    #[test]
+    fn edit_keeps_the_patch_and_drops_the_old_file() {
+        let s = Sanitizer::new(&PrivacyConfig::default());
+        let response = json!({
+            "filePath": "/p/a.py", "oldString": "x", "newString": "y",
+            "originalFile": "def a():\n    return 1\n",
+            "structuredPatch": [{"lines": ["-x", "+y"]}]
+        });
+        let shaped = shape(
+            &call("Edit", json!({"file_path": "a.py", "old_string": "x", "new_string": "y"})),
+            Some(&response),
+            None,
+            Some("/p"),
+            &policy(&s),
+        );
+        assert_eq!(shaped.files_modified, ["/p/a.py"]);
+        assert_eq!(shaped.priority, Priority::High);
+        let stored: Value = serde_json::from_str(shaped.response.as_deref().unwrap()).unwrap();
+        assert_eq!(stored, json!({"filePath": "/p/a.py", "structuredPatch": [{"lines": ["-x", "+y"]}]}));
+        assert!(shaped.note.unwrap().contains("previous file content (22 bytes) not stored"));
+    }
+
+    #[test]
+    fn denied_files_keep_only_the_fact_of_the_touch() {
+        let s = Sanitizer::new(&PrivacyConfig::default());
+        let shaped = shape(
+            &call("Read", json!({"file_path": "/p/.env.local", "limit": 5})),
+            Some(&json!({"file": {"content": "PASSWORD=hunter2"}})),
+            None,
+            None,
+            &policy(&s),
+        );
+        assert_eq!(shaped.input.as_deref(), Some(r#"{"file_path":"/p/.env.local"}"#));
+        assert_eq!(shaped.response, None);
+        assert_eq!(shaped.files_read, ["/p/.env.local"]);
+        assert!(shaped.note.unwrap().contains("matches the deny list (`.env.*`)"));
+
+        let shaped = shape(
+            &call("Bash", json!({"command": "cat .env"})),
+            Some(&json!({"stdout": "PASSWORD=hunter2"})),
+            None,
+            None,
+            &policy(&s),
+        );
+        assert_eq!(shaped.response, None);
+        assert!(shaped.note.unwrap().starts_with("output withheld"));
+    }
+
+    #[test]
+    fn large_values_are_cut_to_fit_with_head_and_tail() {
+        let mut notes = Vec::new();
+        let big = format!("HEAD{}TAIL", "x".repeat(100_000));
+        let value = json!({"stdout": big, "stderr": "short"});
+        let original = value.to_string().len();
+        let text = cap_json(value, 4096, "response", &mut notes);
+        assert!(text.len() <= 4096, "{}", text.len());
+        let v: Value = serde_json::from_str(&text).unwrap();
+        let out = v["stdout"].as_str().unwrap();
+        assert!(out.starts_with("HEAD") && out.ends_with("TAIL"));
+        assert!(out.contains("bytes cut]"));
+        assert_eq!(v["stderr"], "short");
+        assert_eq!(notes, [format!("response cut from {original} to {} bytes", text.len())]);
+
+        let mut notes = Vec::new();
+        let many: Vec<Value> = (0..5000).map(|i| json!(i)).collect();
+        let text = cap_json(Value::Array(many), 1000, "response", &mut notes);
+        assert!(text.len() <= 1000);
+        assert!(serde_json::from_str::<Value>(&text).is_ok());
+    }
+
+    #[test]
+    fn cutting_respects_characters() {
+        let s = "é".repeat(1000);
+        let cut = cut_middle(&s, 101);
+        assert!(cut.contains("bytes cut"));
+        assert!(cut.len() < 200);
+    }
+
+    #[test]
+    fn bash_priority_follows_what_the_command_does() {
+        for c in ["ls -la", "git status", "cat a | grep b | head", "FOO=1 git log -3", "sed -n 1,5p f"] {
+            assert!(is_read_only_command(c), "{c}");
+        }
+        for c in ["rm -rf build", "cargo test", "echo x > f", "git commit -m x", "ls && make", "sed -i s/a/b/ f", "echo $(rm x)"] {
+            assert!(!is_read_only_command(c), "{c}");
+        }
+        assert_eq!(priority("Bash", &json!({"command": "ls"}), false), Priority::Low);
+        assert_eq!(priority("Bash", &json!({"command": "ls"}), true), Priority::High);
+        assert_eq!(priority("Read", &json!({}), false), Priority::Low);
+        assert_eq!(priority("mcp__x__y", &json!({}), false), Priority::Normal);
+    }
+
+    #[test]
+    fn codex_patches_name_their_files() {
+        let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: b.rs\n*** End Patch";
+        let (_, modified) = files_touched("apply_patch", &json!({"command": patch}), Some("/r"));
+        assert_eq!(modified, ["/r/src/a.rs", "/r/b.rs"]);
+    }
+}
