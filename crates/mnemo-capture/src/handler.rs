@@ -56,7 +56,11 @@ pub fn plan(input: &HookInput, ctx: &Context<'_>) -> Plan {
             }
             tool_event(input, call, Some(response), None, ctx)
         }
-        HookEvent::PostToolUseFailure { call, error, interrupted } => {
+        HookEvent::PostToolUseFailure {
+            call,
+            error,
+            interrupted,
+        } => {
             if skipped(call, ctx) {
                 return Plan::default();
             }
@@ -185,7 +189,9 @@ mod tests {
 
     #[test]
     fn private_text_never_reaches_the_capture() {
-        let plan = run(include_str!("../tests/fixtures/claude-code/UserPromptSubmit.json"));
+        let plan = run(include_str!(
+            "../tests/fixtures/claude-code/UserPromptSubmit.json"
+        ));
         let capture = plan.capture.unwrap();
         let CaptureOp::Prompt { text, origin, .. } = &capture.op else {
             panic!("not a prompt")
@@ -209,14 +215,19 @@ mod tests {
 
     #[test]
     fn failures_are_high_priority_events_with_the_error() {
-        let plan = run(include_str!("../tests/fixtures/claude-code/PostToolUseFailure.Bash.json"));
+        let plan = run(include_str!(
+            "../tests/fixtures/claude-code/PostToolUseFailure.Bash.json"
+        ));
         let CaptureOp::Event(e) = plan.capture.unwrap().op else {
             panic!("not an event")
         };
         assert_eq!(e.kind, EventKind::ToolFailure);
         assert_eq!(e.error.as_deref(), Some("Exit code 3"));
         assert_eq!(e.priority, Priority::High);
-        assert_eq!(e.platform_prompt_id.as_deref(), Some("fcb4cf24-74b2-437b-b68f-c0e0bf779db4"));
+        assert_eq!(
+            e.platform_prompt_id.as_deref(),
+            Some("fcb4cf24-74b2-437b-b68f-c0e0bf779db4")
+        );
     }
 
     #[test]
@@ -226,17 +237,24 @@ mod tests {
             panic!("not an event")
         };
         assert_eq!(e.kind, EventKind::TurnEnd);
-        assert_eq!(e.response.as_deref(), Some("\"Refactored login to use check_hash.\""));
+        assert_eq!(
+            e.response.as_deref(),
+            Some("\"Refactored login to use check_hash.\"")
+        );
     }
 
     #[test]
     fn skipped_tools_and_pre_tool_use_store_nothing() {
         assert_eq!(
-            run(r#"{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"mcp__mnemo__search"}"#),
+            run(
+                r#"{"session_id":"s","hook_event_name":"PostToolUse","tool_name":"mcp__mnemo__search"}"#
+            ),
             Plan::default()
         );
         assert_eq!(
-            run(include_str!("../tests/fixtures/claude-code/PreToolUse.Bash.json")),
+            run(include_str!(
+                "../tests/fixtures/claude-code/PreToolUse.Bash.json"
+            )),
             Plan::default()
         );
         assert_eq!(
@@ -248,6 +266,9 @@ mod tests {
     #[test]
     fn payload_without_session_is_kept_under_a_visible_name() {
         let plan = run(r#"{"hook_event_name":"SessionEnd"}"#);
-        assert_eq!(plan.capture.unwrap().session.platform_session_id, UNKNOWN_SESSION);
+        assert_eq!(
+            plan.capture.unwrap().session.platform_session_id,
+            UNKNOWN_SESSION
+        );
     }
 }

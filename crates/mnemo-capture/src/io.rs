@@ -25,7 +25,7 @@ use mnemo_core::{Config, DataDir};
 use serde_json::Value;
 
 use crate::adapter::{self, Env, claude_code};
-use crate::event::{HookEvent, HookInput, HookResponse};
+use crate::event::{HookEvent, HookInput};
 use crate::handler::{self, Context};
 use crate::persist::{Diagnostic, Level, persist};
 
@@ -65,7 +65,11 @@ pub fn run(platform_arg: &str, event_arg: Option<&str>) -> i32 {
                 .ok()
                 .and_then(|mut slot| slot.take())
                 .unwrap_or_else(|| "unknown panic".to_owned());
-            (empty(), vec![error(format!("internal error: {message}"))], String::new())
+            (
+                empty(),
+                vec![error(format!("internal error: {message}"))],
+                String::new(),
+            )
         }
     };
     emit_stdout(&stdout);
@@ -94,6 +98,11 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir) -> Done 
             String::new(),
         );
     };
+    // Fault injection for the test suite: proves that a panic anywhere on
+    // this path still ends in exit 0 with valid JSON.
+    if std::env::var("MNEMO_FAULT_INJECT").as_deref() == Ok("panic") {
+        panic!("fault injected by MNEMO_FAULT_INJECT");
+    }
     let mut diagnostics = Vec::new();
     let loaded = Config::load_lenient(&data.config_path());
     diagnostics.extend(loaded.warnings.into_iter().map(warn));
@@ -101,7 +110,9 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir) -> Done 
     let env = Env::from_process();
 
     let input = match read_payload(config.capture.max_payload_bytes as usize) {
-        Ok(Payload::Complete(bytes)) => parse_complete(platform, &bytes, event_arg, &env, &mut diagnostics),
+        Ok(Payload::Complete(bytes)) => {
+            parse_complete(platform, &bytes, event_arg, &env, &mut diagnostics)
+        }
         Ok(Payload::Oversized { salvage, total }) => {
             let note = format!(
                 "payload of {total} bytes exceeds capture.max_payload_bytes; only its identifiers were kept"
@@ -113,7 +124,11 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir) -> Done 
         }
         Err(e) => {
             diagnostics.push(error(format!("cannot read the payload from stdin: {e}")));
-            return (empty(), diagnostics, event_arg.unwrap_or_default().to_owned());
+            return (
+                empty(),
+                diagnostics,
+                event_arg.unwrap_or_default().to_owned(),
+            );
         }
     };
     let label = format!(
@@ -136,7 +151,7 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir) -> Done 
     {
         diagnostics.push(error(message));
     }
-    (render(&input, &plan.response), diagnostics, label)
+    (adapter::render(&input, &plan.response), diagnostics, label)
 }
 
 fn parse_complete(
@@ -153,7 +168,9 @@ fn parse_complete(
     match serde_json::from_slice::<Value>(bytes) {
         Ok(payload @ Value::Object(_)) => adapter::parse(platform, &payload, event_arg, env),
         Ok(_) => {
-            diagnostics.push(warn("payload is JSON but not an object; ignored".to_owned()));
+            diagnostics.push(warn(
+                "payload is JSON but not an object; ignored".to_owned(),
+            ));
             inert(platform, event_arg)
         }
         Err(e) => {
@@ -181,14 +198,13 @@ fn inert(platform: Platform, event_arg: Option<&str>) -> HookInput {
     }
 }
 
-fn render(input: &HookInput, response: &HookResponse) -> Value {
-    adapter::render(input, response)
-}
-
 enum Payload {
     Complete(Vec<u8>),
     /// Too large: the head and tail of it, and its full size.
-    Oversized { salvage: Vec<u8>, total: usize },
+    Oversized {
+        salvage: Vec<u8>,
+        total: usize,
+    },
 }
 
 /// Reads stdin to the end, keeping it whole up to `limit` bytes and only a
@@ -255,11 +271,17 @@ fn report(data: Option<&DataDir>, platform: &str, label: &str, diagnostics: &[Di
             Level::Warn => "WARN",
             Level::Error => "ERROR",
         };
-        log_text.push_str(&format!("{stamp} {level} {platform} {label}: {}\n", d.message));
+        log_text.push_str(&format!(
+            "{stamp} {level} {platform} {label}: {}\n",
+            d.message
+        ));
     }
     let logged = data.is_some_and(|d| append_log(d, &log_text).is_ok());
     let mut err = std::io::stderr().lock();
-    for d in diagnostics.iter().filter(|d| d.level != Level::Info || !logged) {
+    for d in diagnostics
+        .iter()
+        .filter(|d| d.level != Level::Info || !logged)
+    {
         let _ = writeln!(err, "mnemo: {}", d.message);
     }
 }
@@ -269,7 +291,10 @@ fn append_log(data: &DataDir, text: &str) -> std::io::Result<()> {
     mnemo_core::paths::create_private_dir(&dir)?;
     let path = data.hook_log_path();
     if std::fs::metadata(&path).is_ok_and(|m| m.len() > LOG_ROTATE_BYTES) {
-        let _ = std::fs::rename(&path, dir.join(format!("{}.1", mnemo_core::paths::HOOK_LOG_FILE)));
+        let _ = std::fs::rename(
+            &path,
+            dir.join(format!("{}.1", mnemo_core::paths::HOOK_LOG_FILE)),
+        );
     }
     let mut options = std::fs::OpenOptions::new();
     options.append(true).create(true);

@@ -13,7 +13,10 @@ use mnemo_store::{Capture, CaptureOp, Store, spool};
 pub enum Persisted {
     Stored(Applied),
     /// In the spool file, because of the reason given.
-    Spooled { file: PathBuf, reason: String },
+    Spooled {
+        file: PathBuf,
+        reason: String,
+    },
 }
 
 /// Something worth a line in the hook log.
@@ -43,7 +46,11 @@ pub fn persist(
         if spool::has_pending(data) {
             let report = store.ingest_spool(data)?;
             diagnostics.push(Diagnostic {
-                level: if report.rejected > 0 { Level::Warn } else { Level::Info },
+                level: if report.rejected > 0 {
+                    Level::Warn
+                } else {
+                    Level::Info
+                },
                 message: format!(
                     "ingested the spool: {} applied, {} already present, {} set aside in {}",
                     report.applied,

@@ -46,11 +46,12 @@ pub fn shape(
     let mut input = call.input.clone();
     let mut response = response.filter(|r| !r.is_null()).cloned();
 
-    if let Some((file, pattern)) = files_read
-        .iter()
-        .chain(&files_modified)
-        .find_map(|f| policy.sanitizer.denied_file(f).map(|p| (f.clone(), p.to_owned())))
-    {
+    if let Some((file, pattern)) = files_read.iter().chain(&files_modified).find_map(|f| {
+        policy
+            .sanitizer
+            .denied_file(f)
+            .map(|p| (f.clone(), p.to_owned()))
+    }) {
         input = identifying_keys(&input);
         response = None;
         notes.push(format!(
@@ -132,10 +133,15 @@ fn absolute(path: &str, cwd: Option<&str>) -> String {
 
 fn patch_files(patch: &str) -> impl Iterator<Item = &str> {
     patch.lines().filter_map(|l| {
-        ["*** Update File: ", "*** Add File: ", "*** Delete File: ", "*** Move to: "]
-            .iter()
-            .find_map(|p| l.strip_prefix(p))
-            .map(str::trim)
+        [
+            "*** Update File: ",
+            "*** Add File: ",
+            "*** Delete File: ",
+            "*** Move to: ",
+        ]
+        .iter()
+        .find_map(|p| l.strip_prefix(p))
+        .map(str::trim)
     })
 }
 
@@ -168,13 +174,23 @@ pub fn priority(tool: &str, input: &Value, failed: bool) -> Priority {
 pub fn is_read_only_command(command: &str) -> bool {
     const READERS: &[&str] = &[
         "ls", "cat", "head", "tail", "grep", "rg", "ag", "find", "fd", "pwd", "echo", "wc",
-        "which", "type", "tree", "stat", "file", "less", "more", "du", "df", "sort", "uniq",
-        "cut", "diff", "jq", "printenv", "env", "date", "whoami", "uname", "id", "basename",
-        "dirname", "realpath", "readlink", "true", "cd",
+        "which", "type", "tree", "stat", "file", "less", "more", "du", "df", "sort", "uniq", "cut",
+        "diff", "jq", "printenv", "env", "date", "whoami", "uname", "id", "basename", "dirname",
+        "realpath", "readlink", "true", "cd",
     ];
     const GIT_READERS: &[&str] = &[
-        "status", "log", "diff", "show", "branch", "blame", "ls-files", "rev-parse", "describe",
-        "remote", "shortlog", "grep",
+        "status",
+        "log",
+        "diff",
+        "show",
+        "branch",
+        "blame",
+        "ls-files",
+        "rev-parse",
+        "describe",
+        "remote",
+        "shortlog",
+        "grep",
     ];
     if command.contains('>') || command.contains("$(") || command.contains('`') {
         return false;
@@ -232,7 +248,13 @@ fn drop_original(map: &mut Map<String, Value>, notes: &mut Vec<String>) {
 fn identifying_keys(input: &Value) -> Value {
     let mut kept = Map::new();
     if let Value::Object(map) = input {
-        for key in ["file_path", "notebook_path", "path", "command", "description"] {
+        for key in [
+            "file_path",
+            "notebook_path",
+            "path",
+            "command",
+            "description",
+        ] {
             if let Some(v) = map.get(key) {
                 kept.insert(key.to_owned(), v.clone());
             }
@@ -291,7 +313,10 @@ fn cap_text(text: &str, max_bytes: usize, what: &str, notes: &mut Vec<String>) -
     if text.len() <= max_bytes {
         return text.to_owned();
     }
-    notes.push(format!("{what} cut from {} to about {max_bytes} bytes", text.len()));
+    notes.push(format!(
+        "{what} cut from {} to about {max_bytes} bytes",
+        text.len()
+    ));
     cut_middle(text, max_bytes.saturating_sub(MARKER_ALLOWANCE))
 }
 
@@ -338,7 +363,11 @@ pub fn cut_middle(text: &str, keep: usize) -> String {
     let head = floor_char_boundary(text, keep - keep / 3);
     let tail_start = ceil_char_boundary(text, text.len() - keep / 3);
     let cut = tail_start - head;
-    format!("{}…[{cut} bytes cut]…{}", &text[..head], &text[tail_start..])
+    format!(
+        "{}…[{cut} bytes cut]…{}",
+        &text[..head],
+        &text[tail_start..]
+    )
 }
 
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
@@ -388,7 +417,10 @@ mod tests {
             "structuredPatch": [{"lines": ["-x", "+y"]}]
         });
         let shaped = shape(
-            &call("Edit", json!({"file_path": "a.py", "old_string": "x", "new_string": "y"})),
+            &call(
+                "Edit",
+                json!({"file_path": "a.py", "old_string": "x", "new_string": "y"}),
+            ),
             Some(&response),
             None,
             Some("/p"),
@@ -397,8 +429,16 @@ mod tests {
         assert_eq!(shaped.files_modified, ["/p/a.py"]);
         assert_eq!(shaped.priority, Priority::High);
         let stored: Value = serde_json::from_str(shaped.response.as_deref().unwrap()).unwrap();
-        assert_eq!(stored, json!({"filePath": "/p/a.py", "structuredPatch": [{"lines": ["-x", "+y"]}]}));
-        assert!(shaped.note.unwrap().contains("previous file content (22 bytes) not stored"));
+        assert_eq!(
+            stored,
+            json!({"filePath": "/p/a.py", "structuredPatch": [{"lines": ["-x", "+y"]}]})
+        );
+        assert!(
+            shaped
+                .note
+                .unwrap()
+                .contains("previous file content (22 bytes) not stored")
+        );
     }
 
     #[test]
@@ -411,10 +451,18 @@ mod tests {
             None,
             &policy(&s),
         );
-        assert_eq!(shaped.input.as_deref(), Some(r#"{"file_path":"/p/.env.local"}"#));
+        assert_eq!(
+            shaped.input.as_deref(),
+            Some(r#"{"file_path":"/p/.env.local"}"#)
+        );
         assert_eq!(shaped.response, None);
         assert_eq!(shaped.files_read, ["/p/.env.local"]);
-        assert!(shaped.note.unwrap().contains("matches the deny list (`.env.*`)"));
+        assert!(
+            shaped
+                .note
+                .unwrap()
+                .contains("matches the deny list (`.env.*`)")
+        );
 
         let shaped = shape(
             &call("Bash", json!({"command": "cat .env"})),
@@ -440,7 +488,13 @@ mod tests {
         assert!(out.starts_with("HEAD") && out.ends_with("TAIL"));
         assert!(out.contains("bytes cut]"));
         assert_eq!(v["stderr"], "short");
-        assert_eq!(notes, [format!("response cut from {original} to {} bytes", text.len())]);
+        assert_eq!(
+            notes,
+            [format!(
+                "response cut from {original} to {} bytes",
+                text.len()
+            )]
+        );
 
         let mut notes = Vec::new();
         let many: Vec<Value> = (0..5000).map(|i| json!(i)).collect();
@@ -459,14 +513,34 @@ mod tests {
 
     #[test]
     fn bash_priority_follows_what_the_command_does() {
-        for c in ["ls -la", "git status", "cat a | grep b | head", "FOO=1 git log -3", "sed -n 1,5p f"] {
+        for c in [
+            "ls -la",
+            "git status",
+            "cat a | grep b | head",
+            "FOO=1 git log -3",
+            "sed -n 1,5p f",
+        ] {
             assert!(is_read_only_command(c), "{c}");
         }
-        for c in ["rm -rf build", "cargo test", "echo x > f", "git commit -m x", "ls && make", "sed -i s/a/b/ f", "echo $(rm x)"] {
+        for c in [
+            "rm -rf build",
+            "cargo test",
+            "echo x > f",
+            "git commit -m x",
+            "ls && make",
+            "sed -i s/a/b/ f",
+            "echo $(rm x)",
+        ] {
             assert!(!is_read_only_command(c), "{c}");
         }
-        assert_eq!(priority("Bash", &json!({"command": "ls"}), false), Priority::Low);
-        assert_eq!(priority("Bash", &json!({"command": "ls"}), true), Priority::High);
+        assert_eq!(
+            priority("Bash", &json!({"command": "ls"}), false),
+            Priority::Low
+        );
+        assert_eq!(
+            priority("Bash", &json!({"command": "ls"}), true),
+            Priority::High
+        );
         assert_eq!(priority("Read", &json!({}), false), Priority::Low);
         assert_eq!(priority("mcp__x__y", &json!({}), false), Priority::Normal);
     }

@@ -177,7 +177,11 @@ mod tests {
             assert_eq!(Priority::from_i64(p.as_i64()), p);
             assert_eq!(Priority::parse(p.as_str()), Some(p));
         }
-        for k in [EventKind::ToolUse, EventKind::ToolFailure, EventKind::TurnEnd] {
+        for k in [
+            EventKind::ToolUse,
+            EventKind::ToolFailure,
+            EventKind::TurnEnd,
+        ] {
             assert_eq!(EventKind::parse(k.as_str()), Some(k));
         }
         for s in [

@@ -6,7 +6,9 @@
 //! edits comes back byte for byte; everything here relies on that and only ever edits nodes in place.
 
 use jsonc_parser::ParseOptions;
-use jsonc_parser::cst::{CstContainerNode, CstLeafNode, CstNode, CstObject, CstObjectProp, CstRootNode};
+use jsonc_parser::cst::{
+    CstContainerNode, CstLeafNode, CstNode, CstObject, CstObjectProp, CstRootNode,
+};
 
 use crate::edit::{ParseError, ParseErrorKind};
 
@@ -67,7 +69,10 @@ impl<'a> Document<'a> {
             Some(CstNode::Container(CstContainerNode::Object(object))) => Ok(Some(object)),
             Some(other) => Err(self.shape_error(
                 &other,
-                format!("the file must hold a JSON object, but it holds {}", describe(&other)),
+                format!(
+                    "the file must hold a JSON object, but it holds {}",
+                    describe(&other)
+                ),
             )),
         }
     }
@@ -160,6 +165,31 @@ pub(crate) fn string_property(object: &CstObject, name: &str) -> Option<String> 
     string_value(&object.get(name)?.value()?)
 }
 
+/// Whether removing `node` with the CST's `remove()` would take a comment along that is not part
+/// of `owned`, a node inside it that is ours to drop with everything in it.
+///
+/// Besides the node itself the CST's removal takes the rest of its line: comments just before it
+/// and after it (up to and past its comma). A container that only looks empty once our entries are
+/// gone must stay when it would take the user's comments with it.
+pub(crate) fn removal_drops_comments_outside(node: &CstNode, owned: &CstNode) -> bool {
+    let on_same_line_before = node
+        .previous_siblings()
+        .take_while(|n| n.is_trivia() && !n.is_newline())
+        .any(|n| n.is_comment());
+    let on_same_line_after = node
+        .next_siblings()
+        .take_while(|n| !n.is_newline() && (n.is_trivia() || n.is_comma()))
+        .any(|n| n.is_comment());
+    on_same_line_before || on_same_line_after || count_comments(node) > count_comments(owned)
+}
+
+fn count_comments(node: &CstNode) -> usize {
+    match node {
+        CstNode::Leaf(leaf) => usize::from(matches!(leaf, CstLeafNode::Comment(_))),
+        CstNode::Container(container) => container.children().iter().map(count_comments).sum(),
+    }
+}
+
 /// "an array", "a string", ... for messages about a value of the wrong type.
 pub(crate) fn describe(node: &CstNode) -> &'static str {
     match node {
@@ -231,8 +261,16 @@ mod tests {
 
     #[test]
     fn json5_extensions_are_refused() {
-        for text in ["{'a': 1}", "{a: 1}", "{\"a\": 0x10}", "{\"a\": 1 \"b\": 2}", "{\"a\": .5}"] {
-            let err = Document::parse(text).err().unwrap_or_else(|| panic!("{text} parsed"));
+        for text in [
+            "{'a': 1}",
+            "{a: 1}",
+            "{\"a\": 0x10}",
+            "{\"a\": 1 \"b\": 2}",
+            "{\"a\": .5}",
+        ] {
+            let err = Document::parse(text)
+                .err()
+                .unwrap_or_else(|| panic!("{text} parsed"));
             assert_eq!(err.kind, ParseErrorKind::Syntax);
             assert_eq!(err.line, 1);
         }

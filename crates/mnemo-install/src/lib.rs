@@ -4,6 +4,26 @@
 //! through jsonc-parser's concrete syntax tree: comments, formatting and foreign entries survive,
 //! and uninstall takes back exactly what install added. The planners are pure (text in, text and a
 //! list of changes out) so the CLI can show the changes before [`settings_file`] writes anything.
+//!
+//! ```
+//! use mnemo_install::{HookSpec, plan_install, plan_uninstall, shell_quote};
+//!
+//! let mnemo = shell_quote("/opt/my tools/mnemo");
+//! let hooks = [HookSpec {
+//!     event: "PostToolUse".to_string(),
+//!     matcher: Some("*".to_string()),
+//!     command: format!("{mnemo} hook claude-code PostToolUse"),
+//!     timeout_secs: 10,
+//! }];
+//! // In the CLI: `settings_file::read(path)?.unwrap_or_default()`.
+//! let existing = "{\n  // mine\n  \"model\": \"opus\"\n}\n";
+//! let edit = plan_install(existing, &hooks)?;
+//! assert!(edit.new_text.contains("// mine"));
+//! assert!(edit.new_text.contains(r#""command": "'/opt/my tools/mnemo' hook claude-code PostToolUse""#));
+//! // Unless `edit.is_noop()`: `settings_file::write_atomic(path, &edit.new_text)?`.
+//! assert_eq!(plan_uninstall(&edit.new_text)?.new_text, existing);
+//! # Ok::<(), mnemo_install::ParseError>(())
+//! ```
 
 pub mod claude_code;
 mod edit;
@@ -11,7 +31,8 @@ mod jsonc;
 pub mod settings_file;
 
 pub use claude_code::{
-    Change, ChangeKind, HookSpec, ParseError, ParseErrorKind, SettingsEdit, is_mnemo_hook_command,
-    plan_install, plan_mcp_install, plan_mcp_uninstall, plan_uninstall, shell_quote,
+    Change, ChangeKind, HookSpec, ParseError, ParseErrorKind, SettingsEdit, find_mnemo_hooks,
+    is_mnemo_hook_command, plan_install, plan_mcp_install, plan_mcp_uninstall, plan_uninstall,
+    shell_quote,
 };
 pub use settings_file::{FileError, WriteReport};

@@ -5,6 +5,7 @@
 //! operation first gets-or-creates its project and session, because hooks
 //! arrive in any order (a PostToolUse may precede its SessionStart).
 
+use mnemo_core::model::EventKind;
 use rusqlite::{OptionalExtension, Transaction, TransactionBehavior, params};
 
 use crate::record::{Capture, CaptureOp, EventRecord, PromptOrigin, SessionRef};
@@ -13,11 +14,21 @@ use crate::{Result, Store, json_list};
 /// What applying a capture did, for tests and logs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Applied {
-    Session { session_id: i64 },
-    Prompt { session_id: i64, prompt_number: i64, stored: bool },
-    Event { session_id: i64, event_id: Option<i64> },
-    /// A spooled capture that had been applied before.
-    AlreadyApplied,
+    Session {
+        session_id: i64,
+    },
+    Prompt {
+        session_id: i64,
+        prompt_number: i64,
+        stored: bool,
+    },
+    Event {
+        session_id: i64,
+        event_id: Option<i64>,
+    },
+    /// Already recorded: a spooled capture applied before, or the same
+    /// prompt or turn end reported twice (hooks installed at two scopes).
+    Duplicate,
 }
 
 impl Store {
@@ -49,7 +60,7 @@ impl Store {
             )
             .map_err(|e| crate::sql_err(&path, e))?;
         let applied = if fresh == 0 {
-            Applied::AlreadyApplied
+            Applied::Duplicate
         } else {
             apply_in(&tx, capture).map_err(|e| crate::sql_err(&path, e))?
         };
@@ -81,6 +92,11 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
             text,
             origin,
         } => {
+            if let Some(pid) = platform_prompt_id
+                && prompt_seen(tx, session_id, pid)?
+            {
+                return Ok(Applied::Duplicate);
+            }
             let prompt_number: i64 = tx.query_row(
                 "UPDATE sessions SET prompt_count = prompt_count + 1, current_prompt_id = ?2,
                         updated_at = ?3
@@ -119,6 +135,9 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
             })
         }
         CaptureOp::Event(event) => {
+            if event.kind == EventKind::TurnEnd && turn_end_seen(tx, session_id, event)? {
+                return Ok(Applied::Duplicate);
+            }
             let event_id = insert_event(tx, &capture.capture_id, session_id, event, at)?;
             Ok(Applied::Event {
                 session_id,
@@ -134,6 +153,28 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
             Ok(Applied::Session { session_id })
         }
     }
+}
+
+/// Whether this platform prompt id already opened a turn of the session.
+fn prompt_seen(tx: &Transaction<'_>, session_id: i64, pid: &str) -> rusqlite::Result<bool> {
+    tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sessions WHERE id = ?1 AND current_prompt_id = ?2)
+             OR EXISTS (SELECT 1 FROM prompts WHERE session_id = ?1 AND platform_prompt_id = ?2)",
+        params![session_id, pid],
+        |r| r.get(0),
+    )
+}
+
+/// Whether the same turn end (same turn, same last message) is recorded.
+fn turn_end_seen(tx: &Transaction<'_>, session_id: i64, e: &EventRecord) -> rusqlite::Result<bool> {
+    tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM events
+                        WHERE session_id = ?1 AND kind = 'turn_end'
+                          AND platform_prompt_id IS ?2 AND response IS ?3
+                          AND prompt_number = (SELECT prompt_count FROM sessions WHERE id = ?1))",
+        params![session_id, e.platform_prompt_id, e.response],
+        |r| r.get(0),
+    )
 }
 
 /// Inserts an event; None when the same tool call was recorded already.
@@ -256,7 +297,7 @@ impl PromptOrigin {
 mod tests {
     use super::*;
     use crate::record::new_capture_id;
-    use mnemo_core::model::{EventKind, Platform, Priority};
+    use mnemo_core::model::{Platform, Priority};
     use std::time::Duration;
 
     fn session(id: &str, root: Option<&str>) -> SessionRef {
@@ -321,26 +362,46 @@ mod tests {
             text: text.map(str::to_owned),
             origin: PromptOrigin::User,
         };
-        let a = store.apply(&capture(&s, prompt("p1", Some("first")), 1)).unwrap();
-        store.apply(&capture(&s, tool("t1", Some("p1")), 2)).unwrap();
+        let a = store
+            .apply(&capture(&s, prompt("p1", Some("first")), 1))
+            .unwrap();
+        store
+            .apply(&capture(&s, tool("t1", Some("p1")), 2))
+            .unwrap();
         let b = store.apply(&capture(&s, prompt("p2", None), 3)).unwrap();
-        store.apply(&capture(&s, tool("t2", Some("p2")), 4)).unwrap();
+        store
+            .apply(&capture(&s, tool("t2", Some("p2")), 4))
+            .unwrap();
         assert_eq!(
             a,
-            Applied::Prompt { session_id: 1, prompt_number: 1, stored: true }
+            Applied::Prompt {
+                session_id: 1,
+                prompt_number: 1,
+                stored: true
+            }
         );
         assert_eq!(
             b,
-            Applied::Prompt { session_id: 1, prompt_number: 2, stored: false }
+            Applied::Prompt {
+                session_id: 1,
+                prompt_number: 2,
+                stored: false
+            }
         );
         assert_eq!(count(&store, "SELECT prompt_count FROM sessions"), 2);
         assert_eq!(count(&store, "SELECT count(*) FROM prompts"), 1);
         assert_eq!(
-            count(&store, "SELECT prompt_number FROM events WHERE tool_use_id = 't1'"),
+            count(
+                &store,
+                "SELECT prompt_number FROM events WHERE tool_use_id = 't1'"
+            ),
             1
         );
         assert_eq!(
-            count(&store, "SELECT prompt_number FROM events WHERE tool_use_id = 't2'"),
+            count(
+                &store,
+                "SELECT prompt_number FROM events WHERE tool_use_id = 't2'"
+            ),
             2
         );
     }
@@ -349,7 +410,9 @@ mod tests {
     fn an_event_that_beats_its_prompt_is_relinked() {
         let (_t, mut store) = store();
         let s = session("abc", Some("/p/shop"));
-        store.apply(&capture(&s, tool("t1", Some("p1")), 1)).unwrap();
+        store
+            .apply(&capture(&s, tool("t1", Some("p1")), 1))
+            .unwrap();
         store
             .apply(&capture(
                 &s,
@@ -370,8 +433,20 @@ mod tests {
         let s = session("abc", None);
         let first = store.apply(&capture(&s, tool("t1", None), 1)).unwrap();
         let again = store.apply(&capture(&s, tool("t1", None), 2)).unwrap();
-        assert!(matches!(first, Applied::Event { event_id: Some(_), .. }));
-        assert_eq!(again, Applied::Event { session_id: 1, event_id: None });
+        assert!(matches!(
+            first,
+            Applied::Event {
+                event_id: Some(_),
+                ..
+            }
+        ));
+        assert_eq!(
+            again,
+            Applied::Event {
+                session_id: 1,
+                event_id: None
+            }
+        );
     }
 
     #[test]
@@ -389,7 +464,9 @@ mod tests {
             .unwrap();
         assert_eq!(count(&store, "SELECT count(*) FROM projects"), 1);
         // A session first seen without a directory adopts the first one named.
-        store.apply(&capture(&session("xyz", None), start, 3)).unwrap();
+        store
+            .apply(&capture(&session("xyz", None), start, 3))
+            .unwrap();
         store
             .apply(&capture(&session("xyz", Some("/p/c")), tool("u", None), 4))
             .unwrap();
@@ -408,21 +485,36 @@ mod tests {
         let (_t, mut store) = store();
         let s = session("abc", None);
         store
-            .apply(&capture(&s, CaptureOp::SessionEnd { reason: Some("other".into()) }, 5))
+            .apply(&capture(
+                &s,
+                CaptureOp::SessionEnd {
+                    reason: Some("other".into()),
+                },
+                5,
+            ))
             .unwrap();
         assert_eq!(
-            count(&store, "SELECT count(*) FROM sessions WHERE status = 'ended' AND ended_at = 5"),
+            count(
+                &store,
+                "SELECT count(*) FROM sessions WHERE status = 'ended' AND ended_at = 5"
+            ),
             1
         );
         store
             .apply(&capture(
                 &s,
-                CaptureOp::SessionStart { source: Some("resume".into()), transcript_path: None },
+                CaptureOp::SessionStart {
+                    source: Some("resume".into()),
+                    transcript_path: None,
+                },
                 6,
             ))
             .unwrap();
         assert_eq!(
-            count(&store, "SELECT count(*) FROM sessions WHERE status = 'active'"),
+            count(
+                &store,
+                "SELECT count(*) FROM sessions WHERE status = 'active'"
+            ),
             1
         );
     }
@@ -433,17 +525,24 @@ mod tests {
         let s = session("abc", None);
         let c = capture(
             &s,
-            CaptureOp::Prompt { platform_prompt_id: None, text: Some("x".into()), origin: PromptOrigin::User },
+            CaptureOp::Prompt {
+                platform_prompt_id: None,
+                text: Some("x".into()),
+                origin: PromptOrigin::User,
+            },
             1,
         );
         store.apply_once(&c).unwrap();
-        assert_eq!(store.apply_once(&c).unwrap(), Applied::AlreadyApplied);
+        assert_eq!(store.apply_once(&c).unwrap(), Applied::Duplicate);
         assert_eq!(count(&store, "SELECT prompt_count FROM sessions"), 1);
     }
 
     #[test]
     fn host_injected_prompts_are_system() {
-        assert_eq!(PromptOrigin::of("<task-notification>\n<task-id>x"), PromptOrigin::System);
+        assert_eq!(
+            PromptOrigin::of("<task-notification>\n<task-id>x"),
+            PromptOrigin::System
+        );
         assert_eq!(PromptOrigin::of("fix the bug"), PromptOrigin::User);
     }
 }

@@ -247,7 +247,11 @@ impl Store {
     }
 
     /// Reads JSON Lines from `input` and stores every record not yet present.
-    pub fn import(&mut self, input: &mut dyn BufRead, sanitizer: &Sanitizer) -> Result<ImportReport> {
+    pub fn import(
+        &mut self,
+        input: &mut dyn BufRead,
+        sanitizer: &Sanitizer,
+    ) -> Result<ImportReport> {
         let mut report = ImportReport::default();
         let path = self.path.clone();
         let tx = self
@@ -299,8 +303,17 @@ fn sanitized(mut record: Value, sanitizer: &Sanitizer) -> Value {
         for (key, value) in map.iter_mut() {
             if !matches!(
                 key.as_str(),
-                "kind" | "uid" | "platform" | "session_id" | "project" | "root" | "cwd"
-                    | "transcript_path" | "created_at" | "started_at" | "ended_at"
+                "kind"
+                    | "uid"
+                    | "platform"
+                    | "session_id"
+                    | "project"
+                    | "root"
+                    | "cwd"
+                    | "transcript_path"
+                    | "created_at"
+                    | "started_at"
+                    | "ended_at"
             ) {
                 sanitizer.value(value);
             }
@@ -642,14 +655,20 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
 }
 
 fn exists(tx: &Transaction<'_>, table: &str, uid: &str) -> rusqlite::Result<bool> {
-    tx.query_row(&format!("SELECT 1 FROM {table} WHERE uid = ?1"), [uid], |_| Ok(()))
-        .optional()
-        .map(|r| r.is_some())
+    tx.query_row(
+        &format!("SELECT 1 FROM {table} WHERE uid = ?1"),
+        [uid],
+        |_| Ok(()),
+    )
+    .optional()
+    .map(|r| r.is_some())
 }
 
 fn project_by_root(tx: &Transaction<'_>, root: &str) -> rusqlite::Result<Option<i64>> {
-    tx.query_row("SELECT id FROM projects WHERE root = ?1", [root], |r| r.get(0))
-        .optional()
+    tx.query_row("SELECT id FROM projects WHERE root = ?1", [root], |r| {
+        r.get(0)
+    })
+    .optional()
 }
 
 fn ensure_project(
@@ -680,12 +699,18 @@ fn ensure_project(
 fn session_key(f: &Fields<'_>) -> ImportResult<(String, String)> {
     let platform = f.str("platform").unwrap_or_else(|| "claude-code".into());
     if Platform::parse(&platform).is_none() {
-        return Err(ImportError::Invalid(format!("unknown platform `{platform}`")));
+        return Err(ImportError::Invalid(format!(
+            "unknown platform `{platform}`"
+        )));
     }
     Ok((platform, f.required("session_id")?))
 }
 
-fn session_by_key(tx: &Transaction<'_>, platform: &str, sid: &str) -> rusqlite::Result<Option<i64>> {
+fn session_by_key(
+    tx: &Transaction<'_>,
+    platform: &str,
+    sid: &str,
+) -> rusqlite::Result<Option<i64>> {
     tx.query_row(
         "SELECT id FROM sessions WHERE platform = ?1 AND platform_session_id = ?2",
         params![platform, sid],
@@ -728,7 +753,9 @@ fn content_uid(parts: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Capture, CaptureOp, EventRecord, PromptOrigin, SessionRef, new_capture_id};
+    use crate::record::{
+        Capture, CaptureOp, EventRecord, PromptOrigin, SessionRef, new_capture_id,
+    };
     use mnemo_core::config::PrivacyConfig;
     use std::time::Duration;
 
@@ -750,7 +777,10 @@ mod tests {
         e.input = Some(r#"{"file_path":"/home/dev/shop/a.py"}"#.into());
         e.files_modified = vec!["/home/dev/shop/a.py".into()];
         for (i, op) in [
-            CaptureOp::SessionStart { source: Some("startup".into()), transcript_path: None },
+            CaptureOp::SessionStart {
+                source: Some("startup".into()),
+                transcript_path: None,
+            },
             CaptureOp::Prompt {
                 platform_prompt_id: Some("p1".into()),
                 text: Some("fix login".into()),
@@ -786,7 +816,12 @@ mod tests {
         let text = export_text(&a);
         let kinds: Vec<String> = text
             .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap()["kind"].as_str().unwrap().to_owned())
+            .map(|l| {
+                serde_json::from_str::<Value>(l).unwrap()["kind"]
+                    .as_str()
+                    .unwrap()
+                    .to_owned()
+            })
             .collect();
         assert_eq!(kinds, ["project", "session", "prompt", "event"]);
 
@@ -819,12 +854,19 @@ mod tests {
         let sanitizer = Sanitizer::new(&PrivacyConfig::default());
         let report = s.import(&mut file.as_bytes(), &sanitizer).unwrap();
         assert_eq!(report.inserted.observations, 2);
-        assert_eq!(report.inserted.projects, 0, "projects come along implicitly");
+        assert_eq!(
+            report.inserted.projects, 0,
+            "projects come along implicitly"
+        );
         let lines: Vec<usize> = report.invalid.iter().map(|(n, _)| *n).collect();
         assert_eq!(lines, [3, 4, 5], "{:?}", report.invalid);
         let facts: String = s
             .conn()
-            .query_row("SELECT facts FROM observations WHERE title = 'Token'", [], |r| r.get(0))
+            .query_row(
+                "SELECT facts FROM observations WHERE title = 'Token'",
+                [],
+                |r| r.get(0),
+            )
             .unwrap();
         assert_eq!(facts, r#"["a","b"]"#);
         let again = s.import(&mut file.as_bytes(), &sanitizer).unwrap();

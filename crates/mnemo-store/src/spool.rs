@@ -101,7 +101,10 @@ pub fn backlog(data: &DataDir) -> (usize, u64) {
     for f in spool_files(data) {
         if let Ok(text) = std::fs::read(&f) {
             bytes += text.len() as u64;
-            lines += text.split(|b| *b == b'\n').filter(|l| !l.is_empty()).count();
+            lines += text
+                .split(|b| *b == b'\n')
+                .filter(|l| !l.is_empty())
+                .count();
         }
     }
     (lines, bytes)
@@ -161,7 +164,7 @@ impl Store {
         let mut ids = Vec::with_capacity(entries.len());
         for (_, _, capture) in &entries {
             match self.apply_once(capture) {
-                Ok(Applied::AlreadyApplied) => report.duplicates += 1,
+                Ok(Applied::Duplicate) => report.duplicates += 1,
                 Ok(_) => report.applied += 1,
                 Err(e) if e.is_transient() => return Err(e),
                 Err(e) => {

@@ -1,1 +1,35 @@
-fn main() {}
+//! `mnemo`: persistent memory for AI coding agents.
+//!
+//! One binary. The hook path (`mnemo hook ...`, run by the agent on every
+//! event) is dispatched before the CLI parser is even built and touches no
+//! async runtime, no TLS and no network; everything else is a regular clap
+//! command in [`commands`].
+
+mod cli;
+mod commands;
+mod output;
+
+use std::ffi::OsString;
+
+fn main() {
+    let args: Vec<OsString> = std::env::args_os().collect();
+    if let Some((platform, event)) = hook_fast_path(&args) {
+        std::process::exit(mnemo_capture::io::run(&platform, event.as_deref()));
+    }
+    std::process::exit(cli::run(args));
+}
+
+/// `mnemo hook <platform> [event]`, recognised without clap: this runs for
+/// every tool call of every agent session, so every microsecond counts.
+/// Asking for help falls through to the full parser.
+fn hook_fast_path(args: &[OsString]) -> Option<(String, Option<String>)> {
+    if args.get(1)? != "hook" || args.iter().any(|a| a == "-h" || a == "--help") || args.len() > 4 {
+        return None;
+    }
+    let platform = args.get(2)?.to_str()?.to_owned();
+    let event = match args.get(3) {
+        Some(e) => Some(e.to_str()?.to_owned()),
+        None => None,
+    };
+    Some((platform, event))
+}

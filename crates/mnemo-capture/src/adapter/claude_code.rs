@@ -26,7 +26,11 @@ pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
         name: field("tool_name")
             .or_else(|| field("toolName"))
             .unwrap_or_else(|| "unknown".to_owned()),
-        input: tool_input(payload.get("tool_input").or_else(|| payload.get("toolInput"))),
+        input: tool_input(
+            payload
+                .get("tool_input")
+                .or_else(|| payload.get("toolInput")),
+        ),
         tool_use_id: field("tool_use_id"),
         prompt_id: prompt_id.clone(),
         duration_ms: lenient_i64(payload.get("duration_ms")),
@@ -146,7 +150,11 @@ pub fn render(event: &HookEvent, response: &HookResponse) -> Value {
             | HookEvent::PostToolUse { .. }
             | HookEvent::PostToolUseFailure { .. }
     );
-    if let Some(context) = response.additional_context.as_ref().filter(|_| supports_context) {
+    if let Some(context) = response
+        .additional_context
+        .as_ref()
+        .filter(|_| supports_context)
+    {
         out["hookSpecificOutput"] = json!({
             "hookEventName": event.name(),
             "additionalContext": context,
@@ -200,7 +208,10 @@ mod tests {
         ))
         .unwrap();
         let input = parse(&payload, Some("PostToolUse"), &env());
-        assert_eq!(input.session_id.as_deref(), Some("1a496781-2e55-42d7-94f9-78b02582f5bf"));
+        assert_eq!(
+            input.session_id.as_deref(),
+            Some("1a496781-2e55-42d7-94f9-78b02582f5bf")
+        );
         let HookEvent::PostToolUse { call, response } = input.event else {
             panic!("wrong event")
         };
@@ -234,10 +245,19 @@ mod tests {
     fn event_name_comes_from_payload_then_argument() {
         let input = parse(&json!({"session_id": "s"}), Some("session-end"), &env());
         assert!(matches!(input.event, HookEvent::SessionEnd { .. }));
-        let input = parse(&json!({"hook_event_name": "Stop"}), Some("SessionEnd"), &env());
+        let input = parse(
+            &json!({"hook_event_name": "Stop"}),
+            Some("SessionEnd"),
+            &env(),
+        );
         assert!(matches!(input.event, HookEvent::Stop { .. }));
         let input = parse(&json!({}), Some("Bogus"), &env());
-        assert_eq!(input.event, HookEvent::Other { name: "Bogus".into() });
+        assert_eq!(
+            input.event,
+            HookEvent::Other {
+                name: "Bogus".into()
+            }
+        );
     }
 
     #[test]
@@ -266,9 +286,18 @@ mod tests {
                 "systemMessage": "mnemo: 3 memories"
             })
         );
-        let stop = HookEvent::Stop { prompt_id: None, last_assistant_message: None };
+        let stop = HookEvent::Stop {
+            prompt_id: None,
+            last_assistant_message: None,
+        };
         assert_eq!(
-            render(&stop, &HookResponse { additional_context: Some("x".into()), system_message: None }),
+            render(
+                &stop,
+                &HookResponse {
+                    additional_context: Some("x".into()),
+                    system_message: None
+                }
+            ),
             json!({})
         );
     }

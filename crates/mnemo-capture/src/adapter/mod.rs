@@ -151,8 +151,14 @@ mod tests {
     #[test]
     fn salvage_reads_escaped_strings_and_skips_non_strings() {
         let raw = br#"{"a": 1, "session_id" : "s\"1", "n": {"session_id": 5}}"#;
-        assert_eq!(salvage_field(raw, "session_id", false).as_deref(), Some("s\"1"));
-        assert_eq!(salvage_field(raw, "session_id", true).as_deref(), Some("s\"1"));
+        assert_eq!(
+            salvage_field(raw, "session_id", false).as_deref(),
+            Some("s\"1")
+        );
+        assert_eq!(
+            salvage_field(raw, "session_id", true).as_deref(),
+            Some("s\"1")
+        );
         assert_eq!(salvage_field(raw, "missing", false), None);
         assert_eq!(salvage_field(b"\"k\":\"unterminated", "k", false), None);
     }

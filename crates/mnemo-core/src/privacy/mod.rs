@@ -116,7 +116,9 @@ impl Sanitizer {
     /// (`cat .env`, `source ~/.aws/credentials`), with the pattern it matched.
     pub fn denied_file_in_command<'a>(&self, command: &'a str) -> Option<(&'a str, &str)> {
         command
-            .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '<' | '>' | '(' | ')'))
+            .split(|c: char| {
+                c.is_whitespace() || matches!(c, ';' | '|' | '&' | '<' | '>' | '(' | ')')
+            })
             .map(|w| w.trim_matches(|c| matches!(c, '"' | '\'' | '`')))
             .filter(|w| !w.is_empty() && !w.starts_with('-'))
             .find_map(|w| self.denied_file(w).map(|p| (w, p)))
@@ -250,7 +252,10 @@ mod tests {
             "fix login please"
         );
         assert_eq!(s.text("<PRIVATE>all</Private>"), "");
-        assert_eq!(s.text("a <private>b <private>c</private> d</private> e"), "a e");
+        assert_eq!(
+            s.text("a <private>b <private>c</private> d</private> e"),
+            "a e"
+        );
         assert_eq!(s.text("keep <private>cut to the end"), "keep ");
         assert_eq!(s.text("stray </private> tag"), "stray tag");
         assert_eq!(
@@ -266,7 +271,10 @@ mod tests {
         let p = "  <private>everything</private> ";
         assert!(is_entirely_private(p, &s.text(p)));
         assert!(!is_entirely_private("", ""));
-        assert!(!is_entirely_private("hi <private>x</private>", &s.text("hi <private>x</private>")));
+        assert!(!is_entirely_private(
+            "hi <private>x</private>",
+            &s.text("hi <private>x</private>")
+        ));
     }
 
     #[test]
@@ -292,8 +300,14 @@ mod tests {
         assert_eq!(s.denied_file("/p/.env"), Some(".env"));
         assert_eq!(s.denied_file("/p/.env.production"), Some(".env.*"));
         assert_eq!(s.denied_file("C:\\keys\\server.pem"), Some("*.pem"));
-        assert_eq!(s.denied_file("/home/u/.ssh/id_ed25519"), Some("id_ed25519*"));
-        assert_eq!(s.denied_file("/home/u/.aws/credentials"), Some("credentials"));
+        assert_eq!(
+            s.denied_file("/home/u/.ssh/id_ed25519"),
+            Some("id_ed25519*")
+        );
+        assert_eq!(
+            s.denied_file("/home/u/.aws/credentials"),
+            Some("credentials")
+        );
         assert_eq!(s.denied_file("/home/u/.kube/config"), Some(".kube/config"));
         assert_eq!(s.denied_file("/p/src/environment.rs"), None);
         assert_eq!(s.denied_file("/p/config"), None);

@@ -10,7 +10,9 @@
 /// `mnemo.exe`) and the next two words are `hook` and `claude-code`.
 pub fn is_mnemo_hook_command(command: &str) -> bool {
     match leading_words(command, 3).as_slice() {
-        [program, verb, host] => is_mnemo_program(program) && verb == "hook" && host == "claude-code",
+        [program, verb, host] => {
+            is_mnemo_program(program) && verb == "hook" && host == "claude-code"
+        }
         _ => false,
     }
 }
@@ -74,7 +76,9 @@ fn leading_words(line: &str, limit: usize) -> Vec<String> {
                     while let Some(c) = chars.next() {
                         match c {
                             '"' => break,
-                            '\\' => match chars.next_if(|c| matches!(c, '$' | '`' | '"' | '\\' | '\n')) {
+                            '\\' => match chars
+                                .next_if(|c| matches!(c, '$' | '`' | '"' | '\\' | '\n'))
+                            {
                                 Some('\n') => {}
                                 Some(escaped) => word.push(escaped),
                                 None => word.push('\\'),
@@ -158,7 +162,9 @@ mod tests {
         ] {
             let quoted = quote_posix(path);
             assert_eq!(leading_words(&quoted, 1), [path], "{quoted}");
-            assert!(is_mnemo_hook_command(&format!("{quoted} hook claude-code PostToolUse")));
+            assert!(is_mnemo_hook_command(&format!(
+                "{quoted} hook claude-code PostToolUse"
+            )));
         }
     }
 
@@ -167,14 +173,23 @@ mod tests {
         assert_eq!(quote_windows("C:/tools/mnemo.exe"), "C:/tools/mnemo.exe");
         let quoted = quote_windows(r"C:\Program Files\mnemo\mnemo.exe");
         assert_eq!(quoted, r#""C:\Program Files\mnemo\mnemo.exe""#);
-        assert_eq!(leading_words(&quoted, 1), [r"C:\Program Files\mnemo\mnemo.exe"]);
-        assert!(is_mnemo_hook_command(&format!("{quoted} hook claude-code PostToolUse")));
+        assert_eq!(
+            leading_words(&quoted, 1),
+            [r"C:\Program Files\mnemo\mnemo.exe"]
+        );
+        assert!(is_mnemo_hook_command(&format!(
+            "{quoted} hook claude-code PostToolUse"
+        )));
     }
 
     #[test]
     fn shell_quote_uses_the_platform_style() {
         let quoted = shell_quote("/opt/my dir/mnemo");
-        let expected = if cfg!(windows) { "\"/opt/my dir/mnemo\"" } else { "'/opt/my dir/mnemo'" };
+        let expected = if cfg!(windows) {
+            "\"/opt/my dir/mnemo\""
+        } else {
+            "'/opt/my dir/mnemo'"
+        };
         assert_eq!(quoted, expected);
     }
 }

@@ -1,0 +1,193 @@
+//! Planning mnemo's MCP server entry in `~/.claude.json`, the way `claude mcp add --scope user`
+//! writes it: `mcpServers.<name> = {"type": "stdio", "command": ..., "args": [...], "env": {}}`.
+//!
+//! That file is Claude Code's own state (projects, counters, account data) and can be large, so
+//! only the one key is touched; everything else is carried through the CST untouched.
+
+use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp};
+
+use super::command::shell_quote;
+use crate::edit::{Change, ChangeKind, ParseError, SettingsEdit};
+use crate::jsonc::{Document, describe, removal_drops_comments_outside, string_property};
+
+/// Register the stdio MCP server `name` running `command args...`, adding or updating
+/// `mcpServers.<name>`.
+///
+/// An existing entry is updated field by field, so an `env` (or anything else) the user added to
+/// it survives a reinstall.
+pub fn plan_mcp_install(
+    existing: &str,
+    name: &str,
+    command: &str,
+    args: &[String],
+) -> Result<SettingsEdit, ParseError> {
+    let doc = Document::parse(existing)?;
+    let servers = match doc.existing_root_object()? {
+        Some(root) => servers_object(&doc, &root)?.map(|(_, servers)| servers),
+        None => None,
+    };
+    let entry = match &servers {
+        Some(servers) => doc.unique_property(servers, name, &format!("mcpServers.{name}"))?,
+        None => None,
+    };
+    let args_value = || CstInputValue::Array(args.iter().map(|a| a.as_str().into()).collect());
+    let kind = match (&servers, entry) {
+        (None, _) => {
+            let server = (name.to_string(), server_value(command, args_value()));
+            doc.root_object_or_create()
+                .append("mcpServers", CstInputValue::Object(vec![server]));
+            ChangeKind::Added
+        }
+        (Some(servers), None) => {
+            servers.append(name, server_value(command, args_value()));
+            ChangeKind::Added
+        }
+        (Some(_), Some(prop)) => match prop.object_value() {
+            None => {
+                prop.set_value(server_value(command, args_value()));
+                ChangeKind::Updated
+            }
+            Some(server) => {
+                let mut updated = set_string(&server, "type", "stdio");
+                updated |= set_string(&server, "command", command);
+                let wanted_args = serde_json::Value::from(args.to_vec());
+                match server.get("args") {
+                    Some(prop) if prop.to_serde_value().as_ref() == Some(&wanted_args) => {}
+                    Some(prop) => {
+                        prop.set_value(args_value());
+                        updated = true;
+                    }
+                    None => {
+                        server.append("args", args_value());
+                        updated = true;
+                    }
+                }
+                if server.get("env").is_none() {
+                    server.append("env", CstInputValue::Object(Vec::new()));
+                    updated = true;
+                }
+                if updated {
+                    ChangeKind::Updated
+                } else {
+                    ChangeKind::Unchanged
+                }
+            }
+        },
+    };
+    let changes = vec![Change {
+        kind,
+        event: format!("mcpServers.{name}"),
+        command: command_line(command, args),
+    }];
+    let new_text = match kind {
+        ChangeKind::Unchanged => existing.to_string(),
+        _ => doc.render(),
+    };
+    Ok(SettingsEdit { new_text, changes })
+}
+
+/// Unregister the MCP server `name`, dropping `mcpServers` as well when nothing else is left in it.
+///
+/// An `mcpServers` that install created holds only our entry, so dropping it makes
+/// install-then-uninstall give back the original file; an `{}` that was there before install is
+/// dropped too, which Claude Code reads the same way.
+pub fn plan_mcp_uninstall(existing: &str, name: &str) -> Result<SettingsEdit, ParseError> {
+    let doc = Document::parse(existing)?;
+    let Some(root) = doc.existing_root_object()? else {
+        return Ok(unchanged(existing));
+    };
+    let Some((servers_prop, servers)) = servers_object(&doc, &root)? else {
+        return Ok(unchanged(existing));
+    };
+    let Some(entry) = doc.unique_property(&servers, name, &format!("mcpServers.{name}"))? else {
+        return Ok(unchanged(existing));
+    };
+    let server = entry.object_value();
+    let command = server
+        .as_ref()
+        .and_then(|s| string_property(s, "command"))
+        .unwrap_or_default();
+    let args: Vec<String> = server
+        .as_ref()
+        .and_then(|s| s.get("args"))
+        .and_then(|prop| prop.to_serde_value())
+        .and_then(|value| serde_json::from_value(value).ok())
+        .unwrap_or_default();
+    let only_ours = servers.properties().len() == 1
+        && !removal_drops_comments_outside(&servers_prop.clone().into(), &entry.clone().into());
+    if only_ours {
+        servers_prop.remove();
+    } else {
+        entry.remove();
+    }
+    Ok(SettingsEdit {
+        new_text: doc.render(),
+        changes: vec![Change {
+            kind: ChangeKind::Removed,
+            event: format!("mcpServers.{name}"),
+            command: command_line(&command, &args),
+        }],
+    })
+}
+
+fn unchanged(existing: &str) -> SettingsEdit {
+    SettingsEdit {
+        new_text: existing.to_string(),
+        changes: Vec::new(),
+    }
+}
+
+/// The top-level `mcpServers` property and its object, if there is one.
+fn servers_object(
+    doc: &Document,
+    root: &CstObject,
+) -> Result<Option<(CstObjectProp, CstObject)>, ParseError> {
+    let Some(prop) = doc.unique_property(root, "mcpServers", "mcpServers")? else {
+        return Ok(None);
+    };
+    let Some(value) = prop.value() else {
+        return Ok(None);
+    };
+    match value.as_object() {
+        Some(object) => Ok(Some((prop, object))),
+        None => {
+            let message = format!(
+                "`mcpServers` must be an object, but it is {}",
+                describe(&value)
+            );
+            Err(doc.shape_error(&value, message))
+        }
+    }
+}
+
+fn server_value(command: &str, args: CstInputValue) -> CstInputValue {
+    CstInputValue::Object(vec![
+        ("type".to_string(), "stdio".into()),
+        ("command".to_string(), command.into()),
+        ("args".to_string(), args),
+        ("env".to_string(), CstInputValue::Object(Vec::new())),
+    ])
+}
+
+/// Sets the string property `key` of `object` to `value`; reports whether anything changed.
+fn set_string(object: &CstObject, key: &str, value: &str) -> bool {
+    if string_property(object, key).as_deref() == Some(value) {
+        return false;
+    }
+    match object.get(key) {
+        Some(prop) => prop.set_value(value.into()),
+        None => {
+            object.append(key, value.into());
+        }
+    }
+    true
+}
+
+/// How the CLI shows the server's command: one shell line.
+fn command_line(command: &str, args: &[String]) -> String {
+    std::iter::once(command)
+        .chain(args.iter().map(String::as_str))
+        .map(shell_quote)
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,487 @@
+//! `mnemo doctor`: is everything wired and healthy, and if not, what to do.
+//!
+//! Each check yields a status, a one-line detail and, when something is
+//! wrong, the exact fix. `--fix` applies the fixes that cannot lose data:
+//! ingesting the spool, and moving a corrupt database aside (kept, never
+//! deleted) so that capture can resume on a fresh one.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mnemo_core::{Config, DataDir};
+use mnemo_store::{Failure, Store, spool};
+use serde_json::json;
+
+use super::install::{CLAUDE_CODE_EVENTS, current_binary, settings_path};
+use crate::cli::Scope;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Status {
+    Ok,
+    Warn,
+    Fail,
+}
+
+struct Check {
+    name: &'static str,
+    status: Status,
+    detail: String,
+    fix: Option<String>,
+}
+
+impl Check {
+    fn ok(name: &'static str, detail: impl Into<String>) -> Check {
+        Check {
+            name,
+            status: Status::Ok,
+            detail: detail.into(),
+            fix: None,
+        }
+    }
+
+    fn problem(
+        name: &'static str,
+        status: Status,
+        detail: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Check {
+        Check {
+            name,
+            status,
+            detail: detail.into(),
+            fix: Some(fix.into()),
+        }
+    }
+}
+
+pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
+    let data = DataDir::resolve()?;
+    let mut checks = Vec::new();
+
+    let binary = current_binary()?;
+    checks.push(Check::ok(
+        "binary",
+        format!("{} (mnemo {})", binary.display(), env!("CARGO_PKG_VERSION")),
+    ));
+    checks.push(check_data_dir(&data));
+    let config = check_config(&data, &mut checks);
+    if fix {
+        apply_fixes(&data, &config, &mut checks);
+    }
+    checks.push(check_database(&data, &config));
+    checks.push(check_spool(&data));
+    checks.push(check_hooks(&binary));
+    if let Some(c) = check_hook_log(&data) {
+        checks.push(c);
+    }
+
+    let healthy = checks.iter().all(|c| c.status != Status::Fail);
+    if as_json {
+        let report = json!({
+            "ok": healthy,
+            "data_dir": data.root(),
+            "checks": checks.iter().map(|c| json!({
+                "name": c.name,
+                "status": match c.status { Status::Ok => "ok", Status::Warn => "warn", Status::Fail => "fail" },
+                "detail": c.detail,
+                "fix": c.fix,
+            })).collect::<Vec<_>>(),
+        });
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        println!("mnemo doctor ({})", data.root().display());
+        for c in &checks {
+            let mark = match c.status {
+                Status::Ok => " ok ",
+                Status::Warn => "warn",
+                Status::Fail => "FAIL",
+            };
+            println!("  [{mark}] {:<9} {}", c.name, c.detail);
+            if let Some(f) = &c.fix {
+                println!("         {:<9} fix: {f}", "");
+            }
+        }
+        if healthy {
+            println!("All good.");
+        }
+    }
+    Ok(if healthy { 0 } else { 1 })
+}
+
+fn check_data_dir(data: &DataDir) -> Check {
+    let root = data.root();
+    if !root.exists() {
+        return Check::problem(
+            "data dir",
+            Status::Warn,
+            format!("{} does not exist yet", root.display()),
+            "run `mnemo install` (or any hook creates it)",
+        );
+    }
+    let probe = root.join(format!(".doctor-probe-{}", std::process::id()));
+    match std::fs::write(&probe, b"") {
+        Ok(()) => {
+            let _ = std::fs::remove_file(&probe);
+            Check::ok("data dir", format!("{} (writable)", root.display()))
+        }
+        Err(e) => Check::problem(
+            "data dir",
+            Status::Fail,
+            format!("{} is not writable: {e}", root.display()),
+            format!(
+                "give this user write access (`chmod u+rwx {0}`), or set MNEMO_DATA_DIR to a writable folder; \
+                 meanwhile hooks spool to {1}",
+                root.display(),
+                data.fallback_spool_dir().display()
+            ),
+        ),
+    }
+}
+
+fn check_config(data: &DataDir, checks: &mut Vec<Check>) -> Config {
+    let path = data.config_path();
+    match Config::load_strict(&path) {
+        Ok(loaded) => {
+            let detail = if path.exists() {
+                format!("{}", path.display())
+            } else {
+                format!("{} absent: built-in defaults", path.display())
+            };
+            if loaded.warnings.is_empty() {
+                checks.push(Check::ok("config", detail));
+            } else {
+                checks.push(Check::problem(
+                    "config",
+                    Status::Warn,
+                    format!("{detail}: {}", loaded.warnings.join("; ")),
+                    "remove or correct the keys named",
+                ));
+            }
+            loaded.config
+        }
+        Err(e) => {
+            checks.push(Check::problem(
+                "config",
+                Status::Fail,
+                e.to_string(),
+                "hooks use the defaults until this is fixed",
+            ));
+            Config::load_lenient(&path).config
+        }
+    }
+}
+
+fn busy(config: &Config) -> Duration {
+    Duration::from_millis(config.store.busy_timeout_ms)
+}
+
+fn check_database(data: &DataDir, config: &Config) -> Check {
+    let path = data.db_path();
+    if !path.exists() {
+        return Check::problem(
+            "database",
+            Status::Warn,
+            format!("{} does not exist yet", path.display()),
+            "run `mnemo install`; the first hook creates it too",
+        );
+    }
+    let store = match Store::open_read_only(&path, busy(config)) {
+        Ok(s) => s,
+        Err(e) => return database_problem(&path, e),
+    };
+    match store.integrity_problem() {
+        Ok(None) => {}
+        Ok(Some(problem)) => {
+            return Check::problem(
+                "database",
+                Status::Fail,
+                format!("{}: integrity check failed: {problem}", path.display()),
+                corrupt_fix(&path),
+            );
+        }
+        Err(e) => return database_problem(&path, e),
+    }
+    let version = store.schema_version().unwrap_or(0);
+    let counts = match store.counts() {
+        Ok(c) => c,
+        Err(e) => return database_problem(&path, e),
+    };
+    let size = file_size(&path) + file_size(&PathBuf::from(format!("{}-wal", path.display())));
+    let events: i64 = counts.events.values().sum();
+    let failed = counts.events.get("failed").copied().unwrap_or(0);
+    let detail = format!(
+        "{}: schema {version}, {} projects, {} sessions, {} prompts, {events} events ({} pending, {failed} failed), \
+         {} observations, {} summaries; {}",
+        path.display(),
+        counts.projects,
+        counts.sessions,
+        counts.prompts,
+        counts.events.get("pending").copied().unwrap_or(0),
+        counts.observations,
+        counts.summaries,
+        human_bytes(size)
+    );
+    if failed > 0 {
+        Check::problem(
+            "database",
+            Status::Warn,
+            detail,
+            "some events failed to compress; see them with `mnemo export | grep '\"status\":\"failed\"'`",
+        )
+    } else {
+        Check::ok("database", detail)
+    }
+}
+
+fn database_problem(path: &Path, e: mnemo_store::StoreError) -> Check {
+    let fix = match e.failure() {
+        Failure::Corrupt => corrupt_fix(path),
+        Failure::Locked => "another process holds the lock; retry in a moment".to_owned(),
+        Failure::ReadOnly => format!("make {} writable by this user", path.display()),
+        Failure::TooNew => "install the newer mnemo that wrote this database".to_owned(),
+        Failure::Full => "free disk space".to_owned(),
+        Failure::Io | Failure::Other => format!("check that {} is readable", path.display()),
+    };
+    Check::problem("database", Status::Fail, e.to_string(), fix)
+}
+
+fn corrupt_fix(path: &Path) -> String {
+    format!(
+        "`mnemo doctor --fix` moves {} aside (kept, not deleted) and starts a fresh database; \
+         events captured meanwhile are in the spool and will be kept",
+        path.display()
+    )
+}
+
+fn check_spool(data: &DataDir) -> Check {
+    let (lines, bytes) = spool::backlog(data);
+    let rejected = data.spool_dir().join(spool::REJECTED_FILE);
+    let rejected_lines = std::fs::read_to_string(&rejected)
+        .map(|t| t.lines().count())
+        .unwrap_or(0);
+    if lines > 0 {
+        return Check::problem(
+            "spool",
+            Status::Fail,
+            format!(
+                "{lines} captured events ({}) wait in {} because the database could not be written",
+                human_bytes(bytes),
+                spool::spool_files(data)
+                    .iter()
+                    .filter(|f| f.exists())
+                    .map(|f| f.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            "fix the database problem above, then `mnemo doctor --fix` (or the next hook) stores them",
+        );
+    }
+    if rejected_lines > 0 {
+        return Check::problem(
+            "spool",
+            Status::Warn,
+            format!(
+                "empty, but {rejected_lines} records could not be applied and were kept in {}",
+                rejected.display()
+            ),
+            "inspect the file; it is kept for you and never read again by mnemo",
+        );
+    }
+    Check::ok("spool", "empty")
+}
+
+fn check_hooks(binary: &Path) -> Check {
+    let mut found: Vec<(String, String, PathBuf)> = Vec::new(); // (event, command, file)
+    let mut problems = Vec::new();
+    for scope in [Scope::User, Scope::Project] {
+        let Ok(path) = settings_path(scope, None) else {
+            continue;
+        };
+        match mnemo_install::settings_file::read(&path) {
+            Ok(Some(text)) => match mnemo_install::find_mnemo_hooks(&text) {
+                Ok(hooks) => found.extend(hooks.into_iter().map(|(e, c)| (e, c, path.clone()))),
+                Err(e) => problems.push(mnemo_install::FileError::invalid(&path, e).to_string()),
+            },
+            Ok(None) => {}
+            Err(e) => problems.push(e.to_string()),
+        }
+    }
+    if !problems.is_empty() {
+        return Check::problem(
+            "hooks",
+            Status::Fail,
+            problems.join("; "),
+            "fix the settings file named",
+        );
+    }
+    let missing: Vec<&str> = CLAUDE_CODE_EVENTS
+        .iter()
+        .map(|(e, _, _)| *e)
+        .filter(|e| !found.iter().any(|(f, _, _)| f == e))
+        .collect();
+    if found.is_empty() {
+        return Check::problem(
+            "hooks",
+            Status::Fail,
+            "mnemo is not installed in Claude Code (no hooks in ~/.claude/settings.json or .claude/settings.json)",
+            "mnemo install",
+        );
+    }
+    let elsewhere: Vec<String> = found
+        .iter()
+        .filter_map(|(_, command, _)| program_of(command))
+        .filter(|p| std::fs::canonicalize(p).map_or(true, |c| c != binary))
+        .map(|p| p.display().to_string())
+        .collect();
+    let files: Vec<String> = {
+        let mut f: Vec<String> = found
+            .iter()
+            .map(|(_, _, p)| p.display().to_string())
+            .collect();
+        f.dedup();
+        f
+    };
+    if !missing.is_empty() {
+        return Check::problem(
+            "hooks",
+            Status::Fail,
+            format!("{}: missing {}", files.join(", "), missing.join(", ")),
+            "mnemo install",
+        );
+    }
+    if let Some(other) = elsewhere.first() {
+        return Check::problem(
+            "hooks",
+            Status::Fail,
+            format!(
+                "hooks run {other}, which is not this binary ({})",
+                binary.display()
+            ),
+            "run `mnemo install` with the mnemo you want hooks to use",
+        );
+    }
+    if files.len() > 1 {
+        return Check::problem(
+            "hooks",
+            Status::Warn,
+            format!("installed in several settings files: {}", files.join(", ")),
+            "keep one: `mnemo uninstall --scope project` (duplicates are recorded once, but run twice)",
+        );
+    }
+    Check::ok(
+        "hooks",
+        format!(
+            "{}: all {} events point at this binary",
+            files.join(", "),
+            CLAUDE_CODE_EVENTS.len()
+        ),
+    )
+}
+
+/// The program of a shell command line, unquoted.
+fn program_of(command: &str) -> Option<PathBuf> {
+    let command = command.trim_start();
+    let program = if let Some(rest) = command.strip_prefix('\'') {
+        rest.split('\'').next()?.to_owned()
+    } else if let Some(rest) = command.strip_prefix('"') {
+        rest.split('"').next()?.to_owned()
+    } else {
+        command.split_whitespace().next()?.to_owned()
+    };
+    Some(PathBuf::from(program))
+}
+
+/// Recent warnings and errors of hooks, which never show them to anyone else.
+fn check_hook_log(data: &DataDir) -> Option<Check> {
+    let text = std::fs::read_to_string(data.hook_log_path()).ok()?;
+    let recent: Vec<&str> = text.lines().rev().take(200).collect();
+    let errors = recent.iter().filter(|l| l.contains(" ERROR ")).count();
+    let warnings = recent.iter().filter(|l| l.contains(" WARN ")).count();
+    if errors + warnings == 0 {
+        return None;
+    }
+    let latest = recent
+        .iter()
+        .find(|l| l.contains(" ERROR ") || l.contains(" WARN "))
+        .map(|l| l.chars().take(240).collect::<String>())
+        .unwrap_or_default();
+    Some(Check::problem(
+        "hook log",
+        if errors > 0 { Status::Warn } else { Status::Ok },
+        format!("{errors} errors, {warnings} warnings in the last 200 lines; latest: {latest}"),
+        format!("details in {}", data.hook_log_path().display()),
+    ))
+}
+
+fn apply_fixes(data: &DataDir, config: &Config, checks: &mut Vec<Check>) {
+    let path = data.db_path();
+    if path.exists() && is_corrupt(&path, config) {
+        let aside = PathBuf::from(format!(
+            "{}.corrupt-{}",
+            path.display(),
+            mnemo_core::time::now_ms()
+        ));
+        match std::fs::rename(&path, &aside) {
+            Ok(()) => {
+                for suffix in ["-wal", "-shm"] {
+                    let side = PathBuf::from(format!("{}{suffix}", path.display()));
+                    let _ = std::fs::rename(&side, format!("{}{suffix}", aside.display()));
+                }
+                checks.push(Check::ok(
+                    "fix",
+                    format!("moved the corrupt database to {}", aside.display()),
+                ));
+            }
+            Err(e) => checks.push(Check::problem(
+                "fix",
+                Status::Fail,
+                format!("could not move {} aside: {e}", path.display()),
+                "move it by hand",
+            )),
+        }
+    }
+    if spool::has_pending(data) {
+        match Store::open(&path, busy(config)).and_then(|mut s| s.ingest_spool(data)) {
+            Ok(r) => checks.push(Check::ok(
+                "fix",
+                format!(
+                    "ingested the spool: {} stored, {} already present, {} set aside",
+                    r.applied, r.duplicates, r.rejected
+                ),
+            )),
+            Err(e) => checks.push(Check::problem(
+                "fix",
+                Status::Fail,
+                format!("could not ingest the spool: {e}"),
+                "fix the database problem first",
+            )),
+        }
+    }
+}
+
+/// Damaged beyond what SQLite can read, or failing its own integrity check.
+fn is_corrupt(path: &Path, config: &Config) -> bool {
+    match Store::open_read_only(path, busy(config)).and_then(|s| s.integrity_problem()) {
+        Ok(problem) => problem.is_some(),
+        Err(e) => e.failure() == Failure::Corrupt,
+    }
+}
+
+fn file_size(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}

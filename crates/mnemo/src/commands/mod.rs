@@ -1,0 +1,5 @@
+//! One module per command family.
+
+pub mod doctor;
+pub mod install;
+pub mod transfer;

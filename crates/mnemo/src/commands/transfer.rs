@@ -1,0 +1,80 @@
+//! `mnemo export` and `mnemo import`.
+
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::Path;
+
+use anyhow::Context as _;
+use mnemo_core::privacy::Sanitizer;
+
+use crate::output::{data_and_config, open_store, open_store_read_only};
+
+pub fn export(output: Option<&Path>) -> anyhow::Result<i32> {
+    let (data, config) = data_and_config()?;
+    let store = open_store_read_only(&data, &config)?;
+    let counts = match output {
+        Some(path) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("cannot create {}", path.display()))?;
+            let mut out = BufWriter::new(file);
+            let counts = store.export(&mut out)?;
+            out.flush()?;
+            counts
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut out = BufWriter::new(stdout.lock());
+            store.export(&mut out)?
+        }
+    };
+    eprintln!(
+        "exported {} records: {} projects, {} sessions, {} prompts, {} events, {} observations, {} summaries",
+        counts.total(),
+        counts.projects,
+        counts.sessions,
+        counts.prompts,
+        counts.events,
+        counts.observations,
+        counts.summaries
+    );
+    Ok(0)
+}
+
+pub fn import(file: &Path) -> anyhow::Result<i32> {
+    let (data, config) = data_and_config()?;
+    let mut input: Box<dyn BufRead> = if file == Path::new("-") {
+        Box::new(BufReader::new(std::io::stdin().lock()))
+    } else {
+        let f =
+            std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?;
+        Box::new(BufReader::new(f))
+    };
+    let mut store = open_store(&data, &config)?;
+    let sanitizer = Sanitizer::new(&config.privacy);
+    let report = store.import(&mut input, &sanitizer)?;
+    let n = &report.inserted;
+    println!(
+        "imported {} records ({} projects, {} sessions, {} prompts, {} events, {} observations, {} summaries); {} already present",
+        n.total(),
+        n.projects,
+        n.sessions,
+        n.prompts,
+        n.events,
+        n.observations,
+        n.summaries,
+        report.skipped
+    );
+    if report.invalid.is_empty() {
+        return Ok(0);
+    }
+    for (line, problem) in report.invalid.iter().take(20) {
+        eprintln!("{}:{line}: {problem}", file.display());
+    }
+    if report.invalid.len() > 20 {
+        eprintln!("... and {} more", report.invalid.len() - 20);
+    }
+    eprintln!(
+        "mnemo: {} lines were not imported; fix them and run the import again (it skips what is already stored)",
+        report.invalid.len()
+    );
+    Ok(1)
+}
