@@ -62,7 +62,7 @@ fn a_whole_session_is_recorded() {
              FROM events ORDER BY id",
         )
         .unwrap();
-    let rows: Vec<(
+    type EventRow = (
         String,
         Option<String>,
         i64,
@@ -70,7 +70,8 @@ fn a_whole_session_is_recorded() {
         String,
         String,
         Option<String>,
-    )> = stmt
+    );
+    let rows: Vec<EventRow> = stmt
         .query_map([], |r| {
             Ok((
                 r.get(0)?,
