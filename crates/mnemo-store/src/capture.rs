@@ -105,19 +105,15 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
                 |r| r.get(0),
             )?;
             if let Some(text) = text {
-                tx.execute(
-                    "INSERT INTO prompts (uid, session_id, prompt_number, platform_prompt_id,
-                                          origin, text, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    params![
-                        capture.capture_id,
-                        session_id,
-                        prompt_number,
-                        platform_prompt_id,
-                        origin.as_str(),
-                        text,
-                        at
-                    ],
+                crate::memory::insert_prompt(
+                    tx,
+                    &capture.capture_id,
+                    session_id,
+                    prompt_number,
+                    platform_prompt_id.as_deref(),
+                    origin.as_str(),
+                    text,
+                    at,
                 )?;
             }
             if platform_prompt_id.is_some() {

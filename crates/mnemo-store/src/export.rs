@@ -18,6 +18,7 @@ use mnemo_core::time::{format_rfc3339, now_ms, parse_rfc3339};
 use rusqlite::{OptionalExtension, Row, Transaction, params};
 use serde_json::{Map, Value, json};
 
+use crate::memory::{NewObservation, NewSummary, insert_observation, insert_summary};
 use crate::{Result, Store, json_list, parse_json_list};
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -477,26 +478,21 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
                 .int("prompt_number")
                 .ok_or_else(|| ImportError::Invalid("missing `prompt_number`".into()))?;
             let text = f.required("text")?;
-            let inserted = tx.execute(
-                "INSERT INTO prompts (uid, session_id, prompt_number, platform_prompt_id, origin,
-                                      text, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-                 ON CONFLICT (session_id, prompt_number) DO NOTHING",
-                params![
-                    uid,
-                    session_id,
-                    number,
-                    f.str("platform_prompt_id"),
-                    f.str("origin").unwrap_or_else(|| "user".into()),
-                    text,
-                    f.time("created_at")?
-                ],
+            let inserted = crate::memory::insert_prompt(
+                tx,
+                &uid,
+                session_id,
+                number,
+                f.str("platform_prompt_id").as_deref(),
+                &f.str("origin").unwrap_or_else(|| "user".into()),
+                &text,
+                f.time("created_at")?,
             )?;
             tx.execute(
                 "UPDATE sessions SET prompt_count = max(prompt_count, ?2) WHERE id = ?1",
                 params![session_id, number],
             )?;
-            Ok((inserted > 0).then_some("prompt"))
+            Ok(inserted.map(|_| "prompt"))
         }
         "event" => {
             let uid = f.required("uid")?;
@@ -581,29 +577,23 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
                 Some(root) => Some(ensure_project(tx, root, None, created)?),
                 None => None,
             };
-            let session_id = optional_session(tx, &f)?;
-            tx.execute(
-                "INSERT INTO observations (uid, project_id, session_id, prompt_number, type, title,
-                        subtitle, narrative, facts, concepts, files_read, files_modified, source,
-                        created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
-                params![
-                    uid,
-                    project_id,
-                    session_id,
-                    f.int("prompt_number"),
-                    kind,
-                    title,
-                    f.str("subtitle").unwrap_or_default(),
-                    narrative,
-                    json_list(&f.list("facts")),
-                    json_list(&f.list("concepts")),
-                    json_list(&f.list("files_read")),
-                    json_list(&f.list("files_modified")),
-                    f.str("source").unwrap_or_else(|| "import".into()),
-                    created
-                ],
-            )?;
+            let observation = NewObservation {
+                uid,
+                project_id,
+                session_id: optional_session(tx, &f)?,
+                prompt_number: f.int("prompt_number"),
+                kind,
+                title,
+                subtitle: f.str("subtitle").unwrap_or_default(),
+                narrative,
+                facts: f.list("facts"),
+                concepts: f.list("concepts"),
+                files_read: f.list("files_read"),
+                files_modified: f.list("files_modified"),
+                source: f.str("source").unwrap_or_else(|| "import".into()),
+                created_at: created,
+            };
+            insert_observation(tx, &observation)?;
             Ok(Some("observation"))
         }
         "summary" => {
@@ -626,26 +616,21 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
                 Some(root) => Some(ensure_project(tx, root, None, created)?),
                 None => None,
             };
-            let session_id = optional_session(tx, &f)?;
-            tx.execute(
-                "INSERT INTO summaries (uid, project_id, session_id, prompt_number, request,
-                        investigated, learned, completed, next_steps, notes, source, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
-                params![
-                    uid,
-                    project_id,
-                    session_id,
-                    f.int("prompt_number"),
-                    text("request"),
-                    text("investigated"),
-                    text("learned"),
-                    text("completed"),
-                    text("next_steps"),
-                    text("notes"),
-                    f.str("source").unwrap_or_else(|| "import".into()),
-                    created
-                ],
-            )?;
+            let summary = NewSummary {
+                uid,
+                project_id,
+                session_id: optional_session(tx, &f)?,
+                prompt_number: f.int("prompt_number"),
+                request: text("request"),
+                investigated: text("investigated"),
+                learned: text("learned"),
+                completed: text("completed"),
+                next_steps: text("next_steps"),
+                notes: text("notes"),
+                source: f.str("source").unwrap_or_else(|| "import".into()),
+                created_at: created,
+            };
+            insert_summary(tx, &summary)?;
             Ok(Some("summary"))
         }
         other => Err(ImportError::Invalid(format!(

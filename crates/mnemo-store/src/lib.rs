@@ -7,6 +7,7 @@
 //! - [`spool`]: where a capture goes when the database cannot be written,
 //!   and how it comes back, once and in order;
 //! - [`schema`]: the migrations;
+//! - [`memory`]: observations, summaries and their full-text indexes;
 //! - [`export`]: JSON Lines out and in;
 //! - [`status`]: counts and health for `doctor`.
 //!
@@ -15,6 +16,7 @@
 
 pub mod capture;
 pub mod export;
+pub mod memory;
 pub mod record;
 pub mod schema;
 pub mod spool;

@@ -140,55 +140,18 @@ CREATE TABLE applied_captures (
 ) WITHOUT ROWID;
 
 -- Full-text indexes (external content: the text lives once, in the tables).
+-- Kept in step by crate::memory and crate::capture, not by triggers (see memory.rs).
 CREATE VIRTUAL TABLE observations_fts USING fts5(
     title, subtitle, narrative, facts, concepts, files_read, files_modified,
     content='observations', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
 );
-CREATE TRIGGER observations_fts_insert AFTER INSERT ON observations BEGIN
-    INSERT INTO observations_fts(rowid, title, subtitle, narrative, facts, concepts, files_read, files_modified)
-    VALUES (new.id, new.title, new.subtitle, new.narrative, new.facts, new.concepts, new.files_read, new.files_modified);
-END;
-CREATE TRIGGER observations_fts_delete AFTER DELETE ON observations BEGIN
-    INSERT INTO observations_fts(observations_fts, rowid, title, subtitle, narrative, facts, concepts, files_read, files_modified)
-    VALUES ('delete', old.id, old.title, old.subtitle, old.narrative, old.facts, old.concepts, old.files_read, old.files_modified);
-END;
-CREATE TRIGGER observations_fts_update AFTER UPDATE ON observations BEGIN
-    INSERT INTO observations_fts(observations_fts, rowid, title, subtitle, narrative, facts, concepts, files_read, files_modified)
-    VALUES ('delete', old.id, old.title, old.subtitle, old.narrative, old.facts, old.concepts, old.files_read, old.files_modified);
-    INSERT INTO observations_fts(rowid, title, subtitle, narrative, facts, concepts, files_read, files_modified)
-    VALUES (new.id, new.title, new.subtitle, new.narrative, new.facts, new.concepts, new.files_read, new.files_modified);
-END;
 
 CREATE VIRTUAL TABLE summaries_fts USING fts5(
     request, investigated, learned, completed, next_steps, notes,
     content='summaries', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
 );
-CREATE TRIGGER summaries_fts_insert AFTER INSERT ON summaries BEGIN
-    INSERT INTO summaries_fts(rowid, request, investigated, learned, completed, next_steps, notes)
-    VALUES (new.id, new.request, new.investigated, new.learned, new.completed, new.next_steps, new.notes);
-END;
-CREATE TRIGGER summaries_fts_delete AFTER DELETE ON summaries BEGIN
-    INSERT INTO summaries_fts(summaries_fts, rowid, request, investigated, learned, completed, next_steps, notes)
-    VALUES ('delete', old.id, old.request, old.investigated, old.learned, old.completed, old.next_steps, old.notes);
-END;
-CREATE TRIGGER summaries_fts_update AFTER UPDATE ON summaries BEGIN
-    INSERT INTO summaries_fts(summaries_fts, rowid, request, investigated, learned, completed, next_steps, notes)
-    VALUES ('delete', old.id, old.request, old.investigated, old.learned, old.completed, old.next_steps, old.notes);
-    INSERT INTO summaries_fts(rowid, request, investigated, learned, completed, next_steps, notes)
-    VALUES (new.id, new.request, new.investigated, new.learned, new.completed, new.next_steps, new.notes);
-END;
 
 CREATE VIRTUAL TABLE prompts_fts USING fts5(
     text, content='prompts', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
 );
-CREATE TRIGGER prompts_fts_insert AFTER INSERT ON prompts BEGIN
-    INSERT INTO prompts_fts(rowid, text) VALUES (new.id, new.text);
-END;
-CREATE TRIGGER prompts_fts_delete AFTER DELETE ON prompts BEGIN
-    INSERT INTO prompts_fts(prompts_fts, rowid, text) VALUES ('delete', old.id, old.text);
-END;
-CREATE TRIGGER prompts_fts_update AFTER UPDATE ON prompts BEGIN
-    INSERT INTO prompts_fts(prompts_fts, rowid, text) VALUES ('delete', old.id, old.text);
-    INSERT INTO prompts_fts(rowid, text) VALUES (new.id, new.text);
-END;
 "#;

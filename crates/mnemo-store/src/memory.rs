@@ -1,0 +1,291 @@
+//! Observations, summaries and the full-text indexes that follow them.
+//!
+//! The FTS5 indexes are kept in step by the code that writes the rows, in the
+//! same transaction, rather than by triggers: SQLite parses every trigger of
+//! the schema when a connection first touches it, and nine triggers cost each
+//! hook process about a fifth of a millisecond. Every write of these tables
+//! goes through this module (and [`crate::capture`] for prompts), and
+//! [`Store::check_fts`] / [`Store::rebuild_fts`] verify and repair the indexes.
+
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
+
+use crate::{Result, Store, json_list};
+
+/// An observation as written to the store.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct NewObservation {
+    pub uid: String,
+    pub project_id: Option<i64>,
+    pub session_id: Option<i64>,
+    pub prompt_number: Option<i64>,
+    /// bugfix, feature, refactor, change, discovery, decision, memory...
+    pub kind: String,
+    pub title: String,
+    pub subtitle: String,
+    pub narrative: String,
+    pub facts: Vec<String>,
+    pub concepts: Vec<String>,
+    pub files_read: Vec<String>,
+    pub files_modified: Vec<String>,
+    /// Who wrote it: `offline`, a provider name, `import`, `agent`.
+    pub source: String,
+    pub created_at: i64,
+}
+
+/// A per-turn summary as written to the store.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct NewSummary {
+    pub uid: String,
+    pub project_id: Option<i64>,
+    pub session_id: Option<i64>,
+    pub prompt_number: Option<i64>,
+    pub request: String,
+    pub investigated: String,
+    pub learned: String,
+    pub completed: String,
+    pub next_steps: String,
+    pub notes: String,
+    pub source: String,
+    pub created_at: i64,
+}
+
+/// Inserts an observation and indexes it; None when its uid is stored already.
+pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Result<Option<i64>> {
+    let facts = json_list(&o.facts);
+    let concepts = json_list(&o.concepts);
+    let files_read = json_list(&o.files_read);
+    let files_modified = json_list(&o.files_modified);
+    let id: Option<i64> = conn
+        .query_row(
+            "INSERT INTO observations (uid, project_id, session_id, prompt_number, type, title,
+                    subtitle, narrative, facts, concepts, files_read, files_modified, source,
+                    created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+             ON CONFLICT (uid) DO NOTHING RETURNING id",
+            params![
+                o.uid,
+                o.project_id,
+                o.session_id,
+                o.prompt_number,
+                o.kind,
+                o.title,
+                o.subtitle,
+                o.narrative,
+                facts,
+                concepts,
+                files_read,
+                files_modified,
+                o.source,
+                o.created_at
+            ],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(id) = id {
+        conn.execute(
+            "INSERT INTO observations_fts (rowid, title, subtitle, narrative, facts, concepts,
+                                           files_read, files_modified)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+            params![
+                id,
+                o.title,
+                o.subtitle,
+                o.narrative,
+                facts,
+                concepts,
+                files_read,
+                files_modified
+            ],
+        )?;
+    }
+    Ok(id)
+}
+
+/// Inserts a summary and indexes it; None when its uid is stored already.
+pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Option<i64>> {
+    let id: Option<i64> = conn
+        .query_row(
+            "INSERT INTO summaries (uid, project_id, session_id, prompt_number, request,
+                    investigated, learned, completed, next_steps, notes, source, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+             ON CONFLICT (uid) DO NOTHING RETURNING id",
+            params![
+                s.uid,
+                s.project_id,
+                s.session_id,
+                s.prompt_number,
+                s.request,
+                s.investigated,
+                s.learned,
+                s.completed,
+                s.next_steps,
+                s.notes,
+                s.source,
+                s.created_at
+            ],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(id) = id {
+        conn.execute(
+            "INSERT INTO summaries_fts (rowid, request, investigated, learned, completed,
+                                        next_steps, notes)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                id,
+                s.request,
+                s.investigated,
+                s.learned,
+                s.completed,
+                s.next_steps,
+                s.notes
+            ],
+        )?;
+    }
+    Ok(id)
+}
+
+/// Inserts a prompt row and indexes its text; None when the turn already has
+/// a prompt.
+pub(crate) fn insert_prompt(
+    conn: &Connection,
+    uid: &str,
+    session_id: i64,
+    prompt_number: i64,
+    platform_prompt_id: Option<&str>,
+    origin: &str,
+    text: &str,
+    created_at: i64,
+) -> rusqlite::Result<Option<i64>> {
+    let id: Option<i64> = conn
+        .query_row(
+            "INSERT INTO prompts (uid, session_id, prompt_number, platform_prompt_id, origin,
+                                  text, created_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+             ON CONFLICT DO NOTHING RETURNING id",
+            params![
+                uid,
+                session_id,
+                prompt_number,
+                platform_prompt_id,
+                origin,
+                text,
+                created_at
+            ],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if let Some(id) = id {
+        conn.execute(
+            "INSERT INTO prompts_fts (rowid, text) VALUES (?1, ?2)",
+            params![id, text],
+        )?;
+    }
+    Ok(id)
+}
+
+/// The full-text indexes and the tables they follow.
+const FTS_TABLES: &[&str] = &["observations_fts", "summaries_fts", "prompts_fts"];
+
+impl Store {
+    /// Verifies that every full-text index matches its table; the names of
+    /// the ones that do not.
+    pub fn check_fts(&self) -> Result<Vec<&'static str>> {
+        let mut broken = Vec::new();
+        for table in FTS_TABLES {
+            let sql = format!("INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)");
+            if let Err(e) = self.conn.execute(&sql, []) {
+                if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DatabaseCorrupt) {
+                    broken.push(*table);
+                } else {
+                    return Err(self.err(e));
+                }
+            }
+        }
+        Ok(broken)
+    }
+
+    /// Rebuilds every full-text index from its table.
+    pub fn rebuild_fts(&self) -> Result<()> {
+        for table in FTS_TABLES {
+            self.conn
+                .execute(
+                    &format!("INSERT INTO {table}({table}) VALUES ('rebuild')"),
+                    [],
+                )
+                .map_err(|e| self.err(e))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let tmp = tempfile::tempdir().unwrap();
+        let s = Store::open(&tmp.path().join("m.db"), Duration::from_secs(1)).unwrap();
+        (tmp, s)
+    }
+
+    fn hits(store: &Store, table: &str, query: &str) -> i64 {
+        store
+            .conn()
+            .query_row(
+                &format!("SELECT count(*) FROM {table} WHERE {table} MATCH ?1"),
+                [query],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+
+    #[test]
+    fn inserts_are_indexed_once() {
+        let (_t, store) = store();
+        let o = NewObservation {
+            uid: "o1".into(),
+            kind: "bugfix".into(),
+            title: "Login compares hashes".into(),
+            files_modified: vec!["src/auth.py".into()],
+            source: "offline".into(),
+            ..Default::default()
+        };
+        assert!(insert_observation(store.conn(), &o).unwrap().is_some());
+        assert!(insert_observation(store.conn(), &o).unwrap().is_none());
+        assert_eq!(hits(&store, "observations_fts", "hashes"), 1);
+        assert_eq!(hits(&store, "observations_fts", "auth"), 1);
+        let s = NewSummary {
+            uid: "s1".into(),
+            request: "fix login".into(),
+            learned: "passwords were compared in plain text".into(),
+            ..Default::default()
+        };
+        assert!(insert_summary(store.conn(), &s).unwrap().is_some());
+        assert_eq!(hits(&store, "summaries_fts", "plain"), 1);
+        assert!(store.check_fts().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_damaged_index_is_found_and_rebuilt() {
+        let (_t, store) = store();
+        let o = NewObservation {
+            uid: "o1".into(),
+            kind: "change".into(),
+            title: "Cache added".into(),
+            ..Default::default()
+        };
+        insert_observation(store.conn(), &o).unwrap();
+        // A row written behind the module's back leaves the index stale.
+        store
+            .conn()
+            .execute("UPDATE observations SET title = 'Queue added'", [])
+            .unwrap();
+        assert_eq!(store.check_fts().unwrap(), ["observations_fts"]);
+        store.rebuild_fts().unwrap();
+        assert!(store.check_fts().unwrap().is_empty());
+        assert_eq!(hits(&store, "observations_fts", "queue"), 1);
+    }
+}
