@@ -107,13 +107,15 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
             if let Some(text) = text {
                 crate::memory::insert_prompt(
                     tx,
-                    &capture.capture_id,
-                    session_id,
-                    prompt_number,
-                    platform_prompt_id.as_deref(),
-                    origin.as_str(),
-                    text,
-                    at,
+                    &crate::memory::NewPrompt {
+                        uid: &capture.capture_id,
+                        session_id,
+                        prompt_number,
+                        platform_prompt_id: platform_prompt_id.as_deref(),
+                        origin: origin.as_str(),
+                        text,
+                        created_at: at,
+                    },
                 )?;
             }
             if platform_prompt_id.is_some() {

@@ -480,13 +480,15 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
             let text = f.required("text")?;
             let inserted = crate::memory::insert_prompt(
                 tx,
-                &uid,
-                session_id,
-                number,
-                f.str("platform_prompt_id").as_deref(),
-                &f.str("origin").unwrap_or_else(|| "user".into()),
-                &text,
-                f.time("created_at")?,
+                &crate::memory::NewPrompt {
+                    uid: &uid,
+                    session_id,
+                    prompt_number: number,
+                    platform_prompt_id: f.str("platform_prompt_id").as_deref(),
+                    origin: &f.str("origin").unwrap_or_else(|| "user".into()),
+                    text: &text,
+                    created_at: f.time("created_at")?,
+                },
             )?;
             tx.execute(
                 "UPDATE sessions SET prompt_count = max(prompt_count, ?2) WHERE id = ?1",

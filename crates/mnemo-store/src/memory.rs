@@ -146,18 +146,20 @@ pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Opt
     Ok(id)
 }
 
+/// A prompt row as written to the store.
+pub(crate) struct NewPrompt<'a> {
+    pub uid: &'a str,
+    pub session_id: i64,
+    pub prompt_number: i64,
+    pub platform_prompt_id: Option<&'a str>,
+    pub origin: &'a str,
+    pub text: &'a str,
+    pub created_at: i64,
+}
+
 /// Inserts a prompt row and indexes its text; None when the turn already has
 /// a prompt.
-pub(crate) fn insert_prompt(
-    conn: &Connection,
-    uid: &str,
-    session_id: i64,
-    prompt_number: i64,
-    platform_prompt_id: Option<&str>,
-    origin: &str,
-    text: &str,
-    created_at: i64,
-) -> rusqlite::Result<Option<i64>> {
+pub(crate) fn insert_prompt(conn: &Connection, p: &NewPrompt<'_>) -> rusqlite::Result<Option<i64>> {
     let id: Option<i64> = conn
         .query_row(
             "INSERT INTO prompts (uid, session_id, prompt_number, platform_prompt_id, origin,
@@ -165,13 +167,13 @@ pub(crate) fn insert_prompt(
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
              ON CONFLICT DO NOTHING RETURNING id",
             params![
-                uid,
-                session_id,
-                prompt_number,
-                platform_prompt_id,
-                origin,
-                text,
-                created_at
+                p.uid,
+                p.session_id,
+                p.prompt_number,
+                p.platform_prompt_id,
+                p.origin,
+                p.text,
+                p.created_at
             ],
             |r| r.get(0),
         )
@@ -179,7 +181,7 @@ pub(crate) fn insert_prompt(
     if let Some(id) = id {
         conn.execute(
             "INSERT INTO prompts_fts (rowid, text) VALUES (?1, ?2)",
-            params![id, text],
+            params![id, p.text],
         )?;
     }
     Ok(id)
