@@ -151,7 +151,15 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir) -> Done 
     {
         diagnostics.push(error(message));
     }
-    (adapter::render(&input, &plan.response), diagnostics, label)
+    if matches!(
+        input.event,
+        HookEvent::SessionStart { .. } | HookEvent::UserPrompt { .. }
+    ) && !env_flag("MNEMO_NO_WORKER")
+    {
+        crate::worker_start::ensure_running(data, &config, &mut diagnostics);
+    }
+    let response = crate::recall::respond(&input, plan.response, data, &config, &mut diagnostics);
+    (adapter::render(&input, &response), diagnostics, label)
 }
 
 fn parse_complete(

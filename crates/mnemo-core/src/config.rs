@@ -20,6 +20,10 @@ pub struct Config {
     pub capture: CaptureConfig,
     pub privacy: PrivacyConfig,
     pub store: StoreConfig,
+    pub worker: WorkerConfig,
+    pub provider: ProviderConfig,
+    pub budget: BudgetConfig,
+    pub context: ContextConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -128,9 +132,141 @@ impl Default for StoreConfig {
     }
 }
 
+/// The background worker that compresses captured events (see `mnemo-worker`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WorkerConfig {
+    /// Port on 127.0.0.1. The default sits outside claude-mem's 37700–37799
+    /// so both can run side by side.
+    pub port: u16,
+    /// The worker exits after this long with nothing to do and no client on
+    /// the live stream; the next hook brings it back. 0 keeps it running.
+    pub idle_exit_secs: u64,
+    /// Most events compressed in one batch (one LLM call).
+    pub batch_max_events: u64,
+    /// Most bytes of event text sent in one batch.
+    pub batch_max_bytes: u64,
+    /// A turn still open (no Stop yet) is flushed once its oldest pending
+    /// event is this old.
+    pub turn_flush_secs: u64,
+    /// A leased batch not finished within this time is taken over again.
+    pub lease_secs: u64,
+    /// Attempts before an event is marked failed (`mnemo worker retry` resets it).
+    pub max_attempts: u64,
+    /// Log files rotate at this size; this many old files are kept.
+    pub log_max_bytes: u64,
+    pub log_keep: u64,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        WorkerConfig {
+            port: 38377,
+            idle_exit_secs: 30 * 60,
+            batch_max_events: 40,
+            batch_max_bytes: 48 * 1024,
+            turn_flush_secs: 120,
+            lease_secs: 300,
+            max_attempts: 4,
+            log_max_bytes: 4 * 1024 * 1024,
+            log_keep: 3,
+        }
+    }
+}
+
+/// Which model turns events into observations. `offline` needs no network.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ProviderConfig {
+    /// offline, anthropic, openai or claude-cli.
+    pub name: String,
+    /// As the vendor's own SDK takes it: `https://api.anthropic.com`,
+    /// `https://api.openai.com/v1`. Empty means the vendor's default.
+    pub base_url: String,
+    /// Empty means `ANTHROPIC_API_KEY` / `OPENAI_API_KEY` from the environment.
+    pub api_key: String,
+    /// Empty means a small, fast model of the vendor.
+    pub model: String,
+    /// The `claude` executable for the claude-cli provider.
+    pub claude_path: String,
+    /// One call may take this long before it counts as failed.
+    pub timeout_secs: u64,
+    /// Cap on the answer's length, in tokens.
+    pub max_output_tokens: u64,
+}
+
+impl Default for ProviderConfig {
+    fn default() -> Self {
+        ProviderConfig {
+            name: "offline".into(),
+            base_url: String::new(),
+            api_key: String::new(),
+            model: String::new(),
+            claude_path: "claude".into(),
+            timeout_secs: 90,
+            max_output_tokens: 2048,
+        }
+    }
+}
+
+/// Token budgets enforced before every LLM call; past them the worker uses
+/// the offline compressor and says so.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct BudgetConfig {
+    /// Input + output tokens per calendar day (UTC), all projects. 0 = no limit.
+    pub daily_tokens: u64,
+    /// Input + output tokens per agent session. 0 = no limit.
+    pub session_tokens: u64,
+}
+
+impl Default for BudgetConfig {
+    fn default() -> Self {
+        BudgetConfig {
+            daily_tokens: 1_000_000,
+            session_tokens: 200_000,
+        }
+    }
+}
+
+/// What is given back to the agent (see `mnemo-recall`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ContextConfig {
+    /// Inject the project index at SessionStart.
+    pub enabled: bool,
+    /// Budget of the SessionStart index, in tokens (about 4 characters each).
+    /// Whatever the budget, the index never exceeds 9,000 characters.
+    pub max_tokens: u64,
+    /// Recent turn summaries shown at the top.
+    pub summaries: u64,
+    /// Also show a one-line `systemMessage` to the user at SessionStart.
+    pub system_message: bool,
+    /// A file's recent history before the agent reads or edits it.
+    pub file_context: bool,
+    /// Budget of one file's history, in tokens.
+    pub file_context_tokens: u64,
+}
+
+impl Default for ContextConfig {
+    fn default() -> Self {
+        ContextConfig {
+            enabled: true,
+            max_tokens: 1500,
+            summaries: 3,
+            system_message: false,
+            file_context: true,
+            file_context_tokens: 200,
+        }
+    }
+}
+
 /// Short environment names promised by the product contract, and the key each
-/// one sets. Later sections (worker, provider) add theirs here.
-pub const ALIASES: &[(&str, &str)] = &[];
+/// one sets. They win over the mechanical names.
+pub const ALIASES: &[(&str, &str)] = &[
+    ("MNEMO_PORT", "worker.port"),
+    ("MNEMO_PROVIDER", "provider.name"),
+];
 
 /// A configuration as loaded, with what went wrong on the way when loading
 /// leniently.

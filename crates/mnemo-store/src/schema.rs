@@ -8,7 +8,7 @@
 //! Never edit a migration that has shipped: append a new one.
 
 /// Migration `i` brings the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_CAPTURE_AND_MEMORY];
+pub const MIGRATIONS: &[&str] = &[V1_CAPTURE_AND_MEMORY, V2_WORKER_AND_RECALL];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
@@ -154,4 +154,33 @@ CREATE VIRTUAL TABLE summaries_fts USING fts5(
 CREATE VIRTUAL TABLE prompts_fts USING fts5(
     text, content='prompts', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
 );
+"#;
+
+const V2_WORKER_AND_RECALL: &str = r#"
+-- Every LLM call the worker makes: what it cost and why (cost governance).
+CREATE TABLE llm_calls (
+    id              INTEGER PRIMARY KEY,
+    provider        TEXT NOT NULL,
+    model           TEXT NOT NULL,
+    purpose         TEXT NOT NULL,
+    project_id      INTEGER REFERENCES projects(id),
+    session_id      INTEGER REFERENCES sessions(id),
+    input_tokens    INTEGER NOT NULL DEFAULT 0,
+    output_tokens   INTEGER NOT NULL DEFAULT 0,
+    duration_ms     INTEGER NOT NULL DEFAULT 0,
+    ok              INTEGER NOT NULL DEFAULT 1,
+    error           TEXT,
+    created_at      INTEGER NOT NULL
+);
+CREATE INDEX llm_calls_by_time ON llm_calls(created_at);
+CREATE INDEX llm_calls_by_session ON llm_calls(session_id);
+
+-- Files whose history was already shown to the agent in a session
+-- (PreToolUse file context: at most once per file per session).
+CREATE TABLE file_context_shown (
+    session_id  INTEGER NOT NULL,
+    path        TEXT NOT NULL,
+    shown_at    INTEGER NOT NULL,
+    PRIMARY KEY (session_id, path)
+) WITHOUT ROWID;
 "#;

@@ -49,6 +49,20 @@ pub enum Command {
         /// The file to read, or - for stdin.
         file: PathBuf,
     },
+    /// The background worker that compresses captured events.
+    Worker(commands::worker::WorkerArgs),
+    /// Token spend per day and per project, and the queue.
+    Stats(commands::worker::StatsArgs),
+    /// Full-text search over observations, summaries and prompts.
+    Search(commands::recall::SearchArgs),
+    /// Show observations (or summaries, prompts) in full by id.
+    Show(commands::recall::ShowArgs),
+    /// What came before and after an observation.
+    Timeline(commands::recall::TimelineArgs),
+    /// Print the context index that SessionStart injects for a project.
+    Context(commands::recall::ContextArgs),
+    /// The MCP server on stdio (what Claude Code runs).
+    Mcp(commands::mcp::McpArgs),
     /// Check that everything is wired and healthy, and say how to fix what is not.
     Doctor {
         /// Also apply the safe fixes (ingest the spool, ...).
@@ -104,6 +118,13 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Command::Export { output } => commands::transfer::export(output.as_deref()),
         Command::Import { file } => commands::transfer::import(&file),
         Command::Doctor { fix, json } => commands::doctor::run(fix, json),
+        Command::Worker(args) => commands::worker::worker(args),
+        Command::Stats(args) => commands::worker::stats(args),
+        Command::Search(args) => commands::recall::search(args),
+        Command::Show(args) => commands::recall::show(args),
+        Command::Timeline(args) => commands::recall::timeline(args),
+        Command::Context(args) => commands::recall::context(args),
+        Command::Mcp(args) => commands::mcp::run(args),
     };
     match result {
         Ok(code) => code,

@@ -11,11 +11,29 @@ use serde_json::json;
 fn secrets() -> Vec<(&'static str, String)> {
     vec![
         ("aws", format!("AKIA{}", "Q7ZL4MXW2PBN6RTY")),
-        ("github", format!("ghp_{}", "x9Kq2Lm4Np6Rs8Tv0Wy3Za5Bc7De1Fg2Hj4K")),
-        ("anthropic", format!("sk-ant-api03-{}", "Zq8xW3vT6uR1yP4oN7mL0kJ2hG5fD9sA-bC3eF6gH8jK1lM4nP7qR0sT2u")),
-        ("openai", format!("sk-proj-{}", "Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6Kl9No2")),
-        ("stripe", format!("sk_live_{}", "51HxQ2eK3vL7mN9pR4tW8yZ1cF5gJ0")),
-        ("slack", format!("xoxb-{}", "1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx")),
+        (
+            "github",
+            format!("ghp_{}", "x9Kq2Lm4Np6Rs8Tv0Wy3Za5Bc7De1Fg2Hj4K"),
+        ),
+        (
+            "anthropic",
+            format!(
+                "sk-ant-api03-{}",
+                "Zq8xW3vT6uR1yP4oN7mL0kJ2hG5fD9sA-bC3eF6gH8jK1lM4nP7qR0sT2u"
+            ),
+        ),
+        (
+            "openai",
+            format!("sk-proj-{}", "Ab3De6Gh9Jk2Mn5Pq8St1Vw4Yz7Bc0Ef3Hi6Kl9No2"),
+        ),
+        (
+            "stripe",
+            format!("sk_live_{}", "51HxQ2eK3vL7mN9pR4tW8yZ1cF5gJ0"),
+        ),
+        (
+            "slack",
+            format!("xoxb-{}", "1234567890-0987654321-AbCdEfGhIjKlMnOpQrStUvWx"),
+        ),
         ("password", "correct-horse-battery-staple-42".to_owned()),
         ("url", "s3cr3tP4ssw0rd".to_owned()),
     ]
@@ -110,17 +128,25 @@ fn secrets_and_private_text_leave_no_trace_in_the_data_directory() {
 
     // What is kept is still useful: the redaction markers and the rest of the text.
     let db = env.db();
-    let prompt: String = db.query_row("SELECT text FROM prompts", [], |r| r.get(0)).unwrap();
+    let prompt: String = db
+        .query_row("SELECT text FROM prompts", [], |r| r.get(0))
+        .unwrap();
     assert_eq!(prompt, "deploy with key [REDACTED:aws-access-key] thanks");
     let bash: String = db
-        .query_row("SELECT response FROM events WHERE tool_use_id = 't2'", [], |r| r.get(0))
+        .query_row(
+            "SELECT response FROM events WHERE tool_use_id = 't2'",
+            [],
+            |r| r.get(0),
+        )
         .unwrap();
     assert!(bash.contains("[REDACTED:"), "{bash}");
     assert!(bash.contains("git.example.com/app.git"), "{bash}");
     let (read_input, read_response, note): (String, Option<String>, String) = db
-        .query_row("SELECT input, response, note FROM events WHERE tool_use_id = 't3'", [], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })
+        .query_row(
+            "SELECT input, response, note FROM events WHERE tool_use_id = 't3'",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
         .unwrap();
     assert!(read_input.contains(".env"));
     assert_eq!(read_response, None);

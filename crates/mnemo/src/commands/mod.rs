@@ -2,4 +2,7 @@
 
 pub mod doctor;
 pub mod install;
+pub mod mcp;
+pub mod recall;
 pub mod transfer;
+pub mod worker;

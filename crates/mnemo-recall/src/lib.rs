@@ -1,0 +1,1 @@
+//! Recall (issue 4). STUB: see the issue.

@@ -1,0 +1,1 @@
+//! The background worker (issue 3). STUB: see the issue.
