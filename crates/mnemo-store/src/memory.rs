@@ -98,8 +98,26 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
                 files_modified
             ],
         )?;
+        index_files(conn, id, o)?;
     }
     Ok(id)
+}
+
+/// Records which files an observation names (see `observation_files` in the
+/// schema); a file both read and modified counts as modified.
+fn index_files(conn: &Connection, id: i64, o: &NewObservation) -> rusqlite::Result<()> {
+    let mut stmt = conn.prepare_cached(
+        "INSERT INTO observation_files (path, observation_id, modified) VALUES (?1, ?2, ?3)
+         ON CONFLICT DO NOTHING",
+    )?;
+    let modified = o.files_modified.iter().map(|f| (f, true));
+    let read = o.files_read.iter().map(|f| (f, false));
+    for (path, is_modified) in modified.chain(read) {
+        if !path.is_empty() {
+            stmt.execute(params![path, id, is_modified])?;
+        }
+    }
+    Ok(())
 }
 
 /// Inserts a summary and indexes it; None when its uid is stored already.
@@ -268,6 +286,61 @@ mod tests {
         assert!(insert_summary(store.conn(), &s).unwrap().is_some());
         assert_eq!(hits(&store, "summaries_fts", "plain"), 1);
         assert!(store.check_fts().unwrap().is_empty());
+    }
+
+    #[test]
+    fn files_are_indexed_once_each_with_modified_winning() {
+        let (_t, store) = store();
+        let o = NewObservation {
+            uid: "o1".into(),
+            kind: "change".into(),
+            title: "Touched auth".into(),
+            files_read: vec!["src/auth.py".into(), "README".into()],
+            files_modified: vec!["src/auth.py".into(), String::new()],
+            ..Default::default()
+        };
+        let id = insert_observation(store.conn(), &o).unwrap().unwrap();
+        let rows: Vec<(String, i64, bool)> = store
+            .conn()
+            .prepare("SELECT path, observation_id, modified FROM observation_files ORDER BY path")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            rows,
+            [("README".into(), id, false), ("src/auth.py".into(), id, true)]
+        );
+    }
+
+    #[test]
+    fn the_v3_migration_indexes_files_of_existing_observations() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("m.db");
+        let store = Store::open(&path, Duration::from_secs(1)).unwrap();
+        // A database as version 2 left it: observations, no file index.
+        store
+            .conn()
+            .execute_batch(
+                "DROP TABLE observation_files;
+                 INSERT INTO observations (uid, type, title, files_read, files_modified, created_at)
+                 VALUES ('a', 'change', 't', '[\"/p/r.rs\", 3]', '[\"/p/m.rs\"]', 1),
+                        ('b', 'change', 'u', 'not json', '[]', 2);
+                 PRAGMA user_version = 2;",
+            )
+            .unwrap();
+        drop(store);
+        let store = Store::open(&path, Duration::from_secs(1)).unwrap();
+        let rows: Vec<(String, bool)> = store
+            .conn()
+            .prepare("SELECT path, modified FROM observation_files ORDER BY path")
+            .unwrap()
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(rows, [("/p/m.rs".into(), true), ("/p/r.rs".into(), false)]);
     }
 
     #[test]

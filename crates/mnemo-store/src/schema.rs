@@ -8,7 +8,11 @@
 //! Never edit a migration that has shipped: append a new one.
 
 /// Migration `i` brings the schema from version `i` to `i + 1`.
-pub const MIGRATIONS: &[&str] = &[V1_CAPTURE_AND_MEMORY, V2_WORKER_AND_RECALL];
+pub const MIGRATIONS: &[&str] = &[
+    V1_CAPTURE_AND_MEMORY,
+    V2_WORKER_AND_RECALL,
+    V3_OBSERVATION_FILES,
+];
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
@@ -183,4 +187,25 @@ CREATE TABLE file_context_shown (
     shown_at    INTEGER NOT NULL,
     PRIMARY KEY (session_id, path)
 ) WITHOUT ROWID;
+"#;
+
+const V3_OBSERVATION_FILES: &str = r#"
+-- Which observations name which file, so that a file's history (PreToolUse
+-- file context, `search --file`) is one index lookup instead of a scan of
+-- every observation's JSON lists. Paths are stored as the observation gives
+-- them (absolute from capture, possibly relative from imports). Kept in step
+-- by crate::memory::insert_observation.
+CREATE TABLE observation_files (
+    path            TEXT NOT NULL,
+    observation_id  INTEGER NOT NULL,
+    modified        INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (path, observation_id)
+) WITHOUT ROWID;
+
+INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
+    SELECT j.value, o.id, 1 FROM observations o, json_each(o.files_modified) j
+    WHERE json_valid(o.files_modified) AND j.type = 'text' AND j.value <> '';
+INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
+    SELECT j.value, o.id, 0 FROM observations o, json_each(o.files_read) j
+    WHERE json_valid(o.files_read) AND j.type = 'text' AND j.value <> '';
 "#;
