@@ -1,1 +1,51 @@
-//! Recall (issue 4). STUB: see the issue.
+//! Recall: giving memory back to the agent and to the user.
+//!
+//! Everything here is a plain function over a rusqlite [`Connection`]
+//! (usually [`mnemo_store::Store::conn`]), synchronous and free of I/O other
+//! than the database and a few cheap file-system reads, so that the hook
+//! path, the CLI, the MCP server and the worker's HTTP API all call the same
+//! code and print the same things:
+//!
+//! - [`context`]: the progressive-disclosure index injected at SessionStart
+//!   (and printed by `mnemo context`);
+//! - [`file_context`]: a file's recent history before the agent reads or
+//!   edits it (PreToolUse), at most once per file per session;
+//! - [`search`]: full-text search over observations, summaries and prompts,
+//!   with filters; [`query`] turns any user text into a safe FTS5 query;
+//! - [`records`]: full records by id (`mnemo show`, `get_observations`);
+//! - [`timeline`]: what came before and after an item in its project;
+//! - [`save`]: an observation the agent asked to keep (`save_memory`);
+//! - [`render`]: the terminal/agent text of all of the above;
+//! - and the small vocabulary they share: [`ids`] (`#12`, `S3`, `P7`),
+//!   [`when`] (dates, ages, `7d`), [`scope`] (which project), [`git`]
+//!   (branch and changed files, read without spawning git), [`text`].
+
+pub mod context;
+pub mod file_context;
+pub mod git;
+pub mod ids;
+pub mod query;
+pub mod records;
+pub mod render;
+pub mod save;
+pub mod scope;
+pub mod search;
+pub mod text;
+pub mod timeline;
+pub mod when;
+
+pub use ids::{ItemRef, Kind};
+pub use when::Clock;
+
+/// What can go wrong in recall, in terms a user (or an agent) can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum RecallError {
+    /// The request itself is wrong (an id or a date that does not parse);
+    /// the message says what was expected.
+    #[error("{0}")]
+    Input(String),
+    #[error("database error: {0}")]
+    Sql(#[from] rusqlite::Error),
+}
+
+pub type Result<T, E = RecallError> = std::result::Result<T, E>;

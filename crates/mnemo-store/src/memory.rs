@@ -310,7 +310,10 @@ mod tests {
             .unwrap();
         assert_eq!(
             rows,
-            [("README".into(), id, false), ("src/auth.py".into(), id, true)]
+            [
+                ("README".into(), id, false),
+                ("src/auth.py".into(), id, true)
+            ]
         );
     }
 

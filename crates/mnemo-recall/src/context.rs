@@ -1,0 +1,673 @@
+//! The SessionStart index: what a new session knows about its project.
+//!
+//! Progressive disclosure: one header line, the latest turn summaries (what
+//! was asked, learned, done, what is next), then one line per observation
+//! (`#id age [type] title (file)`) grouped by day, newest first, and a footer
+//! naming the tools that fetch details. The agent reads ids here and asks
+//! for more only when it needs it.
+//!
+//! Which observations make the cut is a score, not "the latest N":
+//! recency (halving every three days, counted from the project's newest
+//! observation so that a dormant project still ranks its own history), plus
+//! a bonus for touching files that are active now (changed since git's index
+//! was written, i.e. uncommitted; or modified in the project's last
+//! sessions), for matching the words of the current branch name, and for
+//! the kinds that age well (decisions, fixes, memories the agent saved).
+//! Near-duplicates (same normalized title and file) collapse into one line
+//! that says how many there were. Lines are taken best-first until the
+//! budget is spent, then shown newest first, so that if anything downstream
+//! cuts the text, what survives is the newest.
+//!
+//! Size: `context.max_tokens` at about four characters a token, and never
+//! more than [`HARD_CAP_CHARS`] (Claude Code cuts hook context above 10,000
+//! characters), measured as Claude Code measures (UTF-16 units).
+//!
+//! Cost: a handful of indexed queries bounded by LIMIT (the latest
+//! [`CANDIDATES`] observations, the last sessions' events, a few lookups in
+//! `observation_files`) and at most [`MAX_STATS`] `stat` calls; no scan grows
+//! with the store except the two counts in the header, which walk one index.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use mnemo_core::config::ContextConfig;
+use mnemo_store::parse_json_list;
+use rusqlite::Connection;
+use serde::Serialize;
+
+use crate::Result;
+use crate::git::GitState;
+use crate::ids::ItemRef;
+use crate::scope;
+use crate::text::{CONTEXT_CLOSE, CONTEXT_OPEN, display_path, js_len, main_file, one_line};
+use crate::when::Clock;
+
+/// Whatever the configured budget, the index never exceeds this many
+/// characters (tags included).
+pub const HARD_CAP_CHARS: usize = 9_000;
+/// How many of the newest observations are considered.
+pub const CANDIDATES: usize = 300;
+/// Most files whose modification time is checked against git's index.
+pub const MAX_STATS: usize = 200;
+/// Most active files whose older history is pulled in.
+const MAX_ACTIVE_LOOKUPS: usize = 12;
+/// Sessions whose modified files count as active.
+const RECENT_SESSIONS: i64 = 3;
+const HALF_LIFE_MS: f64 = 3.0 * 24.0 * 3600.0 * 1000.0;
+
+/// What to build the index for.
+#[derive(Debug, Clone)]
+pub struct ContextRequest<'a> {
+    /// The project's root (its identity, see [`mnemo_core::project`]).
+    pub root: &'a Path,
+    /// Its display name.
+    pub name: &'a str,
+    /// Where the session runs (a linked worktree has its own branch); the
+    /// root when None.
+    pub cwd: Option<&'a Path>,
+    pub config: &'a ContextConfig,
+    pub clock: Clock,
+}
+
+/// The index and what went into it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ContextIndex {
+    pub project: String,
+    pub root: String,
+    /// The text to inject, `<mnemo-context>` tags included.
+    pub text: String,
+    /// Its length as Claude Code counts it.
+    pub chars: usize,
+    pub budget_chars: usize,
+    pub observations_total: i64,
+    pub observations_shown: Vec<ItemRef>,
+    pub summaries_shown: Vec<ItemRef>,
+    pub branch: Option<String>,
+    /// True when nothing is remembered for the project yet.
+    pub empty: bool,
+}
+
+/// One observation considered for the index.
+#[derive(Debug, Clone)]
+struct Candidate {
+    id: i64,
+    kind: String,
+    title: String,
+    files_modified: Vec<String>,
+    files_read: Vec<String>,
+    created_at: i64,
+    score: f64,
+    duplicates: usize,
+    active_file: bool,
+}
+
+struct SummaryRow {
+    id: i64,
+    request: String,
+    learned: String,
+    completed: String,
+    next_steps: String,
+    created_at: i64,
+}
+
+/// Builds the index for one project.
+pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex> {
+    let budget = ((req.config.max_tokens as usize).saturating_mul(4)).min(HARD_CAP_CHARS);
+    let root_text = req.root.to_string_lossy().into_owned();
+    let git = GitState::read(req.cwd.unwrap_or(req.root));
+    let mut index = ContextIndex {
+        project: req.name.to_owned(),
+        root: root_text.clone(),
+        text: String::new(),
+        chars: 0,
+        budget_chars: budget,
+        observations_total: 0,
+        observations_shown: Vec::new(),
+        summaries_shown: Vec::new(),
+        branch: git.branch.clone(),
+        empty: true,
+    };
+    let project = scope::by_root(conn, &root_text)?;
+    let Some(project) = project else {
+        return Ok(empty(index, req.name));
+    };
+    let (total, newest): (i64, Option<i64>) = conn
+        .prepare_cached("SELECT count(*), max(created_at) FROM observations WHERE project_id = ?1")?
+        .query_row([project.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
+    let summaries = latest_summaries(conn, project.id, req.config.summaries as usize)?;
+    if total == 0 && summaries.is_empty() {
+        return Ok(empty(index, req.name));
+    }
+    let sessions: i64 = conn
+        .prepare_cached("SELECT count(*) FROM sessions WHERE project_id = ?1")?
+        .query_row([project.id], |r| r.get(0))?;
+    index.observations_total = total;
+    index.empty = false;
+
+    let mut candidates = latest_observations(conn, project.id)?;
+    let recent_files = recent_session_files(conn, project.id)?;
+    let changed = changed_files(&git, req.root, &candidates, &recent_files);
+    pull_active_history(
+        conn,
+        project.id,
+        req.root,
+        &changed,
+        &recent_files,
+        &mut candidates,
+    )?;
+    let topics = git.branch_topics();
+    let newest = newest.unwrap_or(req.clock.now_ms);
+    for c in &mut candidates {
+        score(c, newest, req.root, &changed, &recent_files, &topics);
+    }
+    let candidates = collapse_duplicates(candidates, req.root);
+
+    // Fixed parts first; observation lines get what is left.
+    let header = header_line(req.name, total, sessions, newest, &req.clock, &git);
+    let footer = "Details on demand: mcp__mnemo__search(query) finds ids, \
+                  mcp__mnemo__timeline(id) shows what happened around one, \
+                  mcp__mnemo__get_observations(ids) returns full records; \
+                  in a shell, `mnemo show ID`.";
+    let fixed = js_len(CONTEXT_OPEN) + js_len(CONTEXT_CLOSE) + js_len(&header) + js_len(footer) + 4;
+    let summary_budget = budget.saturating_sub(fixed) * 2 / 5;
+    let (summary_lines, shown_summaries) = summary_section(&summaries, &req.clock, summary_budget);
+    let used = fixed + summary_lines.iter().map(|l| js_len(l) + 1).sum::<usize>();
+    let legend_room = 60;
+    let obs_budget = budget.saturating_sub(used + legend_room + 40);
+    let mut selected = select(&candidates, obs_budget, &req.clock, req.root);
+
+    // Render; if anything pushes the text over, drop the oldest lines.
+    loop {
+        let text = render(
+            &header,
+            &summary_lines,
+            &selected,
+            total,
+            footer,
+            &req.clock,
+            req.root,
+        );
+        if js_len(&text) <= budget.max(js_len(&header) + 40) || selected.is_empty() {
+            index.text = fit_hard_cap(text);
+            break;
+        }
+        selected.pop();
+    }
+    index.chars = js_len(&index.text);
+    index.observations_shown = selected
+        .iter()
+        .map(|c| ItemRef::observation(c.id))
+        .collect();
+    index.summaries_shown = shown_summaries;
+    Ok(index)
+}
+
+fn empty(mut index: ContextIndex, name: &str) -> ContextIndex {
+    index.text = format!(
+        "{CONTEXT_OPEN}\nmnemo: nothing remembered for {} yet.\n{CONTEXT_CLOSE}",
+        one_line(name, 80)
+    );
+    index.chars = js_len(&index.text);
+    index
+}
+
+fn latest_summaries(conn: &Connection, project: i64, n: usize) -> Result<Vec<SummaryRow>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, request, learned, completed, next_steps, created_at FROM summaries
+         WHERE project_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![project, n as i64], |r| {
+        Ok(SummaryRow {
+            id: r.get(0)?,
+            request: r.get(1)?,
+            learned: r.get(2)?,
+            completed: r.get(3)?,
+            next_steps: r.get(4)?,
+            created_at: r.get(5)?,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+fn candidate_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Candidate> {
+    Ok(Candidate {
+        id: r.get(0)?,
+        kind: r.get(1)?,
+        title: r.get(2)?,
+        files_modified: parse_json_list(&r.get::<_, String>(3)?),
+        files_read: parse_json_list(&r.get::<_, String>(4)?),
+        created_at: r.get(5)?,
+        score: 0.0,
+        duplicates: 0,
+        active_file: false,
+    })
+}
+
+fn latest_observations(conn: &Connection, project: i64) -> Result<Vec<Candidate>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, type, title, files_modified, files_read, created_at FROM observations
+         WHERE project_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(
+        rusqlite::params![project, CANDIDATES as i64],
+        candidate_from,
+    )?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+/// Files modified in the project's last sessions (from captured events,
+/// which exist before the worker has compressed them).
+fn recent_session_files(conn: &Connection, project: i64) -> Result<HashSet<String>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT files_modified FROM events
+         WHERE session_id IN (SELECT id FROM sessions WHERE project_id = ?1
+                              ORDER BY started_at DESC LIMIT ?2)
+           AND files_modified <> '[]'
+         ORDER BY id DESC LIMIT 200",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![project, RECENT_SESSIONS], |r| {
+        r.get::<_, String>(0)
+    })?;
+    let mut files = HashSet::new();
+    for list in rows {
+        files.extend(parse_json_list(&list?));
+    }
+    Ok(files)
+}
+
+/// A stored path as an absolute path (relative ones are under the root).
+fn absolute(path: &str, root: &Path) -> PathBuf {
+    let p = Path::new(path);
+    if p.is_absolute() {
+        p.to_owned()
+    } else {
+        root.join(p)
+    }
+}
+
+/// Files (as stored) that changed after git's index was written.
+fn changed_files(
+    git: &GitState,
+    root: &Path,
+    candidates: &[Candidate],
+    recent: &HashSet<String>,
+) -> HashSet<String> {
+    let mut changed = HashSet::new();
+    if git.index_mtime.is_none() {
+        return changed;
+    }
+    let mut seen = HashSet::new();
+    let paths = recent
+        .iter()
+        .chain(candidates.iter().flat_map(|c| c.files_modified.iter()));
+    for path in paths {
+        if seen.len() >= MAX_STATS {
+            break;
+        }
+        if !seen.insert(path.as_str()) {
+            continue;
+        }
+        if git.changed_since_index(&absolute(path, root)) {
+            changed.insert(path.clone());
+        }
+    }
+    changed
+}
+
+/// Adds older observations about active files that the newest ones missed.
+fn pull_active_history(
+    conn: &Connection,
+    project: i64,
+    root: &Path,
+    changed: &HashSet<String>,
+    recent: &HashSet<String>,
+    candidates: &mut Vec<Candidate>,
+) -> Result<()> {
+    let mut have: HashSet<i64> = candidates.iter().map(|c| c.id).collect();
+    let mut lookup = conn.prepare_cached(
+        "SELECT o.id, o.type, o.title, o.files_modified, o.files_read, o.created_at
+         FROM observation_files f JOIN observations o ON o.id = f.observation_id
+         WHERE f.path IN (?1, ?2) AND o.project_id = ?3
+         ORDER BY f.observation_id DESC LIMIT 3",
+    )?;
+    let mut active: Vec<&String> = changed.iter().collect();
+    active.sort();
+    let mut rest: Vec<&String> = recent.iter().filter(|f| !changed.contains(*f)).collect();
+    rest.sort();
+    active.extend(rest);
+    for path in active.into_iter().take(MAX_ACTIVE_LOOKUPS) {
+        let abs = absolute(path, root);
+        let rel = abs
+            .strip_prefix(root)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| path.clone());
+        let abs = abs.to_string_lossy().into_owned();
+        let rows = lookup.query_map(rusqlite::params![abs, rel, project], candidate_from)?;
+        for c in rows {
+            let c = c?;
+            if have.insert(c.id) {
+                candidates.push(c);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn score(
+    c: &mut Candidate,
+    newest: i64,
+    root: &Path,
+    changed: &HashSet<String>,
+    recent: &HashSet<String>,
+    topics: &[String],
+) {
+    let age = (newest - c.created_at).max(0) as f64;
+    let mut s = 0.5f64.powf(age / HALF_LIFE_MS);
+    let touches = |set: &HashSet<String>| {
+        c.files_modified.iter().chain(&c.files_read).any(|f| {
+            set.contains(f) || set.contains(&absolute(f, root).to_string_lossy().into_owned())
+        })
+    };
+    if touches(changed) {
+        s += 0.6;
+        c.active_file = true;
+    } else if touches(recent) {
+        s += 0.35;
+    }
+    if !topics.is_empty() {
+        let haystack = format!(
+            "{} {}",
+            c.title.to_lowercase(),
+            main_file(&c.files_modified, &c.files_read)
+                .unwrap_or_default()
+                .to_lowercase()
+        );
+        if topics.iter().any(|t| haystack.contains(t.as_str())) {
+            s += 0.3;
+        }
+    }
+    s += match c.kind.as_str() {
+        "memory" => 0.25,
+        "decision" => 0.15,
+        "bugfix" | "feature" => 0.1,
+        _ => 0.0,
+    };
+    c.score = s;
+}
+
+/// The normalized title and main file: what makes two lines say the same.
+fn duplicate_key(c: &Candidate, root: &Path) -> String {
+    let title: Vec<String> = c
+        .title
+        .split(|ch: char| !ch.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    let file = main_file(&c.files_modified, &c.files_read)
+        .map(|f| display_path(&f, Some(root)))
+        .unwrap_or_default();
+    format!("{}|{file}", title.join(" "))
+}
+
+/// Keeps the best-scored of each group of near-duplicates, counting the rest.
+fn collapse_duplicates(candidates: Vec<Candidate>, root: &Path) -> Vec<Candidate> {
+    let mut best: HashMap<String, Candidate> = HashMap::new();
+    for c in candidates {
+        let key = duplicate_key(&c, root);
+        match best.get_mut(&key) {
+            Some(kept) => {
+                let newer_is_better = (c.score, c.created_at) > (kept.score, kept.created_at);
+                let duplicates = kept.duplicates + 1;
+                if newer_is_better {
+                    *kept = c;
+                }
+                kept.duplicates = duplicates;
+            }
+            None => {
+                best.insert(key, c);
+            }
+        }
+    }
+    best.into_values().collect()
+}
+
+fn header_line(
+    name: &str,
+    total: i64,
+    sessions: i64,
+    newest: i64,
+    clock: &Clock,
+    git: &GitState,
+) -> String {
+    let mut h = format!(
+        "mnemo memory of {}: {} observations from {} sessions, latest {} ago",
+        one_line(name, 60),
+        total,
+        sessions,
+        clock.age(newest)
+    );
+    if let Some(b) = &git.branch {
+        h.push_str(&format!("; on branch {}", one_line(b, 60)));
+    }
+    h.push('.');
+    h
+}
+
+/// The turn summaries, newest first, each on one line, within `budget`.
+fn summary_section(
+    summaries: &[SummaryRow],
+    clock: &Clock,
+    budget: usize,
+) -> (Vec<String>, Vec<ItemRef>) {
+    let mut lines = Vec::new();
+    let mut shown = Vec::new();
+    if summaries.is_empty() {
+        return (lines, shown);
+    }
+    let title = "Recent turns (newest first):".to_owned();
+    let mut used = js_len(&title) + 1;
+    for s in summaries {
+        let mut parts = Vec::new();
+        for (label, text, max) in [
+            ("asked", &s.request, 120),
+            ("learned", &s.learned, 160),
+            ("done", &s.completed, 160),
+            ("next", &s.next_steps, 120),
+        ] {
+            let t = one_line(text, max);
+            if !t.is_empty() {
+                parts.push(format!("{label}: {t}"));
+            }
+        }
+        if parts.is_empty() {
+            continue;
+        }
+        let line = format!(
+            "- S{} {} ago: {}",
+            s.id,
+            clock.age(s.created_at),
+            parts.join(" | ")
+        );
+        let cost = js_len(&line) + 1;
+        if used + cost > budget {
+            break;
+        }
+        used += cost;
+        lines.push(line);
+        shown.push(ItemRef::summary(s.id));
+    }
+    if !lines.is_empty() {
+        lines.insert(0, title);
+    }
+    (lines, shown)
+}
+
+/// The type marker: a short ASCII tag.
+pub fn type_marker(kind: &str) -> String {
+    let tag = match kind {
+        "bugfix" => "fix",
+        "feature" => "feat",
+        "refactor" => "refac",
+        "change" => "chg",
+        "discovery" => "disc",
+        "decision" => "dec",
+        "memory" => "mem",
+        other => {
+            let short: String = other
+                .chars()
+                .filter(char::is_ascii_alphanumeric)
+                .take(5)
+                .collect::<String>()
+                .to_ascii_lowercase();
+            return if short.is_empty() {
+                "[obs]".to_owned()
+            } else {
+                format!("[{short}]")
+            };
+        }
+    };
+    format!("[{tag}]")
+}
+
+fn observation_line(c: &Candidate, clock: &Clock, root: &Path) -> String {
+    let mut line = format!(
+        "#{} {} {} {}",
+        c.id,
+        clock.age(c.created_at),
+        type_marker(&c.kind),
+        one_line(&c.title, 110)
+    );
+    if let Some(f) = main_file(&c.files_modified, &c.files_read) {
+        let star = if c.active_file { "*" } else { "" };
+        line.push_str(&format!(" ({}{star})", display_path(&f, Some(root))));
+    }
+    if c.duplicates > 0 {
+        line.push_str(&format!(" [x{}]", c.duplicates + 1));
+    }
+    line
+}
+
+/// Best-scored first until the budget is spent, then newest first.
+fn select(candidates: &[Candidate], budget: usize, clock: &Clock, root: &Path) -> Vec<Candidate> {
+    let mut by_score: Vec<&Candidate> = candidates.iter().collect();
+    by_score.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(b.created_at.cmp(&a.created_at))
+            .then(b.id.cmp(&a.id))
+    });
+    let mut used = 0;
+    let mut days = HashSet::new();
+    let mut chosen = Vec::new();
+    for c in by_score {
+        let day = clock.day(c.created_at);
+        let day_cost = if days.contains(&day) {
+            0
+        } else {
+            day.len() + 2
+        };
+        let cost = js_len(&observation_line(c, clock, root)) + 1 + day_cost;
+        if used + cost > budget {
+            continue;
+        }
+        used += cost;
+        days.insert(day);
+        chosen.push(c.clone());
+    }
+    chosen.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+    chosen
+}
+
+fn render(
+    header: &str,
+    summary_lines: &[String],
+    selected: &[Candidate],
+    total: i64,
+    footer: &str,
+    clock: &Clock,
+    root: &Path,
+) -> String {
+    let mut t = String::with_capacity(HARD_CAP_CHARS);
+    t.push_str(CONTEXT_OPEN);
+    t.push('\n');
+    t.push_str(header);
+    t.push('\n');
+    for l in summary_lines {
+        t.push_str(l);
+        t.push('\n');
+    }
+    if !selected.is_empty() {
+        t.push_str(&format!(
+            "Observations ({} of {total}, picked for recency and relevance to current work, newest first; #id age [type] title (main file)):\n",
+            selected.len()
+        ));
+        let mut day = String::new();
+        for c in selected {
+            let d = clock.day(c.created_at);
+            if d != day {
+                t.push_str(&format!("{d}:\n"));
+                day = d;
+            }
+            t.push_str(&observation_line(c, clock, root));
+            t.push('\n');
+        }
+        if selected.iter().any(|c| c.active_file) {
+            t.push_str("(file*: changed since git last staged or committed it)\n");
+        }
+    }
+    t.push_str(footer);
+    t.push('\n');
+    t.push_str(CONTEXT_CLOSE);
+    t
+}
+
+/// The last line of defence for the 9,000-character promise: cut whole
+/// lines from the end of the body, keep the closing tag.
+fn fit_hard_cap(text: String) -> String {
+    if js_len(&text) <= HARD_CAP_CHARS {
+        return text;
+    }
+    let room = HARD_CAP_CHARS - js_len(CONTEXT_CLOSE) - 1;
+    let mut out = String::with_capacity(HARD_CAP_CHARS);
+    let mut used = 0;
+    for line in text.lines() {
+        if line == CONTEXT_CLOSE {
+            break;
+        }
+        let cost = js_len(line) + 1;
+        if used + cost > room {
+            break;
+        }
+        out.push_str(line);
+        out.push('\n');
+        used += cost;
+    }
+    out.push_str(CONTEXT_CLOSE);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_are_short_ascii_tags() {
+        assert_eq!(type_marker("bugfix"), "[fix]");
+        assert_eq!(type_marker("memory"), "[mem]");
+        assert_eq!(type_marker("Investigation!"), "[inves]");
+        assert_eq!(type_marker("🙂"), "[obs]");
+    }
+
+    #[test]
+    fn the_hard_cap_cuts_whole_lines_and_keeps_the_closing_tag() {
+        let body: String = (0..2000).map(|i| format!("line {i}\n")).collect();
+        let text = format!("{CONTEXT_OPEN}\n{body}{CONTEXT_CLOSE}");
+        let cut = fit_hard_cap(text);
+        assert!(js_len(&cut) <= HARD_CAP_CHARS);
+        assert!(cut.starts_with(CONTEXT_OPEN) && cut.ends_with(CONTEXT_CLOSE));
+        assert!(cut.contains("line 0\n"));
+    }
+}

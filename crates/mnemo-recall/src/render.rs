@@ -1,0 +1,311 @@
+//! Text for people and agents: search hits, full records, timelines.
+//!
+//! One renderer serves the terminal (`mnemo search/show/timeline`, colored
+//! only when the CLI says stdout is a terminal and `NO_COLOR` is unset) and
+//! the MCP tools (plain, no dates: an age is what an agent weighs, and every
+//! character costs tokens). Lines start with the id, because the id is what
+//! the next step takes.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use crate::context::type_marker;
+use crate::ids::Kind;
+use crate::records::{ObservationRecord, PromptRecord, Record, SessionInfo, SummaryRecord};
+use crate::scope::Project;
+use crate::search::{Hit, SearchResults};
+use crate::text::{display_path, one_line, untagged};
+use crate::timeline::Timeline;
+use crate::when::Clock;
+
+/// How to render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Style {
+    /// ANSI colors (terminal only).
+    pub color: bool,
+    /// Dates and times beside ages (terminal); ages only (agents).
+    pub dates: bool,
+}
+
+impl Style {
+    pub const AGENT: Style = Style {
+        color: false,
+        dates: false,
+    };
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    fn id(&self, text: &str) -> String {
+        self.paint("1;36", text)
+    }
+
+    fn dim(&self, text: &str) -> String {
+        self.paint("2", text)
+    }
+
+    fn bold(&self, text: &str) -> String {
+        self.paint("1", text)
+    }
+}
+
+fn marker(h: &Hit) -> String {
+    match h.kind {
+        Kind::Observation => type_marker(h.obs_type.as_deref().unwrap_or("")),
+        Kind::Summary => "[turn]".to_owned(),
+        Kind::Prompt => "[prompt]".to_owned(),
+    }
+}
+
+/// One line for a hit: `#12 2h [fix] Title (file)`, with the date on a
+/// terminal and the project when `show_project`.
+pub fn hit_line(h: &Hit, clock: &Clock, style: Style, show_project: bool) -> String {
+    let mut line = style.id(&h.id.to_string());
+    if style.dates {
+        let _ = write!(
+            line,
+            " {}",
+            style.dim(&format!(
+                "{} {}",
+                clock.day(h.created_at_ms),
+                clock.time_of_day(h.created_at_ms)
+            ))
+        );
+    }
+    let _ = write!(
+        line,
+        " {} {} {}",
+        clock.age(h.created_at_ms),
+        marker(h),
+        h.title
+    );
+    if h.kind == Kind::Summary && !h.subtitle.is_empty() {
+        let _ = write!(line, " -> {}", one_line(&h.subtitle, 100));
+    }
+    if let Some(f) = &h.file {
+        let root = h.project_root.as_deref().map(Path::new);
+        let _ = write!(line, " ({})", display_path(f, root));
+    }
+    if show_project && let Some(p) = &h.project {
+        let _ = write!(line, " {}", style.dim(&format!("[{p}]")));
+    }
+    line
+}
+
+/// A result list: a count line, then one line per hit.
+pub fn search_results(r: &SearchResults, clock: &Clock, style: Style) -> String {
+    let mut out = String::new();
+    if r.hits.is_empty() {
+        out.push_str("No matches.");
+        return out;
+    }
+    let projects: std::collections::HashSet<_> = r.hits.iter().map(|h| &h.project).collect();
+    let show_project = projects.len() > 1;
+    let what = if r.fts_query.is_none() {
+        "newest items"
+    } else if r.relaxed {
+        "matches of any word (none matched every word)"
+    } else {
+        "matches"
+    };
+    let _ = writeln!(out, "{} {what}:", r.hits.len());
+    for h in &r.hits {
+        out.push_str(&hit_line(h, clock, style, show_project));
+        out.push('\n');
+    }
+    out.pop();
+    out
+}
+
+fn project_text(p: &Option<Project>) -> Option<String> {
+    p.as_ref().map(|p| format!("{} ({})", p.name, p.root))
+}
+
+fn session_text(s: &Option<SessionInfo>) -> Option<String> {
+    s.as_ref().map(|s| match s.prompt_number {
+        Some(n) => format!("{} {}, turn {n}", s.platform, s.session_id),
+        None => format!("{} {}", s.platform, s.session_id),
+    })
+}
+
+fn field(out: &mut String, style: Style, label: &str, value: Option<String>) {
+    if let Some(v) = value.filter(|v| !v.is_empty()) {
+        let _ = writeln!(out, "{} {v}", style.dim(&format!("{label:<8}")));
+    }
+}
+
+fn when_text(ms: i64, clock: &Clock) -> String {
+    format!("{} ({} ago)", clock.datetime(ms), clock.age(ms))
+}
+
+fn block(out: &mut String, style: Style, label: &str, text: &str) {
+    let text = untagged(text);
+    let text = text.trim();
+    if text.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{}", style.bold(label));
+    for line in text.lines() {
+        let _ = writeln!(out, "  {line}");
+    }
+}
+
+fn list(out: &mut String, style: Style, label: &str, items: &[String], root: Option<&Path>) {
+    if items.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "{}", style.bold(label));
+    for i in items {
+        let shown = match root {
+            Some(_) => display_path(i, root),
+            None => untagged(i).into_owned(),
+        };
+        let _ = writeln!(out, "  - {shown}");
+    }
+}
+
+fn observation(o: &ObservationRecord, clock: &Clock, style: Style) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} {} {}",
+        style.id(&o.id.to_string()),
+        type_marker(&o.kind),
+        style.bold(&one_line(&o.title, 200))
+    );
+    field(&mut out, style, "type", Some(o.kind.clone()));
+    field(
+        &mut out,
+        style,
+        "when",
+        Some(when_text(o.created_at_ms, clock)),
+    );
+    field(&mut out, style, "project", project_text(&o.project));
+    field(&mut out, style, "session", session_text(&o.session));
+    field(&mut out, style, "source", Some(o.source.clone()));
+    let root = o.project.as_ref().map(|p| Path::new(p.root.as_str()));
+    block(&mut out, style, "Subtitle", &o.subtitle);
+    block(&mut out, style, "Narrative", &o.narrative);
+    list(&mut out, style, "Facts", &o.facts, None);
+    if !o.concepts.is_empty() {
+        let concepts: Vec<String> = o
+            .concepts
+            .iter()
+            .map(|c| untagged(c).into_owned())
+            .collect();
+        let _ = writeln!(out, "{} {}", style.bold("Concepts"), concepts.join(", "));
+    }
+    list(&mut out, style, "Files modified", &o.files_modified, root);
+    list(&mut out, style, "Files read", &o.files_read, root);
+    if let Some(p) = &o.prompt {
+        block(&mut out, style, "Prompt of that turn", p);
+    }
+    out
+}
+
+fn summary(s: &SummaryRecord, clock: &Clock, style: Style) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} [turn] {}",
+        style.id(&s.id.to_string()),
+        style.bold(&one_line(&s.request, 200))
+    );
+    field(
+        &mut out,
+        style,
+        "when",
+        Some(when_text(s.created_at_ms, clock)),
+    );
+    field(&mut out, style, "project", project_text(&s.project));
+    field(&mut out, style, "session", session_text(&s.session));
+    field(&mut out, style, "source", Some(s.source.clone()));
+    block(&mut out, style, "Asked", &s.request);
+    block(&mut out, style, "Investigated", &s.investigated);
+    block(&mut out, style, "Learned", &s.learned);
+    block(&mut out, style, "Completed", &s.completed);
+    block(&mut out, style, "Next steps", &s.next_steps);
+    block(&mut out, style, "Notes", &s.notes);
+    out
+}
+
+fn prompt(p: &PromptRecord, clock: &Clock, style: Style) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{} [prompt] {}",
+        style.id(&p.id.to_string()),
+        style.bold(&one_line(&p.text, 120))
+    );
+    field(
+        &mut out,
+        style,
+        "when",
+        Some(when_text(p.created_at_ms, clock)),
+    );
+    field(&mut out, style, "project", project_text(&p.project));
+    field(&mut out, style, "session", session_text(&p.session));
+    if p.origin != "user" {
+        field(&mut out, style, "origin", Some(p.origin.clone()));
+    }
+    block(&mut out, style, "Text", &p.text);
+    out
+}
+
+/// A full record.
+pub fn record(r: &Record, clock: &Clock, style: Style) -> String {
+    match r {
+        Record::Observation(o) => observation(o, clock, style),
+        Record::Summary(s) => summary(s, clock, style),
+        Record::Prompt(p) => prompt(p, clock, style),
+    }
+}
+
+/// Records separated by a blank line.
+pub fn records(rs: &[Record], clock: &Clock, style: Style) -> String {
+    rs.iter()
+        .map(|r| record(r, clock, style))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A timeline: a title, then the entries by day, the anchor marked `>`.
+pub fn timeline(t: &Timeline, clock: &Clock, style: Style) -> String {
+    let mut out = String::new();
+    let scope = t
+        .project
+        .as_ref()
+        .map(|p| format!(" in {} ({})", p.name, p.root))
+        .unwrap_or_default();
+    let _ = writeln!(out, "Timeline around {}{scope}, oldest first:", t.anchor);
+    let mut day = String::new();
+    for h in &t.entries {
+        let d = clock.day(h.created_at_ms);
+        if d != day {
+            let _ = writeln!(out, "{}", style.bold(&d));
+            day = d;
+        }
+        let mark = if h.id == t.anchor { ">" } else { " " };
+        let line = hit_line(
+            h,
+            clock,
+            Style {
+                dates: false,
+                ..style
+            },
+            false,
+        );
+        let _ = writeln!(
+            out,
+            "{mark} {} {line}",
+            style.dim(&clock.time_of_day(h.created_at_ms))
+        );
+    }
+    out.pop();
+    out
+}
