@@ -1,16 +1,181 @@
-//! Memory in the hook's answer. STUB until issue 4: answers what the handler planned.
+//! Memory in the hook's answer: the project index at SessionStart, and a
+//! file's history before the agent first reads or edits it (PreToolUse).
+//!
+//! Runs after the capture was persisted, so a SessionStart sees its own
+//! session. Reads go through a read-only connection opened here (opening is
+//! cheap; the capture's connection is already closed). The PreToolUse path
+//! is on every tool call, so it only ever writes (to remember that a file's
+//! history was shown in this session) when there is history to show, and it
+//! gives up quietly on anything unexpected: recall is a bonus, never a
+//! reason to disturb the agent. Problems become diagnostics for the hook log.
 
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use mnemo_core::project::{self, ProjectIdentity};
 use mnemo_core::{Config, DataDir};
+use mnemo_recall::context::{ContextRequest, build};
+use mnemo_recall::{Clock, file_context, scope};
+use mnemo_store::Store;
 
-use crate::event::{HookInput, HookResponse};
-use crate::persist::Diagnostic;
+use crate::event::{HookEvent, HookInput, HookResponse, ToolCall};
+use crate::persist::{Diagnostic, Level};
+
+/// Tools that read or edit one file, whose history is worth showing first.
+const FILE_TOOLS: &[&str] = &[
+    "Read",
+    "Edit",
+    "Write",
+    "MultiEdit",
+    "NotebookEdit",
+    "NotebookRead",
+];
 
 pub fn respond(
-    _input: &HookInput,
+    input: &HookInput,
     planned: HookResponse,
-    _data: &DataDir,
-    _config: &Config,
-    _diagnostics: &mut Vec<Diagnostic>,
+    data: &DataDir,
+    config: &Config,
+    diagnostics: &mut Vec<Diagnostic>,
 ) -> HookResponse {
-    planned
+    let outcome = match &input.event {
+        HookEvent::SessionStart { .. } if config.context.enabled => {
+            session_context(input, data, config)
+        }
+        HookEvent::PreToolUse(call)
+            if config.context.file_context && FILE_TOOLS.contains(&call.name.as_str()) =>
+        {
+            file_history(input, call, data, config)
+        }
+        _ => return planned,
+    };
+    match outcome {
+        Ok(Some(answer)) => HookResponse {
+            additional_context: answer.additional_context.or(planned.additional_context),
+            system_message: answer.system_message.or(planned.system_message),
+        },
+        Ok(None) => planned,
+        Err(message) => {
+            diagnostics.push(Diagnostic {
+                level: Level::Warn,
+                message: format!("recall: {message}"),
+            });
+            planned
+        }
+    }
+}
+
+fn busy(config: &Config) -> Duration {
+    Duration::from_millis(config.store.busy_timeout_ms)
+}
+
+fn identity(input: &HookInput) -> Option<ProjectIdentity> {
+    project::resolve(input.project_dir.as_deref(), input.cwd.as_deref())
+}
+
+/// Opens the database for reading; None when there is none yet.
+fn open_read_only(data: &DataDir, config: &Config) -> Result<Option<Store>, String> {
+    let path = data.db_path();
+    if !path.exists() {
+        return Ok(None);
+    }
+    Store::open_read_only(&path, busy(config))
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+fn session_context(
+    input: &HookInput,
+    data: &DataDir,
+    config: &Config,
+) -> Result<Option<HookResponse>, String> {
+    let Some(project) = identity(input) else {
+        return Ok(None);
+    };
+    let Some(store) = open_read_only(data, config)? else {
+        return Ok(None);
+    };
+    let cwd = input.cwd.as_deref().map(PathBuf::from);
+    let index = build(
+        store.conn(),
+        &ContextRequest {
+            root: &project.root,
+            name: &project.name,
+            cwd: cwd.as_deref(),
+            config: &config.context,
+            clock: Clock::system(),
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let system_message = (config.context.system_message && !index.empty).then(|| {
+        format!(
+            "mnemo: {} of {} observations of {} in context ({} characters)",
+            index.observations_shown.len(),
+            index.observations_total,
+            index.project,
+            index.chars
+        )
+    });
+    Ok(Some(HookResponse {
+        additional_context: Some(index.text),
+        system_message,
+    }))
+}
+
+fn file_history(
+    input: &HookInput,
+    call: &ToolCall,
+    data: &DataDir,
+    config: &Config,
+) -> Result<Option<HookResponse>, String> {
+    let (read, modified) = crate::tool::files_touched(&call.name, &call.input, input.cwd.as_deref());
+    let Some(file) = modified.into_iter().chain(read).next() else {
+        return Ok(None);
+    };
+    let Some(session_id) = input.session_id.as_deref() else {
+        return Ok(None);
+    };
+    let Some(project) = identity(input) else {
+        return Ok(None);
+    };
+    let Some(store) = open_read_only(data, config)? else {
+        return Ok(None);
+    };
+    let conn = store.conn();
+    let err = |e: mnemo_recall::RecallError| e.to_string();
+    let root_text = project.root.to_string_lossy();
+    let Some(stored) = scope::by_root(conn, &root_text).map_err(err)? else {
+        return Ok(None);
+    };
+    let budget = (config.context.file_context_tokens as usize).saturating_mul(4);
+    let entries = file_context::history(
+        conn,
+        stored.id,
+        &project.root,
+        &file,
+        file_context::MAX_ENTRIES,
+    )
+    .map_err(err)?;
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    let platform = input.platform.as_str();
+    let Some(session) = file_context::session_row(conn, platform, session_id).map_err(err)? else {
+        return Ok(None);
+    };
+    if file_context::already_shown(conn, session, &file).map_err(err)? {
+        return Ok(None);
+    }
+    drop(store);
+    // Remember before answering: of parallel calls on one file, one shows it.
+    let writer = Store::open(&data.db_path(), busy(config)).map_err(|e| e.to_string())?;
+    let clock = Clock::system();
+    if !file_context::mark_shown(writer.conn(), session, &file, clock.now_ms).map_err(err)? {
+        return Ok(None);
+    }
+    let text = file_context::render(&file, Some(Path::new(&*root_text)), &entries, &clock, budget);
+    Ok(text.map(|t| HookResponse {
+        additional_context: Some(t),
+        system_message: None,
+    }))
 }

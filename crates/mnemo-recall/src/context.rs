@@ -202,6 +202,25 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
     Ok(index)
 }
 
+/// The index of a project nothing was recorded for (also what `mnemo
+/// context` prints before any database exists).
+pub fn nothing_yet(req: &ContextRequest<'_>) -> ContextIndex {
+    let budget = ((req.config.max_tokens as usize).saturating_mul(4)).min(HARD_CAP_CHARS);
+    let index = ContextIndex {
+        project: req.name.to_owned(),
+        root: req.root.to_string_lossy().into_owned(),
+        text: String::new(),
+        chars: 0,
+        budget_chars: budget,
+        observations_total: 0,
+        observations_shown: Vec::new(),
+        summaries_shown: Vec::new(),
+        branch: GitState::read(req.cwd.unwrap_or(req.root)).branch,
+        empty: true,
+    };
+    empty(index, req.name)
+}
+
 fn empty(mut index: ContextIndex, name: &str) -> ContextIndex {
     index.text = format!(
         "{CONTEXT_OPEN}\nmnemo: nothing remembered for {} yet.\n{CONTEXT_CLOSE}",
@@ -327,9 +346,11 @@ fn pull_active_history(
     candidates: &mut Vec<Candidate>,
 ) -> Result<()> {
     let mut have: HashSet<i64> = candidates.iter().map(|c| c.id).collect();
+    // CROSS JOIN keeps SQLite from walking the project's observations for
+    // each path: the file index is the selective side.
     let mut lookup = conn.prepare_cached(
         "SELECT o.id, o.type, o.title, o.files_modified, o.files_read, o.created_at
-         FROM observation_files f JOIN observations o ON o.id = f.observation_id
+         FROM observation_files f CROSS JOIN observations o ON o.id = f.observation_id
          WHERE f.path IN (?1, ?2) AND o.project_id = ?3
          ORDER BY f.observation_id DESC LIMIT 3",
     )?;
@@ -442,13 +463,12 @@ fn header_line(
     clock: &Clock,
     git: &GitState,
 ) -> String {
-    let mut h = format!(
-        "mnemo memory of {}: {} observations from {} sessions, latest {} ago",
-        one_line(name, 60),
-        total,
-        sessions,
-        clock.age(newest)
-    );
+    let mut h = format!("mnemo memory of {}: {total} observations", one_line(name, 60));
+    if sessions > 0 {
+        let plural = if sessions == 1 { "" } else { "s" };
+        h.push_str(&format!(" from {sessions} session{plural}"));
+    }
+    h.push_str(&format!(", latest {} ago", clock.age(newest)));
     if let Some(b) = &git.branch {
         h.push_str(&format!("; on branch {}", one_line(b, 60)));
     }

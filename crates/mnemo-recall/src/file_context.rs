@@ -54,9 +54,10 @@ pub fn history(
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| file.to_owned());
     let absolute = absolute.to_string_lossy().into_owned();
+    // CROSS JOIN: look the path up first (selective), never walk the project.
     let mut stmt = conn.prepare_cached(
         "SELECT o.id, o.type, o.title, o.created_at, max(f.modified)
-         FROM observation_files f JOIN observations o ON o.id = f.observation_id
+         FROM observation_files f CROSS JOIN observations o ON o.id = f.observation_id
          WHERE f.path IN (?1, ?2) AND o.project_id = ?3
          GROUP BY o.id ORDER BY o.created_at DESC, o.id DESC LIMIT ?4",
     )?;

@@ -106,12 +106,14 @@ pub fn search_results(r: &SearchResults, clock: &Clock, style: Style) -> String 
     }
     let projects: std::collections::HashSet<_> = r.hits.iter().map(|h| &h.project).collect();
     let show_project = projects.len() > 1;
-    let what = if r.fts_query.is_none() {
-        "newest items"
-    } else if r.relaxed {
-        "matches of any word (none matched every word)"
-    } else {
-        "matches"
+    let one = r.hits.len() == 1;
+    let what = match (r.fts_query.is_none(), r.relaxed, one) {
+        (true, _, true) => "newest item",
+        (true, _, false) => "newest items",
+        (false, true, true) => "match of any word (none matched every word)",
+        (false, true, false) => "matches of any word (none matched every word)",
+        (false, false, true) => "match",
+        (false, false, false) => "matches",
     };
     let _ = writeln!(out, "{} {what}:", r.hits.len());
     for h in &r.hits {

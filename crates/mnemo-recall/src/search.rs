@@ -12,9 +12,12 @@
 //! searchable lists the newest items that pass the filters. The user's text
 //! never reaches FTS5 as syntax (see [`crate::query`]), so no query errors.
 //!
-//! Ranking runs in two steps to stay fast on large stores: the ranked ids
-//! first (only the id, the score and the time go through the sorter), then
-//! the few rows shown.
+//! Cost is bounded whatever the store holds: BM25 is computed for at most
+//! the newest [`RANK_WINDOW`] matches of each kind (FTS5 walks its index in
+//! rowid order and stops there), which ranks every match of any specific
+//! query exactly and, for a word found in most of a large store, ranks the
+//! newest part of it (recency is what breaks ties anyway). Only ids, scores
+//! and times are ranked; the few rows shown are read afterwards.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -34,6 +37,9 @@ use crate::text::{main_file, one_line};
 const OBSERVATION_WEIGHTS: &str = "10.0, 4.0, 1.0, 2.0, 3.0, 3.0, 5.0";
 /// `summaries_fts`: request, investigated, learned, completed, next_steps, notes.
 const SUMMARY_WEIGHTS: &str = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0";
+
+/// Most matches of one kind whose BM25 score is computed (the newest ones).
+pub const RANK_WINDOW: usize = 2500;
 
 /// Scale of each kind's BM25 score in the merged list.
 fn kind_factor(kind: Kind) -> f64 {
@@ -332,9 +338,17 @@ fn ranked(
     if kinds.prompts {
         all.extend(rank_prompts(conn, req, fts, limit)?);
     }
-    // BM25 is negative, better is lower; scaled per kind and rounded so that
-    // near-equal scores tie and the newer item wins.
-    let key = |r: &Ranked| (r.score * kind_factor(r.id.kind) * 100.0).round() as i64;
+    // BM25 is negative, better is lower. Scaled per kind, then bucketed on a
+    // log scale (buckets 2% wide) so that near-equal scores tie whatever the
+    // store's size, and the newer item wins the tie.
+    let key = |r: &Ranked| {
+        let s = -r.score * kind_factor(r.id.kind);
+        if s > 0.0 {
+            -(s.ln() * 50.0).round() as i64
+        } else {
+            i64::MAX
+        }
+    };
     all.sort_by(|a, b| {
         key(a)
             .cmp(&key(b))
@@ -345,14 +359,16 @@ fn ranked(
     let mut hits = Vec::with_capacity(all.len());
     for r in all {
         if let Some(mut hit) = hit(conn, r.id)? {
-            hit.score = ((-r.score * kind_factor(r.id.kind)) * 1000.0).round() / 1000.0;
+            // `+ 0.0` turns the -0.0 of recency listings into 0.
+            hit.score = (-r.score * kind_factor(r.id.kind) * 1e6).round() / 1e6 + 0.0;
             hits.push(hit);
         }
     }
     Ok(hits)
 }
 
-fn collect(conn: &Connection, sql: Sql, kind: Kind) -> Result<Vec<Ranked>> {
+/// Runs a ranking query; keeps the best `limit` (by score, then newest).
+fn collect(conn: &Connection, sql: Sql, kind: Kind, limit: usize) -> Result<Vec<Ranked>> {
     let mut stmt = conn.prepare(&sql.text)?;
     let rows = stmt.query_map(rusqlite::params_from_iter(sql.params.iter()), |r| {
         Ok(Ranked {
@@ -364,7 +380,15 @@ fn collect(conn: &Connection, sql: Sql, kind: Kind) -> Result<Vec<Ranked>> {
             created_at: r.get(2)?,
         })
     })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let mut ranked: Vec<Ranked> = rows.collect::<rusqlite::Result<_>>()?;
+    ranked.sort_by(|a, b| {
+        a.score
+            .total_cmp(&b.score)
+            .then(b.created_at.cmp(&a.created_at))
+            .then(b.id.id.cmp(&a.id.id))
+    });
+    ranked.truncate(limit);
+    Ok(ranked)
 }
 
 fn rank_observations(
@@ -410,14 +434,14 @@ fn rank_observations(
         sql.push(&format!(" AND o.id IN ({sub})"));
     }
     common_filters(&mut sql, req, "o");
-    let order = if fts.is_some() {
-        "score, o.created_at DESC"
+    let (order, n) = if fts.is_some() {
+        ("observations_fts.rowid DESC", RANK_WINDOW)
     } else {
-        "o.created_at DESC, o.id DESC"
+        ("o.created_at DESC, o.id DESC", limit)
     };
-    let l = sql.param(limit as i64);
+    let l = sql.param(n as i64);
     sql.push(&format!(" ORDER BY {order} LIMIT {l}"));
-    collect(conn, sql, Kind::Observation)
+    collect(conn, sql, Kind::Observation, limit)
 }
 
 fn rank_summaries(
@@ -444,14 +468,14 @@ fn rank_summaries(
         sql.push(&format!(" AND m.project_id = {p}"));
     }
     common_filters(&mut sql, req, "m");
-    let order = if fts.is_some() {
-        "score, m.created_at DESC"
+    let (order, n) = if fts.is_some() {
+        ("summaries_fts.rowid DESC", RANK_WINDOW)
     } else {
-        "m.created_at DESC, m.id DESC"
+        ("m.created_at DESC, m.id DESC", limit)
     };
-    let l = sql.param(limit as i64);
+    let l = sql.param(n as i64);
     sql.push(&format!(" ORDER BY {order} LIMIT {l}"));
-    collect(conn, sql, Kind::Summary)
+    collect(conn, sql, Kind::Summary, limit)
 }
 
 fn rank_prompts(
@@ -480,14 +504,14 @@ fn rank_prompts(
         ));
     }
     common_filters(&mut sql, req, "q");
-    let order = if fts.is_some() {
-        "score, q.created_at DESC"
+    let (order, n) = if fts.is_some() {
+        ("prompts_fts.rowid DESC", RANK_WINDOW)
     } else {
-        "q.created_at DESC, q.id DESC"
+        ("q.created_at DESC, q.id DESC", limit)
     };
-    let l = sql.param(limit as i64);
+    let l = sql.param(n as i64);
     sql.push(&format!(" ORDER BY {order} LIMIT {l}"));
-    collect(conn, sql, Kind::Prompt)
+    collect(conn, sql, Kind::Prompt, limit)
 }
 
 /// The display row of one item (also used by the timeline).

@@ -12,7 +12,9 @@ use mnemo_core::{Config, DataDir};
 use mnemo_store::{Failure, Store, spool};
 use serde_json::json;
 
-use super::install::{CLAUDE_CODE_EVENTS, current_binary, settings_path};
+use super::install::{
+    CLAUDE_CODE_EVENTS, claude_json_path, current_binary, mcp_args, plan_mcp, settings_path,
+};
 use crate::cli::Scope;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +73,7 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
     checks.push(check_database(&data, &config));
     checks.push(check_spool(&data));
     checks.push(check_hooks(&binary));
+    checks.push(check_mcp(&binary, fix));
     if let Some(c) = check_hook_log(&data) {
         checks.push(c);
     }
@@ -376,6 +379,105 @@ fn check_hooks(binary: &Path) -> Check {
             CLAUDE_CODE_EVENTS.len()
         ),
     )
+}
+
+/// The MCP server Claude Code starts for the `mcp__mnemo__*` tools:
+/// registered at user scope in `~/.claude.json`, running this binary.
+/// `--fix` registers it (an additive edit; the file is backed up).
+fn check_mcp(binary: &Path, fix: bool) -> Check {
+    const NAME: &str = "mcp";
+    let path = match claude_json_path() {
+        Ok(p) => p,
+        Err(e) => return Check::problem(NAME, Status::Warn, e.to_string(), "set HOME"),
+    };
+    let problem = match mcp_registration(&path) {
+        Ok(Some((command, args))) => {
+            let same_binary = std::fs::canonicalize(&command).is_ok_and(|c| c == binary);
+            if same_binary && args == mcp_args() {
+                return Check::ok(
+                    NAME,
+                    format!(
+                        "{}: mcpServers.{} runs this binary",
+                        path.display(),
+                        mnemo_mcp::SERVER_NAME
+                    ),
+                );
+            }
+            format!(
+                "{}: mcpServers.{} runs `{command} {}`, not `{} mcp`",
+                path.display(),
+                mnemo_mcp::SERVER_NAME,
+                args.join(" "),
+                binary.display()
+            )
+        }
+        Ok(None) => format!(
+            "the MCP server is not registered in {} (the agent has no mcp__mnemo__* tools)",
+            path.display()
+        ),
+        Err(e) => {
+            return Check::problem(
+                NAME,
+                Status::Warn,
+                format!("cannot read {}: {e}", path.display()),
+                "fix the file named (Claude Code rewrites it as plain JSON)",
+            );
+        }
+    };
+    if fix {
+        let registered = plan_mcp(binary).and_then(|(path, edit)| {
+            if !edit.is_noop() {
+                mnemo_install::settings_file::write_atomic(&path, &edit.new_text)?;
+            }
+            Ok(path)
+        });
+        return match registered {
+            Ok(path) => Check::ok(
+                NAME,
+                format!(
+                    "fixed: registered `{} mcp` in {} (previous file kept as .mnemo.bak)",
+                    binary.display(),
+                    path.display()
+                ),
+            ),
+            Err(e) => Check::problem(
+                NAME,
+                Status::Warn,
+                format!("{problem}; fixing failed: {e:#}"),
+                "mnemo install",
+            ),
+        };
+    }
+    Check::problem(
+        NAME,
+        Status::Warn,
+        problem,
+        "mnemo install (or `mnemo doctor --fix`) registers it at user scope",
+    )
+}
+
+/// `mcpServers.mnemo`'s command and args in `~/.claude.json`, if registered.
+fn mcp_registration(path: &Path) -> anyhow::Result<Option<(String, Vec<String>)>> {
+    let Some(text) = mnemo_install::settings_file::read(path)? else {
+        return Ok(None);
+    };
+    let value: serde_json::Value = serde_json::from_str(&text)?;
+    let Some(server) = value
+        .get("mcpServers")
+        .and_then(|s| s.get(mnemo_mcp::SERVER_NAME))
+    else {
+        return Ok(None);
+    };
+    let command = server
+        .get("command")
+        .and_then(|c| c.as_str())
+        .unwrap_or_default()
+        .to_owned();
+    let args = server
+        .get("args")
+        .and_then(|a| serde_json::from_value::<Vec<String>>(a.clone()).ok())
+        .unwrap_or_default();
+    Ok(Some((command, args)))
 }
 
 /// The program of a shell command line, unquoted.

@@ -57,6 +57,64 @@ pub fn settings_path(scope: Scope, project_dir: Option<&Path>) -> anyhow::Result
     })
 }
 
+/// Claude Code's own state file, where `claude mcp add --scope user` keeps
+/// user-scoped MCP servers: `~/.claude.json`, or `.claude.json` inside
+/// `CLAUDE_CONFIG_DIR` when that is set.
+pub fn claude_json_path() -> anyhow::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir).join(".claude.json"));
+    }
+    mnemo_core::paths::home_dir()
+        .map(|h| h.join(".claude.json"))
+        .context("cannot find the home directory (HOME is not set)")
+}
+
+/// The MCP server entry: `mnemo mcp` at the binary's absolute path.
+pub fn mcp_args() -> Vec<String> {
+    vec!["mcp".to_owned()]
+}
+
+/// The edit of `~/.claude.json` that registers our MCP server at user
+/// scope, the way `claude mcp add --scope user` would.
+pub fn plan_mcp(binary: &Path) -> anyhow::Result<(PathBuf, SettingsEdit)> {
+    let path = claude_json_path()?;
+    let existing = settings_file::read(&path)?;
+    let edit = mnemo_install::plan_mcp_install(
+        existing.as_deref().unwrap_or(""),
+        mnemo_mcp::SERVER_NAME,
+        &binary.to_string_lossy(),
+        &mcp_args(),
+    )
+    .map_err(|e| settings_file::FileError::invalid(&path, e))?;
+    Ok((path, edit))
+}
+
+/// Prints and (unless dry) writes the MCP registration; true when it
+/// changed (or would change) anything.
+fn install_mcp(binary: &Path, dry_run: bool) -> anyhow::Result<bool> {
+    let (path, edit) = plan_mcp(binary)?;
+    println!("  mcp:      {} (user scope)", path.display());
+    print_changes(&edit);
+    write_unless_dry(&path, &edit, dry_run)?;
+    Ok(!edit.is_noop())
+}
+
+/// Removes our MCP registration (user scope); other servers stay.
+fn uninstall_mcp(dry_run: bool) -> anyhow::Result<()> {
+    let path = claude_json_path()?;
+    let Some(existing) = settings_file::read(&path)? else {
+        return Ok(());
+    };
+    let edit = mnemo_install::plan_mcp_uninstall(&existing, mnemo_mcp::SERVER_NAME)
+        .map_err(|e| settings_file::FileError::invalid(&path, e))?;
+    if edit.changes.is_empty() {
+        return Ok(());
+    }
+    println!("  mcp:      {} (user scope)", path.display());
+    print_changes(&edit);
+    write_unless_dry(&path, &edit, dry_run)
+}
+
 pub fn claude_config_dir() -> anyhow::Result<PathBuf> {
     if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
@@ -89,16 +147,19 @@ pub fn install(args: &InstallArgs) -> anyhow::Result<i32> {
     println!("  settings: {}", path.display());
     print_changes(&edit);
     write_unless_dry(&path, &edit, args.dry_run)?;
+    // The MCP tools (mcp__mnemo__search, ...) are registered at user scope
+    // only: a project-scoped install keeps out of the user's own files.
+    let mcp_changed = args.scope == Scope::User && install_mcp(&binary, args.dry_run)?;
 
     if !args.dry_run {
         let (data, config) = data_and_config()?;
         open_store(&data, &config)?;
         println!("  data:     {} (database ready)", data.root().display());
-        if edit.is_noop() {
+        if edit.is_noop() && !mcp_changed {
             println!("Already installed; nothing changed.");
         } else {
             println!(
-                "Done. New Claude Code sessions are captured; `mnemo doctor` checks the wiring."
+                "Done. New Claude Code sessions are captured and start with what mnemo remembers of their project; `mnemo doctor` checks the wiring."
             );
         }
     }
@@ -109,9 +170,12 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<i32> {
     let path = settings_path(args.scope, args.project_dir.as_deref())?;
     let Some(existing) = settings_file::read(&path)? else {
         println!(
-            "mnemo uninstall: {} does not exist; nothing to remove.",
+            "mnemo uninstall: {} does not exist; no hooks to remove.",
             path.display()
         );
+        if args.scope == Scope::User {
+            uninstall_mcp(args.dry_run)?;
+        }
         return Ok(0);
     };
     let edit = mnemo_install::plan_uninstall(&existing)
@@ -128,10 +192,13 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<i32> {
     println!("  settings: {}", path.display());
     if edit.changes.is_empty() {
         println!("  no mnemo hooks found; nothing changed.");
-        return Ok(0);
+    } else {
+        print_changes(&edit);
+        write_unless_dry(&path, &edit, args.dry_run)?;
     }
-    print_changes(&edit);
-    write_unless_dry(&path, &edit, args.dry_run)?;
+    if args.scope == Scope::User {
+        uninstall_mcp(args.dry_run)?;
+    }
     if !args.dry_run {
         println!("Done. Your data stays in the data directory until you delete it.");
     }

@@ -1,10 +1,18 @@
-//! `mnemo mcp`. STUB until issue 4.
+//! `mnemo mcp`: the MCP server on stdio, which Claude Code starts for the
+//! `mcp__mnemo__*` tools (registered by `mnemo install`).
 
-use anyhow::{Result, bail};
+use mnemo_mcp::{Options, run_stdio};
+
+use crate::output::data_and_config;
 
 #[derive(clap::Args)]
 pub struct McpArgs {}
 
-pub fn run(_args: McpArgs) -> Result<i32> {
-    bail!("not built yet")
+pub fn run(_args: McpArgs) -> anyhow::Result<i32> {
+    let (data, config) = data_and_config()?;
+    // Before the runtime exists: the local UTC offset can only be read while
+    // the process has one thread.
+    let options = Options::from_env(data, config);
+    run_stdio(options)?;
+    Ok(0)
 }

@@ -1,25 +1,257 @@
-//! `mnemo search`, `show`, `timeline`, `context`. STUB until issue 4.
+//! `mnemo search`, `show`, `timeline`, `context`: recall from the terminal.
+//!
+//! Thin: parse arguments, find the project and the database, call
+//! [`mnemo_recall`], print its text (colored only on a terminal without
+//! `NO_COLOR`) or its JSON. The current project is `CLAUDE_PROJECT_DIR` when
+//! set, else the working directory, resolved as hooks resolve it.
 
-use anyhow::{Result, bail};
+use std::io::{IsTerminal, Write as _};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, bail};
+use mnemo_core::{Config, DataDir};
+use mnemo_recall::context::{ContextRequest, build, nothing_yet};
+use mnemo_recall::render::{self, Style};
+use mnemo_recall::scope::{self, Resolved};
+use mnemo_recall::search::{FileFilter, SearchRequest, search as run_search};
+use mnemo_recall::{Clock, ItemRef, records, timeline as tl};
+use mnemo_store::Store;
+use serde_json::json;
+
+use crate::output::{data_and_config, open_store_read_only};
 
 #[derive(clap::Args)]
-pub struct SearchArgs {}
-#[derive(clap::Args)]
-pub struct ShowArgs {}
-#[derive(clap::Args)]
-pub struct TimelineArgs {}
-#[derive(clap::Args)]
-pub struct ContextArgs {}
+pub struct SearchArgs {
+    /// What to look for. Any text works: words, "quoted phrases", file paths,
+    /// punctuation. Every word must match (if nothing does, any word may).
+    /// Empty lists the newest items. Use `--` before a query that starts with `-`.
+    pub query: Vec<String>,
+    /// The project: a directory inside it, or its name (default: the current one).
+    #[arg(long, conflicts_with = "all")]
+    pub project: Option<String>,
+    /// Search every project.
+    #[arg(long)]
+    pub all: bool,
+    /// Only these types: bugfix (fix), feature (feat), refactor, change,
+    /// discovery, decision, memory; or summary, prompt. Repeat or separate by commas.
+    #[arg(long = "type", short = 't', value_delimiter = ',')]
+    pub types: Vec<String>,
+    /// From this date on: 2026-11-22, RFC 3339, today, yesterday, or a span ago (30m, 12h, 7d, 2w).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Before this date (same forms; a day includes the whole day).
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Only observations about this file (a path, relative path or file name).
+    #[arg(long)]
+    pub file: Option<String>,
+    /// Only items of this agent session (its id, or the first 4+ characters).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Most results.
+    #[arg(long, short = 'n', default_value_t = 20)]
+    pub limit: usize,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
 
-pub fn search(_args: SearchArgs) -> Result<i32> {
-    bail!("not built yet")
+#[derive(clap::Args)]
+pub struct ShowArgs {
+    /// Ids: #12 or 12 (observation), S12 (turn summary), P12 (prompt).
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
 }
-pub fn show(_args: ShowArgs) -> Result<i32> {
-    bail!("not built yet")
+
+#[derive(clap::Args)]
+pub struct TimelineArgs {
+    /// The item to look around: #12 or 12, S12, P12.
+    pub id: String,
+    /// Items before it.
+    #[arg(long, short = 'b', default_value_t = 5)]
+    pub before: usize,
+    /// Items after it.
+    #[arg(long, short = 'a', default_value_t = 5)]
+    pub after: usize,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
 }
-pub fn timeline(_args: TimelineArgs) -> Result<i32> {
-    bail!("not built yet")
+
+#[derive(clap::Args)]
+pub struct ContextArgs {
+    /// The project directory (default: the current one).
+    #[arg(long)]
+    pub project: Option<PathBuf>,
+    /// The index and what went into it, as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
-pub fn context(_args: ContextArgs) -> Result<i32> {
-    bail!("not built yet")
+
+/// Colors only for a person at a terminal who did not opt out.
+fn terminal_style() -> Style {
+    let color = std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    Style { color, dates: true }
+}
+
+/// The directory whose project is "the current one".
+fn current_dir() -> anyhow::Result<PathBuf> {
+    if let Some(dir) = std::env::var_os("CLAUDE_PROJECT_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    std::env::current_dir().context("cannot read the current directory")
+}
+
+/// Prints `text` and a newline; a reader that went away (`| head`) is not
+/// an error.
+fn out(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
+}
+
+fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    out(&serde_json::to_string_pretty(value)?)
+}
+
+fn open(data: &DataDir, config: &Config) -> anyhow::Result<Store> {
+    open_store_read_only(data, config)
+}
+
+pub fn search(args: SearchArgs) -> anyhow::Result<i32> {
+    let clock = Clock::system();
+    let (data, config) = data_and_config()?;
+    let cwd = current_dir()?;
+    // Dates are checked before the database, so a typo is reported as such.
+    let since = args.since.as_deref().map(|s| clock.parse_since(s)).transpose()?;
+    let until = args.until.as_deref().map(|s| clock.parse_until(s)).transpose()?;
+    let store = open(&data, &config)?;
+    let conn = store.conn();
+    let resolved = if args.all {
+        None
+    } else {
+        Some(match &args.project {
+            Some(p) => scope::resolve_arg(conn, p, &cwd)?,
+            None => scope::resolve_dir(conn, &cwd)?,
+        })
+    };
+    let project = match resolved {
+        None => None,
+        Some(Resolved::Found(p)) => Some(p),
+        Some(Resolved::Unknown(identity)) => {
+            if args.json {
+                print_json(&json!({"query": args.query.join(" "), "hits": []}))?;
+            } else {
+                out("No matches.")?;
+            }
+            eprintln!(
+                "mnemo: nothing is recorded for the project {} ({}); search every project with --all",
+                identity.name,
+                identity.root.display()
+            );
+            return Ok(0);
+        }
+    };
+    let root = project.as_ref().map(|p| PathBuf::from(&p.root));
+    let request = SearchRequest {
+        query: args.query.join(" "),
+        project_id: project.as_ref().map(|p| p.id),
+        types: args.types,
+        since_ms: since,
+        until_ms: until,
+        file: args
+            .file
+            .as_deref()
+            .map(|f| FileFilter::new(f, &cwd, root.as_deref())),
+        session: args.session,
+        limit: args.limit,
+    };
+    let results = run_search(conn, &request)?;
+    if args.json {
+        print_json(&results)?;
+    } else {
+        out(&render::search_results(&results, &clock, terminal_style()))?;
+    }
+    Ok(0)
+}
+
+pub fn show(args: ShowArgs) -> anyhow::Result<i32> {
+    let clock = Clock::system();
+    let ids = ItemRef::parse_list(&args.ids)?;
+    let (data, config) = data_and_config()?;
+    let store = open(&data, &config)?;
+    let fetched = records::fetch(store.conn(), &ids)?;
+    if args.json {
+        print_json(&fetched)?;
+    } else if !fetched.records.is_empty() {
+        out(render::records(&fetched.records, &clock, terminal_style()).trim_end())?;
+    }
+    for id in &fetched.missing {
+        eprintln!(
+            "mnemo: no {} {id}; find ids with `mnemo search`",
+            id.kind.as_str()
+        );
+    }
+    Ok(if fetched.missing.is_empty() { 0 } else { 1 })
+}
+
+pub fn timeline(args: TimelineArgs) -> anyhow::Result<i32> {
+    let clock = Clock::system();
+    let anchor = ItemRef::parse(&args.id)?;
+    let (data, config) = data_and_config()?;
+    let store = open(&data, &config)?;
+    let t = tl::timeline(store.conn(), anchor, args.before, args.after)?;
+    if args.json {
+        print_json(&t)?;
+    } else {
+        out(&render::timeline(&t, &clock, terminal_style()))?;
+    }
+    Ok(0)
+}
+
+pub fn context(args: ContextArgs) -> anyhow::Result<i32> {
+    let clock = Clock::system();
+    let (data, config) = data_and_config()?;
+    let dir = match args.project {
+        Some(p) => {
+            if !p.is_dir() {
+                bail!("{} is not a directory", p.display());
+            }
+            p
+        }
+        None => current_dir()?,
+    };
+    let identity = scope::identity_of(&dir);
+    let request = ContextRequest {
+        root: &identity.root,
+        name: &identity.name,
+        cwd: Some(Path::new(&dir)),
+        config: &config.context,
+        clock,
+    };
+    let index = if data.db_path().exists() {
+        let store = open(&data, &config)?;
+        build(store.conn(), &request)?
+    } else {
+        nothing_yet(&request)
+    };
+    if args.json {
+        print_json(&index)?;
+    } else {
+        out(&index.text)?;
+    }
+    if !config.context.enabled {
+        eprintln!(
+            "mnemo: context.enabled is false, so sessions do not receive this index \
+             (set it in {} or MNEMO_CONTEXT_ENABLED=1)",
+            data.config_path().display()
+        );
+    }
+    Ok(0)
 }
