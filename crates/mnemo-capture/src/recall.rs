@@ -128,7 +128,8 @@ fn file_history(
     data: &DataDir,
     config: &Config,
 ) -> Result<Option<HookResponse>, String> {
-    let (read, modified) = crate::tool::files_touched(&call.name, &call.input, input.cwd.as_deref());
+    let (read, modified) =
+        crate::tool::files_touched(&call.name, &call.input, input.cwd.as_deref());
     let Some(file) = modified.into_iter().chain(read).next() else {
         return Ok(None);
     };
@@ -173,7 +174,13 @@ fn file_history(
     if !file_context::mark_shown(writer.conn(), session, &file, clock.now_ms).map_err(err)? {
         return Ok(None);
     }
-    let text = file_context::render(&file, Some(Path::new(&*root_text)), &entries, &clock, budget);
+    let text = file_context::render(
+        &file,
+        Some(Path::new(&*root_text)),
+        &entries,
+        &clock,
+        budget,
+    );
     Ok(text.map(|t| HookResponse {
         additional_context: Some(t),
         system_message: None,

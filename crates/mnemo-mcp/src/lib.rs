@@ -106,7 +106,9 @@ type ToolResult = Result<String, Refusal>;
 
 fn finish(result: ToolResult) -> CallToolResult {
     match result {
-        Ok(text) | Err(Refusal::Note(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
+        Ok(text) | Err(Refusal::Note(text)) => {
+            CallToolResult::success(vec![ContentBlock::text(text)])
+        }
         Err(Refusal::Error(text)) => CallToolResult::error(vec![ContentBlock::text(text)]),
     }
 }
@@ -170,8 +172,16 @@ impl MnemoServer {
             query: p.query,
             project_id: project.as_ref().map(|p| p.id),
             types: p.kind.into_iter().collect(),
-            since_ms: p.since.as_deref().map(|s| clock.parse_since(s)).transpose()?,
-            until_ms: p.until.as_deref().map(|s| clock.parse_until(s)).transpose()?,
+            since_ms: p
+                .since
+                .as_deref()
+                .map(|s| clock.parse_since(s))
+                .transpose()?,
+            until_ms: p
+                .until
+                .as_deref()
+                .map(|s| clock.parse_until(s))
+                .transpose()?,
             file: p
                 .file
                 .as_deref()
@@ -203,11 +213,7 @@ impl MnemoServer {
     }
 
     fn do_get(&self, p: GetObservationsParams) -> ToolResult {
-        let ids: Vec<ItemRef> = p
-            .ids
-            .iter()
-            .map(IdArg::parse)
-            .collect::<Result<_, _>>()?;
+        let ids: Vec<ItemRef> = p.ids.iter().map(IdArg::parse).collect::<Result<_, _>>()?;
         if ids.is_empty() {
             return Err(Refusal::Error(
                 "give at least one id, e.g. [\"#12\", \"S3\"] (ids come from search or timeline)"
@@ -232,7 +238,12 @@ impl MnemoServer {
     }
 
     fn do_save(&self, p: SaveMemoryParams) -> ToolResult {
-        let dir = match p.project.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+        let dir = match p
+            .project
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+        {
             Some(d) => self.options.project_dir.join(d),
             None => self.options.project_dir.clone(),
         };
@@ -265,7 +276,12 @@ impl MnemoServer {
     }
 
     fn do_context(&self, p: ContextParams) -> ToolResult {
-        let dir = match p.project.as_deref().map(str::trim).filter(|d| !d.is_empty()) {
+        let dir = match p
+            .project
+            .as_deref()
+            .map(str::trim)
+            .filter(|d| !d.is_empty())
+        {
             Some(d) => self.options.project_dir.join(d),
             None => self.options.project_dir.clone(),
         };

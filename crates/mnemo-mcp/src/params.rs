@@ -131,8 +131,7 @@ mod tests {
 
     #[test]
     fn arguments_are_read_forgivingly() {
-        let p: SearchParams =
-            serde_json::from_value(json!({"query": "x", "limit": "7"})).unwrap();
+        let p: SearchParams = serde_json::from_value(json!({"query": "x", "limit": "7"})).unwrap();
         assert_eq!(p.limit, Some(7));
         let p: SearchParams = serde_json::from_value(json!({"query": "x", "limit": 3.0})).unwrap();
         assert_eq!(p.limit, Some(3));

@@ -23,13 +23,69 @@ use mnemo_store::record::new_capture_id;
 use mnemo_store::{Capture, CaptureOp, EventRecord, PromptOrigin, SessionRef, Store};
 
 const COMMON: &[&str] = &[
-    "login", "auth", "session", "cache", "parser", "config", "test", "fix", "error", "handler",
-    "database", "query", "index", "migration", "schema", "request", "response", "token",
-    "user", "password", "hash", "cookie", "router", "server", "client", "retry", "timeout",
-    "queue", "worker", "lock", "file", "path", "build", "release", "deploy", "log", "metric",
-    "search", "render", "template", "component", "state", "store", "event", "hook", "stream",
-    "buffer", "encode", "decode", "json", "yaml", "toml", "api", "endpoint", "middleware",
-    "validation", "permission", "role", "admin", "payment", "invoice", "email", "upload",
+    "login",
+    "auth",
+    "session",
+    "cache",
+    "parser",
+    "config",
+    "test",
+    "fix",
+    "error",
+    "handler",
+    "database",
+    "query",
+    "index",
+    "migration",
+    "schema",
+    "request",
+    "response",
+    "token",
+    "user",
+    "password",
+    "hash",
+    "cookie",
+    "router",
+    "server",
+    "client",
+    "retry",
+    "timeout",
+    "queue",
+    "worker",
+    "lock",
+    "file",
+    "path",
+    "build",
+    "release",
+    "deploy",
+    "log",
+    "metric",
+    "search",
+    "render",
+    "template",
+    "component",
+    "state",
+    "store",
+    "event",
+    "hook",
+    "stream",
+    "buffer",
+    "encode",
+    "decode",
+    "json",
+    "yaml",
+    "toml",
+    "api",
+    "endpoint",
+    "middleware",
+    "validation",
+    "permission",
+    "role",
+    "admin",
+    "payment",
+    "invoice",
+    "email",
+    "upload",
 ];
 const TYPES: &[(&str, u32)] = &[
     ("change", 30),
@@ -83,7 +139,15 @@ impl Corpus {
                 words.push(w);
             }
         }
-        let dirs = ["src", "src/api", "src/db", "src/ui", "tests", "crates/core/src", "lib"];
+        let dirs = [
+            "src",
+            "src/api",
+            "src/db",
+            "src/ui",
+            "tests",
+            "crates/core/src",
+            "lib",
+        ];
         let files = (0..1500)
             .map(|i| {
                 let dir = dirs[i % dirs.len()];
@@ -262,7 +326,13 @@ fn main() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     fill(&mut store, &root, n, &mut rng, "main");
     if other > 0 {
-        fill(&mut store, &format!("{root}-other"), other, &mut rng, "other");
+        fill(
+            &mut store,
+            &format!("{root}-other"),
+            other,
+            &mut rng,
+            "other",
+        );
     }
     store.checkpoint_passive().expect("checkpoint");
     eprintln!(

@@ -9,10 +9,14 @@
 //! Which observations make the cut is a score, not "the latest N":
 //! recency (halving every three days, counted from the project's newest
 //! observation so that a dormant project still ranks its own history), plus
-//! a bonus for touching files that are active now (changed since git's index
-//! was written, i.e. uncommitted; or modified in the project's last
-//! sessions), for matching the words of the current branch name, and for
+//! a bonus for touching files that are active now (modified in the project's
+//! last sessions, and more if changed since git's index was written, i.e.
+//! uncommitted; older observations about such files are pulled in through
+//! `observation_files`), for matching the words of the current branch name
+//! (older observations on those topics are pulled in through FTS), and for
 //! the kinds that age well (decisions, fixes, memories the agent saved).
+//! Which files count as active is bounded by cost: those the last sessions
+//! modified and those the newest observations name, never a tree walk.
 //! Near-duplicates (same normalized title and file) collapse into one line
 //! that says how many there were. Lines are taken best-first until the
 //! budget is spent, then shown newest first, so that if anything downstream
@@ -51,6 +55,8 @@ pub const CANDIDATES: usize = 300;
 pub const MAX_STATS: usize = 200;
 /// Most active files whose older history is pulled in.
 const MAX_ACTIVE_LOOKUPS: usize = 12;
+/// Newest observations on the branch's topics that are considered.
+const MAX_TOPIC_MATCHES: usize = 20;
 /// Sessions whose modified files count as active.
 const RECENT_SESSIONS: i64 = 3;
 const HALF_LIFE_MS: f64 = 3.0 * 24.0 * 3600.0 * 1000.0;
@@ -156,9 +162,11 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
         &mut candidates,
     )?;
     let topics = git.branch_topics();
+    let on_topic = pull_topic_history(conn, project.id, &topics, &mut candidates)?;
     let newest = newest.unwrap_or(req.clock.now_ms);
     for c in &mut candidates {
-        score(c, newest, req.root, &changed, &recent_files, &topics);
+        let topical = on_topic.contains(&c.id) || mentions(&c.title, &topics);
+        score(c, newest, req.root, &changed, &recent_files, topical);
     }
     let candidates = collapse_duplicates(candidates, req.root);
 
@@ -172,8 +180,10 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
     let summary_budget = budget.saturating_sub(fixed) * 2 / 5;
     let (summary_lines, shown_summaries) = summary_section(&summaries, &req.clock, summary_budget);
     let used = fixed + summary_lines.iter().map(|l| js_len(l) + 1).sum::<usize>();
-    let legend_room = 60;
-    let obs_budget = budget.saturating_sub(used + legend_room + 40);
+    // The section's title line and the legend of `*` are part of the cost.
+    let section_title = js_len(&observations_title(total as usize, total)) + 1;
+    let legend_room = js_len(ACTIVE_LEGEND) + 1;
+    let obs_budget = budget.saturating_sub(used + section_title + legend_room);
     let mut selected = select(&candidates, obs_budget, &req.clock, req.root);
 
     // Render; if anything pushes the text over, drop the oldest lines.
@@ -191,7 +201,16 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
             index.text = fit_hard_cap(text);
             break;
         }
-        selected.pop();
+        // Drop the least relevant line, not the oldest: old lines are there
+        // because they scored.
+        if let Some(worst) = selected
+            .iter()
+            .enumerate()
+            .min_by(|a, b| a.1.score.total_cmp(&b.1.score))
+            .map(|(i, _)| i)
+        {
+            selected.remove(worst);
+        }
     }
     index.chars = js_len(&index.text);
     index.observations_shown = selected
@@ -377,13 +396,62 @@ fn pull_active_history(
     Ok(())
 }
 
+/// Observations whose title, subtitle or concepts name a topic of the
+/// branch (FTS5, so `retry` finds `retries`): the newest few are added to the
+/// candidates. Returns the ids found.
+fn pull_topic_history(
+    conn: &Connection,
+    project: i64,
+    topics: &[String],
+    candidates: &mut Vec<Candidate>,
+) -> Result<HashSet<i64>> {
+    let mut found = HashSet::new();
+    if topics.is_empty() {
+        return Ok(found);
+    }
+    // Topics are letters and digits only (see GitState::branch_topics).
+    let any: Vec<String> = topics.iter().take(4).map(|t| format!("\"{t}\"")).collect();
+    let query = format!("{{title subtitle concepts}} : ({})", any.join(" OR "));
+    let mut stmt = conn.prepare_cached(
+        "SELECT o.id, o.type, o.title, o.files_modified, o.files_read, o.created_at
+         FROM observations_fts CROSS JOIN observations o ON o.id = observations_fts.rowid
+         WHERE observations_fts MATCH ?1 AND o.project_id = ?2
+         ORDER BY observations_fts.rowid DESC LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(
+        rusqlite::params![query, project, MAX_TOPIC_MATCHES as i64],
+        candidate_from,
+    )?;
+    let mut have: HashSet<i64> = candidates.iter().map(|c| c.id).collect();
+    for c in rows {
+        let c = c?;
+        found.insert(c.id);
+        if have.insert(c.id) {
+            candidates.push(c);
+        }
+    }
+    Ok(found)
+}
+
+/// A cheap stand-in for stemming: a title word starting with most of a topic.
+fn mentions(title: &str, topics: &[String]) -> bool {
+    let title = title.to_lowercase();
+    topics.iter().any(|t| {
+        let n = t.chars().count();
+        let stem: String = t.chars().take(n.saturating_sub(1).max(4)).collect();
+        title
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|w| w.starts_with(&stem))
+    })
+}
+
 fn score(
     c: &mut Candidate,
     newest: i64,
     root: &Path,
     changed: &HashSet<String>,
     recent: &HashSet<String>,
-    topics: &[String],
+    topical: bool,
 ) {
     let age = (newest - c.created_at).max(0) as f64;
     let mut s = 0.5f64.powf(age / HALF_LIFE_MS);
@@ -392,23 +460,17 @@ fn score(
             set.contains(f) || set.contains(&absolute(f, root).to_string_lossy().into_owned())
         })
     };
+    // Bonuses are on the scale of recency (1.0 = newest): work on a file
+    // with uncommitted changes, or on what the branch is named after,
+    // outranks anything that is merely recent.
     if touches(changed) {
-        s += 0.6;
+        s += 1.0;
         c.active_file = true;
     } else if touches(recent) {
-        s += 0.35;
+        s += 0.5;
     }
-    if !topics.is_empty() {
-        let haystack = format!(
-            "{} {}",
-            c.title.to_lowercase(),
-            main_file(&c.files_modified, &c.files_read)
-                .unwrap_or_default()
-                .to_lowercase()
-        );
-        if topics.iter().any(|t| haystack.contains(t.as_str())) {
-            s += 0.3;
-        }
+    if topical {
+        s += 1.0;
     }
     s += match c.kind.as_str() {
         "memory" => 0.25,
@@ -463,12 +525,20 @@ fn header_line(
     clock: &Clock,
     git: &GitState,
 ) -> String {
-    let mut h = format!("mnemo memory of {}: {total} observations", one_line(name, 60));
+    let mut h = format!(
+        "mnemo memory of {}: {total} observations",
+        one_line(name, 60)
+    );
     if sessions > 0 {
         let plural = if sessions == 1 { "" } else { "s" };
         h.push_str(&format!(" from {sessions} session{plural}"));
     }
-    h.push_str(&format!(", latest {} ago", clock.age(newest)));
+    let age = clock.age(newest);
+    if age == "now" {
+        h.push_str(", latest just now");
+    } else {
+        h.push_str(&format!(", latest {age} ago"));
+    }
     if let Some(b) = &git.branch {
         h.push_str(&format!("; on branch {}", one_line(b, 60)));
     }
@@ -601,6 +671,15 @@ fn select(candidates: &[Candidate], budget: usize, clock: &Clock, root: &Path) -
     chosen
 }
 
+const ACTIVE_LEGEND: &str = "(file*: changed since git last staged or committed it)";
+
+fn observations_title(shown: usize, total: i64) -> String {
+    format!(
+        "Observations ({shown} of {total}, picked for recency and relevance to current work, \
+         newest first; #id age [type] title (main file)):"
+    )
+}
+
 fn render(
     header: &str,
     summary_lines: &[String],
@@ -620,10 +699,8 @@ fn render(
         t.push('\n');
     }
     if !selected.is_empty() {
-        t.push_str(&format!(
-            "Observations ({} of {total}, picked for recency and relevance to current work, newest first; #id age [type] title (main file)):\n",
-            selected.len()
-        ));
+        t.push_str(&observations_title(selected.len(), total));
+        t.push('\n');
         let mut day = String::new();
         for c in selected {
             let d = clock.day(c.created_at);
@@ -635,7 +712,8 @@ fn render(
             t.push('\n');
         }
         if selected.iter().any(|c| c.active_file) {
-            t.push_str("(file*: changed since git last staged or committed it)\n");
+            t.push_str(ACTIVE_LEGEND);
+            t.push('\n');
         }
     }
     t.push_str(footer);

@@ -129,8 +129,16 @@ pub fn search(args: SearchArgs) -> anyhow::Result<i32> {
     let (data, config) = data_and_config()?;
     let cwd = current_dir()?;
     // Dates are checked before the database, so a typo is reported as such.
-    let since = args.since.as_deref().map(|s| clock.parse_since(s)).transpose()?;
-    let until = args.until.as_deref().map(|s| clock.parse_until(s)).transpose()?;
+    let since = args
+        .since
+        .as_deref()
+        .map(|s| clock.parse_since(s))
+        .transpose()?;
+    let until = args
+        .until
+        .as_deref()
+        .map(|s| clock.parse_until(s))
+        .transpose()?;
     let store = open(&data, &config)?;
     let conn = store.conn();
     let resolved = if args.all {
