@@ -7,8 +7,9 @@
 //! for more only when it needs it.
 //!
 //! Which observations make the cut is a score, not "the latest N":
-//! recency (halving every three days, counted from the project's newest
-//! observation so that a dormant project still ranks its own history), plus
+//! the newest observation always, then recency (halving every three days,
+//! counted from the project's newest observation so that a dormant project
+//! still ranks its own history), plus
 //! a bonus for touching files that are active now (modified in the project's
 //! last sessions, and more if changed since git's index was written, i.e.
 //! uncommitted; older observations about such files are pulled in through
@@ -202,10 +203,11 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
             break;
         }
         // Drop the least relevant line, not the oldest: old lines are there
-        // because they scored.
+        // because they scored. The newest (first) stays to the last.
         if let Some(worst) = selected
             .iter()
             .enumerate()
+            .skip(usize::from(selected.len() > 1))
             .min_by(|a, b| a.1.score.total_cmp(&b.1.score))
             .map(|(i, _)| i)
         {
@@ -472,10 +474,12 @@ fn score(
     if topical {
         s += 1.0;
     }
+    // Kinds that age well get a nudge worth a few hours of recency, enough
+    // to win near-ties, not to crowd out the last hour's work.
     s += match c.kind.as_str() {
-        "memory" => 0.25,
-        "decision" => 0.15,
-        "bugfix" | "feature" => 0.1,
+        "memory" => 0.06,
+        "decision" => 0.04,
+        "bugfix" | "feature" => 0.02,
         _ => 0.0,
     };
     c.score = s;
@@ -649,6 +653,14 @@ fn select(candidates: &[Candidate], budget: usize, clock: &Clock, root: &Path) -
             .then(b.created_at.cmp(&a.created_at))
             .then(b.id.cmp(&a.id))
     });
+    // What just happened always makes it: the newest observation goes first.
+    if let Some(newest) = (0..by_score.len()).max_by(|&i, &j| {
+        let (a, b) = (by_score[i], by_score[j]);
+        a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id))
+    }) {
+        let c = by_score.remove(newest);
+        by_score.insert(0, c);
+    }
     let mut used = 0;
     let mut days = HashSet::new();
     let mut chosen = Vec::new();
