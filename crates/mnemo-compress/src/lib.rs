@@ -281,12 +281,13 @@ impl Compressor {
                         path: wanted.to_owned(),
                     }
                 })?;
-                let model = config.model.trim().to_owned();
+                let model = model_or(claude_cli::DEFAULT_MODEL);
                 (
                     Backend::ClaudeCli(ClaudeCli {
                         path,
                         model: model.clone(),
                         timeout,
+                        max_tokens,
                     }),
                     model,
                 )
@@ -322,8 +323,8 @@ impl Compressor {
         &self.provider
     }
 
-    /// The model asked (empty for offline; empty for claude-cli means
-    /// Claude Code's default).
+    /// The model asked (empty for offline; for claude-cli a Claude Code
+    /// model name or alias, `haiku` unless configured).
     pub fn model(&self) -> &str {
         &self.model
     }
@@ -400,29 +401,26 @@ impl Compressor {
             Backend::OpenAi(p) => p.call(&request, &mut calls).await,
             Backend::ClaudeCli(p) => p.call(&request, &self.cli, &mut calls).await,
         };
-        let interpreted = match answer {
-            Ok(answer) => {
-                let value = match answer {
-                    Answer::Json(v) => Ok(v),
-                    Answer::Text(t) => answer::json_in_text(&t).ok_or_else(|| {
-                        format!(
-                            "the answer holds no JSON object: {}",
-                            text::one_line(&t, 160)
-                        )
-                    }),
-                };
-                let result = value.and_then(|v| answer::interpret(v, batch, &user));
-                if let Err(e) = &result
-                    && let Some(last) = calls.last_mut()
-                {
-                    // The call went through but its answer is unusable.
-                    last.ok = false;
-                    last.error = Some(e.clone());
-                }
-                result
-            }
-            Err(e) => Err(e),
-        };
+        let interpreted = answer.and_then(|answer| {
+            let value = match answer {
+                Answer::Json(v) => v,
+                Answer::Text(t) => answer::json_in_text(&t).ok_or_else(|| {
+                    format!(
+                        "the answer holds no JSON object: {}",
+                        text::one_line(&t, 160)
+                    )
+                })?,
+            };
+            answer::interpret(value, batch, &user)
+        });
+        if let Err(e) = &interpreted
+            && let Some(last) = calls.last_mut()
+            && last.ok
+        {
+            // The call went through but its answer is unusable.
+            last.ok = false;
+            last.error = Some(e.clone());
+        }
         match interpreted {
             Ok(parsed) => {
                 let mut repairs = parsed.repairs;

@@ -29,7 +29,16 @@ pub(crate) struct ClaudeCli {
     pub path: PathBuf,
     pub model: String,
     pub timeout: Duration,
+    pub max_tokens: u64,
 }
+
+/// Claude Code's alias for its small model. Without `--model`, Claude Code
+/// 2.1.328 picks its largest one, which is the wrong trade for summaries.
+pub(crate) const DEFAULT_MODEL: &str = "haiku";
+
+/// Least output token cap handed to Claude Code: its adaptive thinking
+/// shares the cap with the answer.
+const MIN_OUTPUT_TOKENS: u64 = 4096;
 
 /// Extra settings of a run that do not come from the configuration.
 #[derive(Debug, Clone, Default)]
@@ -81,11 +90,14 @@ impl ClaudeCli {
             .args(["--tools", ""])
             .arg("--strict-mcp-config")
             .arg("--no-session-persistence")
-            .args(["--system-prompt", system]);
-        if !self.model.is_empty() {
-            cmd.args(["--model", &self.model]);
-        }
-        cmd.env("MNEMO_DISABLED", "1");
+            .args(["--system-prompt", system])
+            .args(["--model", &self.model])
+            // Summaries need little thought; thinking tokens are paid for.
+            .args(["--effort", "low"]);
+        cmd.env("MNEMO_DISABLED", "1").env(
+            "CLAUDE_CODE_MAX_OUTPUT_TOKENS",
+            self.max_tokens.max(MIN_OUTPUT_TOKENS).to_string(),
+        );
         for (k, v) in &options.env {
             cmd.env(k, v);
         }
@@ -110,11 +122,7 @@ impl ClaudeCli {
         let started = Instant::now();
         let mut call = LlmCall {
             provider: "claude-cli".into(),
-            model: if self.model.is_empty() {
-                "default".into()
-            } else {
-                self.model.clone()
-            },
+            model: self.model.clone(),
             purpose: req.purpose.into(),
             ..Default::default()
         };
