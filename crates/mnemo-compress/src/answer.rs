@@ -105,7 +105,9 @@ fn matching_brace(bytes: &[u8], start: usize) -> Option<usize> {
 }
 
 fn get<'v>(obj: &'v Map<String, Value>, keys: &[&str]) -> Option<&'v Value> {
-    keys.iter().find_map(|k| obj.get(*k)).filter(|v| !v.is_null())
+    keys.iter()
+        .find_map(|k| obj.get(*k))
+        .filter(|v| !v.is_null())
 }
 
 /// A field as text: strings as is, lists joined with `; `, numbers written.
@@ -153,9 +155,10 @@ pub(crate) fn normalize_kind(raw: &str) -> Option<&'static str> {
         "refactor" | "refactoring" | "cleanup" | "clean up" | "restructure" | "rename" => {
             "refactor"
         }
-        "change" | "changed" | "update" | "modification" | "chore" | "config"
-        | "configuration" | "docs" | "documentation" | "test" | "tests" | "build" | "style"
-        | "maintenance" => "change",
+        "change" | "changed" | "update" | "modification" | "chore" | "config" | "configuration"
+        | "docs" | "documentation" | "test" | "tests" | "build" | "style" | "maintenance" => {
+            "change"
+        }
         "discovery" | "finding" | "investigation" | "research" | "learning" | "insight"
         | "observation" | "analysis" | "exploration" | "info" | "note" => "discovery",
         "decision" | "choice" | "plan" | "design" | "architecture" | "tradeoff" => "decision",
@@ -204,7 +207,10 @@ impl KnownPaths<'_> {
                     }
                 }
                 Some(_) => {}
-                None => repairs.push(format!("dropped a path not in the batch: {}", one_line(&p, 80))),
+                None => repairs.push(format!(
+                    "dropped a path not in the batch: {}",
+                    one_line(&p, 80)
+                )),
             }
         }
         out
@@ -224,7 +230,17 @@ pub(crate) fn interpret(
         Value::Array(items) => (items.clone(), None),
         Value::Object(obj) => {
             let summary = get(obj, &["summary", "turn_summary", "session_summary"]);
-            match get(obj, &["observations", "obs", "memories", "items", "records", "entries"]) {
+            match get(
+                obj,
+                &[
+                    "observations",
+                    "obs",
+                    "memories",
+                    "items",
+                    "records",
+                    "entries",
+                ],
+            ) {
                 Some(Value::Array(items)) => (items.clone(), summary),
                 Some(one @ Value::Object(_)) => (vec![one.clone()], summary),
                 Some(_) => return Err("`observations` is not a list".into()),
@@ -258,7 +274,10 @@ pub(crate) fn interpret(
         return Err(if repairs.is_empty() {
             "the answer holds no observation".into()
         } else {
-            format!("no usable observation in the answer ({})", repairs.join("; "))
+            format!(
+                "no usable observation in the answer ({})",
+                repairs.join("; ")
+            )
         });
     }
 
@@ -347,7 +366,10 @@ fn observation(
         }
     }
     let files_read = known.map_all(
-        list_field(get(obj, &["files_read", "filesRead", "read_files", "files_viewed"])),
+        list_field(get(
+            obj,
+            &["files_read", "filesRead", "read_files", "files_viewed"],
+        )),
         repairs,
     );
     let files_modified = known.map_all(
@@ -374,7 +396,14 @@ fn observation(
         narrative: text::clamp(
             &text_field(get(
                 obj,
-                &["narrative", "description", "details", "text", "body", "content"],
+                &[
+                    "narrative",
+                    "description",
+                    "details",
+                    "text",
+                    "body",
+                    "content",
+                ],
             )),
             2000,
         ),
@@ -439,7 +468,8 @@ mod tests {
 
     #[test]
     fn finds_json_in_prose_and_fences() {
-        let v = json_in_text("Sure! Here it is:\n```json\n{\"observations\": []}\n```\nBye").unwrap();
+        let v =
+            json_in_text("Sure! Here it is:\n```json\n{\"observations\": []}\n```\nBye").unwrap();
         assert_eq!(v, json!({"observations": []}));
         let v = json_in_text("note {not json} then {\"a\": \"}\"} end").unwrap();
         assert_eq!(v, json!({"a": "}"}));

@@ -77,7 +77,10 @@ pub(crate) fn definition_on(line: &str) -> Option<Definition> {
                     .and_then(|p| rest.get(p + 1))
                     .or_else(|| rest.first())
                     .copied(),
-                "func" if l.split_once("func").is_some_and(|(_, r)| r.trim_start().starts_with('(')) => {
+                "func"
+                    if l.split_once("func")
+                        .is_some_and(|(_, r)| r.trim_start().starts_with('(')) =>
+                {
                     method_after_receiver(l)
                 }
                 _ => rest.first().copied(),
@@ -124,8 +127,23 @@ fn method_after_receiver(line: &str) -> Option<&str> {
 fn is_keyword(word: &str) -> bool {
     matches!(
         word,
-        "for" | "if" | "while" | "return" | "self" | "Self" | "new" | "const" | "let" | "var"
-            | "mut" | "pub" | "async" | "static" | "in" | "of" | "this"
+        "for"
+            | "if"
+            | "while"
+            | "return"
+            | "self"
+            | "Self"
+            | "new"
+            | "const"
+            | "let"
+            | "var"
+            | "mut"
+            | "pub"
+            | "async"
+            | "static"
+            | "in"
+            | "of"
+            | "this"
     ) || word.chars().next().is_some_and(|c| c.is_ascii_digit())
 }
 
@@ -160,7 +178,8 @@ pub(crate) fn is_import(line: &str) -> bool {
         || l.starts_with("#include")
         || l.starts_with("using ")
         || l.starts_with("require ")
-        || (l.contains("require(") && (l.starts_with("const ") || l.starts_with("let ") || l.starts_with("var ")))
+        || (l.contains("require(")
+            && (l.starts_with("const ") || l.starts_with("let ") || l.starts_with("var ")))
 }
 
 /// Lines added and removed going from `old` to `new`, counted as a multiset
@@ -173,8 +192,16 @@ pub(crate) fn line_delta(old: &str, new: &str) -> (usize, usize) {
     for l in new.lines() {
         *counts.entry(l).or_default() += 1;
     }
-    let added = counts.values().filter(|&&n| n > 0).map(|&n| n as usize).sum();
-    let removed = counts.values().filter(|&&n| n < 0).map(|&n| (-n) as usize).sum();
+    let added = counts
+        .values()
+        .filter(|&&n| n > 0)
+        .map(|&n| n as usize)
+        .sum();
+    let removed = counts
+        .values()
+        .filter(|&&n| n < 0)
+        .map(|&n| (-n) as usize)
+        .sum();
     (added, removed)
 }
 
@@ -364,24 +391,42 @@ mod tests {
 
     #[test]
     fn finds_definitions_across_languages() {
-        assert_eq!(names("pub fn parse_config(path: &Path) -> Config {"), ["parse_config"]);
+        assert_eq!(
+            names("pub fn parse_config(path: &Path) -> Config {"),
+            ["parse_config"]
+        );
         assert_eq!(names("    async fn run(&self) {}"), ["run"]);
         assert_eq!(names("def login(user, pw):"), ["login"]);
-        assert_eq!(names("export async function fetchUser(id) {"), ["fetchUser"]);
-        assert_eq!(names("func (s *Server) Handle(w http.ResponseWriter) {"), ["Handle"]);
-        assert_eq!(names("pub struct Config {\n}\nimpl Default for Config {"), ["Config"]);
+        assert_eq!(
+            names("export async function fetchUser(id) {"),
+            ["fetchUser"]
+        );
+        assert_eq!(
+            names("func (s *Server) Handle(w http.ResponseWriter) {"),
+            ["Handle"]
+        );
+        assert_eq!(
+            names("pub struct Config {\n}\nimpl Default for Config {"),
+            ["Config"]
+        );
         assert_eq!(names("class Invoice(Base):"), ["Invoice"]);
         assert_eq!(names("const total = (a, b) => a + b;"), ["total"]);
         assert_eq!(names("// fn commented_out()"), Vec::<String>::new());
         assert_eq!(names("return user == 'admin'"), Vec::<String>::new());
-        assert_eq!(definitions("impl<T> Display for Wrapper<T> {")[0].kind, "impl");
+        assert_eq!(
+            definitions("impl<T> Display for Wrapper<T> {")[0].kind,
+            "impl"
+        );
     }
 
     #[test]
     fn line_deltas_and_renames() {
         assert_eq!(line_delta("a\nb\nc", "a\nB\nc\nd"), (2, 1));
         assert_eq!(
-            rename_in("let x = old_name(1);\nold_name(2)", "let x = new_name(1);\nnew_name(2)"),
+            rename_in(
+                "let x = old_name(1);\nold_name(2)",
+                "let x = new_name(1);\nnew_name(2)"
+            ),
             Some(("old_name".into(), "new_name".into()))
         );
         assert_eq!(rename_in("a(1)", "b(2)"), None);

@@ -41,26 +41,69 @@ const READERS: &[&str] = &[
 ];
 
 const GIT_READERS: &[&str] = &[
-    "status", "log", "diff", "show", "blame", "ls-files", "rev-parse", "describe", "remote",
-    "shortlog", "grep", "reflog", "config",
+    "status",
+    "log",
+    "diff",
+    "show",
+    "blame",
+    "ls-files",
+    "rev-parse",
+    "describe",
+    "remote",
+    "shortlog",
+    "grep",
+    "reflog",
+    "config",
 ];
 
 const TEST_WORDS: &[&str] = &[
-    "test", "tests", "pytest", "jest", "vitest", "nextest", "rspec", "unittest", "mocha",
-    "phpunit", "ctest", "tox", "karma", "ava", "playwright", "cypress",
+    "test",
+    "tests",
+    "pytest",
+    "jest",
+    "vitest",
+    "nextest",
+    "rspec",
+    "unittest",
+    "mocha",
+    "phpunit",
+    "ctest",
+    "tox",
+    "karma",
+    "ava",
+    "playwright",
+    "cypress",
 ];
 
 const LINT_WORDS: &[&str] = &[
-    "clippy", "eslint", "ruff", "flake8", "mypy", "pylint", "lint", "fmt", "rustfmt", "prettier",
-    "black", "gofmt", "golangci-lint", "shellcheck", "stylelint", "biome", "isort", "pyright",
+    "clippy",
+    "eslint",
+    "ruff",
+    "flake8",
+    "mypy",
+    "pylint",
+    "lint",
+    "fmt",
+    "rustfmt",
+    "prettier",
+    "black",
+    "gofmt",
+    "golangci-lint",
+    "shellcheck",
+    "stylelint",
+    "biome",
+    "isort",
+    "pyright",
 ];
 
 const BUILD_WORDS: &[&str] = &[
-    "build", "compile", "check", "tsc", "cmake", "make", "ninja", "gcc", "g++", "clang",
-    "clang++", "javac", "webpack", "vite", "esbuild", "rollup", "bazel", "msbuild",
+    "build", "compile", "check", "tsc", "cmake", "make", "ninja", "gcc", "g++", "clang", "clang++",
+    "javac", "webpack", "vite", "esbuild", "rollup", "bazel", "msbuild",
 ];
 
-const INSTALLERS: &[&str] = &["install", "add", "i", "ci", "sync", "get", "require", "update", "upgrade"];
+const INSTALLERS: &[&str] = &[
+    "install", "add", "i", "ci", "sync", "get", "require", "update", "upgrade",
+];
 
 /// The words of the command part that matters: the first segment (split at
 /// `&&`, `||`, `;`, `|`) with the strongest purpose, without leading
@@ -73,8 +116,7 @@ fn main_words(command: &str) -> Vec<&str> {
                 .split_whitespace()
                 .skip_while(|w| w.contains('=') && !w.starts_with('-'))
                 .collect();
-            if words.is_empty() || matches!(words[0], "cd" | "pushd" | "source" | "." | "export")
-            {
+            if words.is_empty() || matches!(words[0], "cd" | "pushd" | "source" | "." | "export") {
                 continue;
             }
             let r = rank(classify_words(&words, segment));
@@ -138,8 +180,8 @@ fn classify_words(words: &[&str], segment: &str) -> CommandClass {
             .find(|w| !w.starts_with('-'))
             .copied()
             .unwrap_or("");
-        let reads = first == "git"
-            && (GIT_READERS.contains(&sub) || (sub == "branch" && words.len() <= 3));
+        let reads =
+            first == "git" && (GIT_READERS.contains(&sub) || (sub == "branch" && words.len() <= 3));
         return if reads {
             CommandClass::Inspect
         } else {
@@ -169,7 +211,9 @@ fn classify_words(words: &[&str], segment: &str) -> CommandClass {
         "deno",
     ];
     if package_managers.contains(&first)
-        && head.get(1).is_some_and(|w| INSTALLERS.contains(&w.as_str()))
+        && head
+            .get(1)
+            .is_some_and(|w| INSTALLERS.contains(&w.as_str()))
     {
         return CommandClass::Install;
     }
@@ -285,7 +329,7 @@ pub(crate) fn commit_message(command: &str) -> Option<String> {
         return None;
     }
     let at = command.find(" -m ").or_else(|| command.find(" -am "))?;
-    let rest = command[at..].trim_start().splitn(2, ' ').nth(1)?.trim_start();
+    let rest = command[at..].trim_start().split_once(' ')?.1.trim_start();
     let quote = rest.chars().next()?;
     let body = if quote == '"' || quote == '\'' {
         let inner = &rest[1..];

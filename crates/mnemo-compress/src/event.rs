@@ -133,8 +133,17 @@ fn family(tool: &str) -> Family {
         "bash" | "shell" | "run_shell_command" | "exec_command" | "local_shell"
         | "run_terminal_cmd" | "terminal" | "powershell" | "container.exec" => Family::Command,
         "read" | "read_file" | "notebookread" | "read_many_files" | "view" => Family::Read,
-        "grep" | "glob" | "ls" | "search_file_content" | "list_directory" | "list_dir"
-        | "codebase_search" | "grep_search" | "file_search" | "websearch" | "web_search"
+        "grep"
+        | "glob"
+        | "ls"
+        | "search_file_content"
+        | "list_directory"
+        | "list_dir"
+        | "codebase_search"
+        | "grep_search"
+        | "file_search"
+        | "websearch"
+        | "web_search"
         | "google_web_search" => Family::Search,
         "webfetch" | "web_fetch" | "fetch" => Family::Fetch,
         "task" | "agent" => Family::Agent,
@@ -206,7 +215,11 @@ fn absolute(p: &str, root: &str) -> String {
     if p.starts_with('/') || root.is_empty() || p.get(1..3) == Some(":\\") {
         p.to_owned()
     } else {
-        format!("{}/{}", root.trim_end_matches('/'), p.trim_start_matches("./"))
+        format!(
+            "{}/{}",
+            root.trim_end_matches('/'),
+            p.trim_start_matches("./")
+        )
     }
 }
 
@@ -332,7 +345,16 @@ pub(crate) fn read<'a>(raw: &'a BatchEvent, index: usize, project_root: &str) ->
             let mut edits = Vec::new();
             let pair = |v: &Value| -> Option<EditPair> {
                 let old = str_of(v, &["old_string", "old_str", "oldString", "old_text"]);
-                let new = str_of(v, &["new_string", "new_str", "newString", "new_text", "code_edit"]);
+                let new = str_of(
+                    v,
+                    &[
+                        "new_string",
+                        "new_str",
+                        "newString",
+                        "new_text",
+                        "code_edit",
+                    ],
+                );
                 (old.is_some() || new.is_some()).then(|| EditPair {
                     old: old.unwrap_or_default().to_owned(),
                     new: new.unwrap_or_default().to_owned(),
@@ -362,9 +384,12 @@ pub(crate) fn read<'a>(raw: &'a BatchEvent, index: usize, project_root: &str) ->
             let r = response_ref.unwrap_or(&Value::Null);
             let (stdout, stderr) = match r {
                 Value::Object(_) => (
-                    str_of(r, &["stdout", "output", "aggregated_output", "formatted_output"])
-                        .unwrap_or_default()
-                        .to_owned(),
+                    str_of(
+                        r,
+                        &["stdout", "output", "aggregated_output", "formatted_output"],
+                    )
+                    .unwrap_or_default()
+                    .to_owned(),
                     str_of(r, &["stderr"]).unwrap_or_default().to_owned(),
                 ),
                 Value::Null => (String::new(), String::new()),
@@ -436,7 +461,9 @@ pub(crate) fn read<'a>(raw: &'a BatchEvent, index: usize, project_root: &str) ->
             }
         }
         Family::Fetch => Action::Fetch {
-            url: str_of(input, &["url", "uri"]).unwrap_or_default().to_owned(),
+            url: str_of(input, &["url", "uri"])
+                .unwrap_or_default()
+                .to_owned(),
             result,
         },
         Family::Agent => Action::Agent {
@@ -510,28 +537,58 @@ mod tests {
         );
         let r = read(&e, 0, "/p");
         assert!(!r.failed);
-        let Action::Command { command, .. } = &r.action else { panic!() };
+        let Action::Command { command, .. } = &r.action else {
+            panic!()
+        };
         assert_eq!(command, "cargo test");
 
         let mut f = ev("Bash", json!({"command": "false"}), None);
         f.failed = true;
         f.error = Some("Exit code 3".into());
         let r = read(&f, 0, "/p");
-        let Action::Command { exit_code, .. } = r.action else { panic!() };
+        let Action::Command { exit_code, .. } = r.action else {
+            panic!()
+        };
         assert_eq!(exit_code, Some(3));
 
-        let e = ev("MultiEdit", json!({"file_path": "src/a.rs", "edits": [{"old_string": "a", "new_string": "b"}, 5]}), None);
+        let e = ev(
+            "MultiEdit",
+            json!({"file_path": "src/a.rs", "edits": [{"old_string": "a", "new_string": "b"}, 5]}),
+            None,
+        );
         let r = read(&e, 0, "/p");
-        let Action::Edit { path, edits, .. } = &r.action else { panic!() };
+        let Action::Edit { path, edits, .. } = &r.action else {
+            panic!()
+        };
         assert_eq!(path, "/p/src/a.rs");
         assert_eq!(edits.len(), 1);
     }
 
     #[test]
     fn wrong_types_never_panic() {
-        for input in [json!(null), json!(5), json!("{\"cut"), json!([1, 2]), json!({"command": 7, "file_path": []})] {
-            for tool in ["Bash", "Edit", "Write", "Read", "Grep", "WebFetch", "Task", "mcp__x__y", "Zzz"] {
-                for response in [None, Some(json!(3)), Some(json!({"file": 4, "structuredPatch": "x"}))] {
+        for input in [
+            json!(null),
+            json!(5),
+            json!("{\"cut"),
+            json!([1, 2]),
+            json!({"command": 7, "file_path": []}),
+        ] {
+            for tool in [
+                "Bash",
+                "Edit",
+                "Write",
+                "Read",
+                "Grep",
+                "WebFetch",
+                "Task",
+                "mcp__x__y",
+                "Zzz",
+            ] {
+                for response in [
+                    None,
+                    Some(json!(3)),
+                    Some(json!({"file": 4, "structuredPatch": "x"})),
+                ] {
                     let e = ev(tool, input.clone(), response);
                     let _ = read(&e, 0, "");
                 }
@@ -548,7 +605,12 @@ mod tests {
         );
         let r = read(&e, 0, "/p");
         assert!(r.failed);
-        let Action::Command { command, exit_code, .. } = r.action else { panic!() };
+        let Action::Command {
+            command, exit_code, ..
+        } = r.action
+        else {
+            panic!()
+        };
         assert_eq!(command, "npm test");
         assert_eq!(exit_code, Some(1));
     }

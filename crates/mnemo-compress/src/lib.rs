@@ -258,8 +258,12 @@ impl Compressor {
             }
             "openai" => {
                 let model = model_or(openai::DEFAULT_MODEL);
-                let (http, base) =
-                    http("openai", "OPENAI_API_KEY", openai::DEFAULT_BASE, model.clone())?;
+                let (http, base) = http(
+                    "openai",
+                    "OPENAI_API_KEY",
+                    openai::DEFAULT_BASE,
+                    model.clone(),
+                )?;
                 (
                     Backend::OpenAi(OpenAi {
                         http,

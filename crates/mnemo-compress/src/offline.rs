@@ -29,9 +29,7 @@ const TITLE_MAX: usize = 120;
 pub fn offline(batch: &TurnBatch) -> Outcome {
     let analysis = Analysis::of(batch);
     let observations = analysis.observations();
-    let summary = batch
-        .turn_complete
-        .then(|| analysis.summary(&observations));
+    let summary = batch.turn_complete.then(|| analysis.summary(&observations));
     Outcome {
         observations,
         summary,
@@ -356,7 +354,11 @@ impl<'a> Analysis<'a> {
                 let ok = !e.failed && !*interrupted;
                 let headline = (!ok).then(|| {
                     text::error_headline(
-                        [e.error.as_deref().unwrap_or(""), stderr.as_str(), stdout.as_str()],
+                        [
+                            e.error.as_deref().unwrap_or(""),
+                            stderr.as_str(),
+                            stdout.as_str(),
+                        ],
                         160,
                     )
                     .unwrap_or_else(|| match exit_code {
@@ -367,8 +369,7 @@ impl<'a> Analysis<'a> {
                 });
                 let summary = if matches!(class, CommandClass::Test | CommandClass::Build) {
                     let err = e.error.as_deref().unwrap_or("");
-                    command::summary_line(stdout, stderr)
-                        .or_else(|| command::summary_line(err, ""))
+                    command::summary_line(stdout, stderr).or_else(|| command::summary_line(err, ""))
                 } else {
                     None
                 };
@@ -414,7 +415,8 @@ impl<'a> Analysis<'a> {
                 }
                 let fact = capitalize(what.clone());
                 if e.failed {
-                    self.context_facts.push(format!("{fact} failed: {}", headline()));
+                    self.context_facts
+                        .push(format!("{fact} failed: {}", headline()));
                 } else {
                     if let Some(h) = hits {
                         self.context_facts.push(format!("{fact}: {h} found"));
@@ -456,7 +458,8 @@ impl<'a> Analysis<'a> {
                         Some(o) => format!("Subagent ({task}): {o}"),
                         None => format!("Delegated to a subagent: {task}"),
                     });
-                    self.looked_up.push(format!("delegated \"{task}\""));
+                    self.looked_up
+                        .push(format!("delegated \"{task}\" to a subagent"));
                 }
             }
             Action::Mcp {
@@ -552,7 +555,11 @@ impl<'a> Analysis<'a> {
             .iter()
             .enumerate()
             .any(|(j, o)| j != id && file_name(&o.rel) == name);
-        if clash { fw.rel.clone() } else { name.to_owned() }
+        if clash {
+            fw.rel.clone()
+        } else {
+            name.to_owned()
+        }
     }
 
     /// True when every change of the file happened while fixing a failure
@@ -588,11 +595,29 @@ impl<'a> Analysis<'a> {
                 .any(|w| words.contains(&w))
         };
         if has(&[
-            "fix", "fixes", "bug", "bugs", "broken", "crash", "crashes", "failing", "fails",
-            "error", "errors", "regression", "wrong",
+            "fix",
+            "fixes",
+            "bug",
+            "bugs",
+            "broken",
+            "crash",
+            "crashes",
+            "failing",
+            "fails",
+            "error",
+            "errors",
+            "regression",
+            "wrong",
         ]) {
             Some("bugfix")
-        } else if has(&["refactor", "rename", "extract", "cleanup", "simplify", "reorganize"]) {
+        } else if has(&[
+            "refactor",
+            "rename",
+            "extract",
+            "cleanup",
+            "simplify",
+            "reorganize",
+        ]) {
             Some("refactor")
         } else {
             None
@@ -764,7 +789,10 @@ impl<'a> Analysis<'a> {
             code_span(&fail.shown),
             fail.headline.as_deref().unwrap_or("failed"),
             code_span(&pass.shown),
-            list_some(&ep.files.iter().map(|&f| self.short(f)).collect::<Vec<_>>(), 3)
+            list_some(
+                &ep.files.iter().map(|&f| self.short(f)).collect::<Vec<_>>(),
+                3
+            )
         )
     }
 
@@ -795,7 +823,10 @@ impl<'a> Analysis<'a> {
             .exit_code
             .map(|c| format!(" (exit {c})"))
             .unwrap_or_default();
-        d.fact(format!("{} failed{exit}: {headline}", code_span(&fail.shown)));
+        d.fact(format!(
+            "{} failed{exit}: {headline}",
+            code_span(&fail.shown)
+        ));
         let mut touched = Vec::new();
         for &id in &ep.files {
             let fw = &self.files[id];
@@ -812,7 +843,13 @@ impl<'a> Analysis<'a> {
             } else {
                 format!(
                     " in {}",
-                    join_and(&t.names.iter().take(3).map(|n| code_span(n)).collect::<Vec<_>>())
+                    join_and(
+                        &t.names
+                            .iter()
+                            .take(3)
+                            .map(|n| code_span(n))
+                            .collect::<Vec<_>>()
+                    )
                 )
             };
             d.fact(format!("Edited {}{within} ({})", fw.rel, t.lines()));
@@ -869,13 +906,12 @@ impl<'a> Analysis<'a> {
                 title.push_str(&format!(" with {}", names(&fw.defs_added)));
             }
             let lang = code::language_of(&fw.path);
-            let kind = if code::is_test_path(&fw.path)
-                || matches!(lang, Some("docs" | "config") | None)
-            {
-                "change"
-            } else {
-                "feature"
-            };
+            let kind =
+                if code::is_test_path(&fw.path) || matches!(lang, Some("docs" | "config") | None) {
+                    "change"
+                } else {
+                    "feature"
+                };
             let mut sub = match fw.content_lines {
                 Some(n) => format!("new file, {}", plural(n, "line")),
                 None => "new file".to_owned(),
@@ -940,11 +976,7 @@ impl<'a> Analysis<'a> {
                 [_, ..] if t.imports.len() >= t.edits => format!("Changed imports of {name}"),
                 _ => match t.swaps.first() {
                     Some((old, new)) if t.edits == 1 && old.len() + new.len() <= 70 => {
-                        format!(
-                            "Changed {} to {} in {name}",
-                            code_span(old),
-                            code_span(new)
-                        )
+                        format!("Changed {} to {} in {name}", code_span(old), code_span(new))
                     }
                     _ => format!("Edited {}", fw.rel),
                 },
@@ -977,7 +1009,10 @@ impl<'a> Analysis<'a> {
             if !fw.defs_added.is_empty() {
                 let defs = defs_named(&fw.defs_added, 6);
                 d.fact(format!("{} defines {}", fw.rel, join_and(&defs)));
-                sentence.push_str(&format!(", defining {}", join_and(&defs_named(&fw.defs_added, 4))));
+                sentence.push_str(&format!(
+                    ", defining {}",
+                    join_and(&defs_named(&fw.defs_added, 4))
+                ));
             }
             d.narrative.push(format!("{sentence}."));
             if t.edits > 0 {
@@ -1140,11 +1175,20 @@ impl<'a> Analysis<'a> {
             .iter()
             .filter(|o| o.key == run.key && !o.ok)
             .count();
-        let verb = if run.interrupted { "was interrupted" } else { "failed" };
+        let verb = if run.interrupted {
+            "was interrupted"
+        } else {
+            "failed"
+        };
+        let bare_exit = headline.starts_with("exit code");
         let mut d = Draft {
             first: run.index,
             kind: "discovery",
-            title: format!("Command {shown} {verb}: {headline}"),
+            title: if bare_exit {
+                format!("Command {shown} {verb} with {headline}")
+            } else {
+                format!("Command {shown} {verb}: {headline}")
+            },
             subtitle: run.description.clone().unwrap_or_default(),
             ..Default::default()
         };
@@ -1155,16 +1199,22 @@ impl<'a> Analysis<'a> {
             .exit_code
             .map(|c| format!(" (exit {c})"))
             .unwrap_or_default();
-        d.fact(format!("{shown} {verb}{exit}: {headline}"));
+        if bare_exit {
+            d.fact(format!("{shown} {verb} with {headline}"));
+        } else {
+            d.fact(format!("{shown} {verb}{exit}: {headline}"));
+        }
         if let Some(s) = &run.summary {
             d.fact(format!("{shown}: {s}"));
         }
         if tries > 1 {
             d.fact(format!("{shown} failed {} in this turn", times(tries)));
         }
-        d.narrative.push(format!(
-            "{shown} {verb}{exit} with: {headline}. It did not pass later in this batch."
-        ));
+        d.narrative.push(if bare_exit {
+            format!("{shown} {verb} with {headline}. It did not pass later in this batch.")
+        } else {
+            format!("{shown} {verb}{exit} with: {headline}. It did not pass later in this batch.")
+        });
         d
     }
 
@@ -1192,6 +1242,11 @@ impl<'a> Analysis<'a> {
         }
         if parts.is_empty() && !self.other_tools.is_empty() {
             parts.push(format!("Used {}", list_some(&self.other_tools, 3)));
+        }
+        if parts.is_empty()
+            && let Some(fact) = self.context_facts.first()
+        {
+            parts.push(fact.clone());
         }
         if parts.is_empty() {
             parts.push(format!("Used {}", plural(self.events.len(), "tool")));
@@ -1249,11 +1304,7 @@ impl<'a> Analysis<'a> {
         }
         let mut parts = Vec::new();
         if !self.reads.is_empty() {
-            let names: Vec<String> = self
-                .reads
-                .iter()
-                .map(|(p, _)| self.rel(p))
-                .collect();
+            let names: Vec<String> = self.reads.iter().map(|(p, _)| self.rel(p)).collect();
             parts.push(format!("read {}", list_some(&names, 5)));
         }
         parts.extend(self.looked_up.iter().take(3).cloned());
@@ -1304,7 +1355,10 @@ impl<'a> Analysis<'a> {
                 "{} failed with {}; fixed by editing {}",
                 code_span(&fail.shown),
                 fail.headline.as_deref().unwrap_or("an error"),
-                list_some(&ep.files.iter().map(|&f| self.short(f)).collect::<Vec<_>>(), 3)
+                list_some(
+                    &ep.files.iter().map(|&f| self.short(f)).collect::<Vec<_>>(),
+                    3
+                )
             ));
         }
         for &r in &self.unresolved {
@@ -1314,6 +1368,24 @@ impl<'a> Analysis<'a> {
                 code_span(&run.shown),
                 run.headline.as_deref().unwrap_or("failed")
             ));
+        }
+        let mut passing: Vec<&str> = Vec::new();
+        for (r, run) in self.runs.iter().enumerate().rev() {
+            let check = matches!(
+                run.class,
+                CommandClass::Test | CommandClass::Build | CommandClass::Lint
+            );
+            if !check || !run.ok || passing.contains(&run.key.as_str()) {
+                continue;
+            }
+            passing.push(&run.key);
+            if self.episodes.iter().any(|ep| ep.pass == r) {
+                continue;
+            }
+            learned.push(match &run.summary {
+                Some(s) => format!("{} passes ({s})", code_span(&run.shown)),
+                None => format!("{} passes", code_span(&run.shown)),
+            });
         }
         learned.extend(said_learned);
 
@@ -1604,20 +1676,68 @@ fn common_dir(paths: &[&str]) -> Option<String> {
 /// says was found out, and what it suggests doing next.
 fn split_assistant(message: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
     const NEXT: &[&str] = &[
-        "next step", "next,", "todo", "to do:", "you may want", "you might want", "you could",
-        "consider", "should also", "still need", "remaining", "follow-up", "follow up",
-        "left to do", "not yet", "would need", "recommend", "suggest", "in a future",
-        "later,", "next time",
+        "next step",
+        "next,",
+        "todo",
+        "to do:",
+        "you may want",
+        "you might want",
+        "you could",
+        "consider",
+        "should also",
+        "still need",
+        "remaining",
+        "follow-up",
+        "follow up",
+        "left to do",
+        "not yet",
+        "would need",
+        "recommend",
+        "suggest",
+        "in a future",
+        "later,",
+        "next time",
     ];
     const DONE: &[&str] = &[
-        "added", "created", "fixed", "implemented", "updated", "changed", "refactored",
-        "removed", "renamed", "wrote", "moved", "replaced", "extracted", "introduced",
-        "converted", "deleted", "cleaned", "migrated", "bumped", "installed", "committed",
-        "done", "all tests pass", "tests pass", "now passes", "now pass",
+        "added",
+        "created",
+        "fixed",
+        "implemented",
+        "updated",
+        "changed",
+        "refactored",
+        "removed",
+        "renamed",
+        "wrote",
+        "moved",
+        "replaced",
+        "extracted",
+        "introduced",
+        "converted",
+        "deleted",
+        "cleaned",
+        "migrated",
+        "bumped",
+        "installed",
+        "committed",
+        "done",
+        "all tests pass",
+        "tests pass",
+        "now passes",
+        "now pass",
     ];
     const LEARNED: &[&str] = &[
-        "because", "caused by", "due to", "turns out", "root cause", "the issue",
-        "the problem", "the bug", "the reason", "i found", "it seems",
+        "because",
+        "caused by",
+        "due to",
+        "turns out",
+        "root cause",
+        "the issue",
+        "the problem",
+        "the bug",
+        "the reason",
+        "i found",
+        "it seems",
     ];
     let (mut done, mut learned, mut next) = (Vec::new(), Vec::new(), Vec::new());
     for s in text::sentences(message, 30) {
@@ -1663,14 +1783,23 @@ mod tests {
              - Added `check_hash`\n- Next, you may want to add rate limiting.",
         );
         assert_eq!(done, ["I fixed the login check.", "Added `check_hash`"]);
-        assert_eq!(learned, ["The bug was caused by a plain string comparison."]);
+        assert_eq!(
+            learned,
+            ["The bug was caused by a plain string comparison."]
+        );
         assert_eq!(next, ["Next, you may want to add rate limiting."]);
     }
 
     #[test]
     fn common_dirs() {
-        assert_eq!(common_dir(&["src/a/x.rs", "src/a/y.rs"]).as_deref(), Some("src/a/"));
-        assert_eq!(common_dir(&["src/a/x.rs", "src/b/y.rs"]).as_deref(), Some("src/"));
+        assert_eq!(
+            common_dir(&["src/a/x.rs", "src/a/y.rs"]).as_deref(),
+            Some("src/a/")
+        );
+        assert_eq!(
+            common_dir(&["src/a/x.rs", "src/b/y.rs"]).as_deref(),
+            Some("src/")
+        );
         assert_eq!(common_dir(&["x.rs", "src/y.rs"]), None);
     }
 

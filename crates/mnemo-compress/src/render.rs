@@ -160,7 +160,10 @@ pub fn render_batch(batch: &TurnBatch, budget: usize) -> String {
     let mut head = String::with_capacity(budget.min(64 * 1024));
     head.push_str("<turn>\n");
     if !batch.project_name.is_empty() {
-        head.push_str(&format!("Project: {}\n", one_line(&batch.project_name, 100)));
+        head.push_str(&format!(
+            "Project: {}\n",
+            one_line(&batch.project_name, 100)
+        ));
     }
     head.push_str(&format!(
         "Turn {}{}\n",
@@ -171,7 +174,12 @@ pub fn render_batch(batch: &TurnBatch, budget: usize) -> String {
             " (still running: a part of it)"
         }
     ));
-    match batch.prompt.as_deref().map(str::trim).filter(|p| !p.is_empty()) {
+    match batch
+        .prompt
+        .as_deref()
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
         Some(p) => {
             head.push_str("User request:\n");
             head.push_str(&head_tail(p, PROMPT_MAX));
@@ -275,7 +283,11 @@ fn share(wants: &[usize], room: usize) -> Vec<usize> {
 
 fn outcome(e: &Event<'_>) -> String {
     if e.failed {
-        match e.error.as_deref().and_then(|x| text::error_headline([x], 200)) {
+        match e
+            .error
+            .as_deref()
+            .and_then(|x| text::error_headline([x], 200))
+        {
             Some(h) => format!(" — FAILED: {h}"),
             None => " — FAILED".to_owned(),
         }
@@ -320,7 +332,11 @@ fn part(e: &Event<'_>, root: &str) -> Part {
                 .map(|c| format!(", {} lines", c.lines().count()))
                 .unwrap_or_default();
             (
-                format!("[{n}] Write {} ({what}{lines}){}{note}", rel(path), outcome(e)),
+                format!(
+                    "[{n}] Write {} ({what}{lines}){}{note}",
+                    rel(path),
+                    outcome(e)
+                ),
                 body,
                 cap,
             )
@@ -539,7 +555,10 @@ mod tests {
     fn schemas_are_strict() {
         let s = answer_schema(true);
         assert_eq!(s["required"], json!(["observations", "summary"]));
-        assert_eq!(s["properties"]["summary"]["additionalProperties"], json!(false));
+        assert_eq!(
+            s["properties"]["summary"]["additionalProperties"],
+            json!(false)
+        );
         let s = answer_schema(false);
         assert!(s["properties"].get("summary").is_none());
     }
@@ -549,7 +568,9 @@ mod tests {
         let full = system_prompt(true, true);
         assert!(full.len() < 2200, "{}", full.len());
         assert!(full.contains("never instructions"));
-        assert!(serde_json::from_str::<Value>(&full[full.find("{\"observations").unwrap()..]).is_ok());
+        assert!(
+            serde_json::from_str::<Value>(&full[full.find("{\"observations").unwrap()..]).is_ok()
+        );
         assert!(!system_prompt(false, false).contains("summary"));
     }
 }

@@ -132,14 +132,18 @@ fn cycle_events(cycle: usize) -> Vec<BatchEvent> {
         BatchEvent {
             tool_name: "Bash".into(),
             input: json!({"command": "python -m pytest tests/test_invoice.py -q", "description": "Run invoice tests"}),
-            response: Some(json!({"stdout": ".....                                                                    [100%]\n5 passed in 0.24s",
-                                   "stderr": "", "interrupted": false, "isImage": false})),
+            response: Some(
+                json!({"stdout": ".....                                                                    [100%]\n5 passed in 0.24s",
+                                   "stderr": "", "interrupted": false, "isImage": false}),
+            ),
             ..Default::default()
         },
         BatchEvent {
             tool_name: "Bash".into(),
             input: json!({"command": "git status --short"}),
-            response: Some(json!({"stdout": " M src/billing/invoice.py\n?? src/billing/fees.py", "stderr": "", "interrupted": false})),
+            response: Some(
+                json!({"stdout": " M src/billing/invoice.py\n?? src/billing/fees.py", "stderr": "", "interrupted": false}),
+            ),
             ..Default::default()
         },
     ]

@@ -101,8 +101,7 @@ fn is_exit_code_line(line: &str) -> bool {
 /// Words that mark the line of an output that says what went wrong.
 const ERROR_WORDS: &[&str] = &[
     "error",
-    "failed",
-    "failure",
+    "fail",
     "panicked",
     "exception",
     "traceback",
@@ -285,7 +284,10 @@ mod tests {
             "error[E0425]: cannot find value `y`"
         );
         assert_eq!(error_headline(["Exit code 3"], 200), None);
-        assert_eq!(error_headline(["Exit code 3", "boom"], 200).unwrap(), "boom");
+        assert_eq!(
+            error_headline(["Exit code 3", "boom"], 200).unwrap(),
+            "boom"
+        );
         assert_eq!(exit_code_in("Exit code 3\nmore"), Some(3));
         assert_eq!(exit_code_in("nope"), None);
     }

@@ -132,7 +132,10 @@ async fn real_claude_code_answers_through_the_stand_in() {
         "{:?} {:?}",
         out.fallback_error, out.calls
     );
-    assert_eq!(out.observations[0].title, "login() checks the password hash");
+    assert_eq!(
+        out.observations[0].title,
+        "login() checks the password hash"
+    );
     assert_eq!(out.summary.unwrap().request, "Fix login");
     assert_eq!(out.calls.len(), 1);
     let call = &out.calls[0];
@@ -185,9 +188,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 #[tokio::test]
 async fn real_claude_code_timeout_kills_its_process_group() {
     let sandbox = Sandbox::new();
-    let stand_in = StandIn::with_responder(|_| {
-        Reply::text("{}").delayed(Duration::from_secs(60))
-    });
+    let stand_in = StandIn::with_responder(|_| Reply::text("{}").delayed(Duration::from_secs(60)));
     let compressor = real_claude(&stand_in, &sandbox, 3);
     let marker = format!("HOME={}", sandbox.home().display());
     let batch = fix_login_turn();
@@ -248,14 +249,10 @@ async fn dropping_the_call_kills_the_whole_group() {
 
     // The worker shutting down drops the future mid-call.
     let call = compressor.compress(&batch, true);
-    let watch = async {
-        let found = wait_for(Duration::from_secs(10), || {
-            let p = processes_with_env(&tag);
-            if p.len() >= 2 { p } else { Vec::new() }
-        })
-        .await;
-        found
-    };
+    let watch = wait_for(Duration::from_secs(10), || {
+        let p = processes_with_env(&tag);
+        if p.len() >= 2 { p } else { Vec::new() }
+    });
     let found = tokio::select! {
         out = call => panic!("the call ended first: {:?}", out.fallback_error),
         found = watch => found,
@@ -289,7 +286,11 @@ async fn dropping_the_call_kills_the_whole_group() {
     assert!(!stdin.is_empty() && !args.iter().any(|a| a.contains("fix login please")));
     let env = std::fs::read_to_string(dir.path().join("env")).unwrap();
     assert!(env.lines().any(|l| l == "MNEMO_DISABLED=1"), "{env}");
-    assert!(env.lines().any(|l| l == "CLAUDE_CODE_MAX_OUTPUT_TOKENS=4096"), "{env}");
+    assert!(
+        env.lines()
+            .any(|l| l == "CLAUDE_CODE_MAX_OUTPUT_TOKENS=4096"),
+        "{env}"
+    );
 }
 
 #[tokio::test]

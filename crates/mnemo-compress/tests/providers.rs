@@ -103,7 +103,10 @@ async fn openai_json_schema() {
     });
     let out = openai(&stand_in).compress(&fix_login_turn(), true).await;
     assert_eq!(out.source, "openai", "{:?}", out.fallback_error);
-    assert_eq!(out.observations[0].title, "login() checks the password hash");
+    assert_eq!(
+        out.observations[0].title,
+        "login() checks the password hash"
+    );
     assert!(out.summary.is_some());
     assert_eq!(out.calls.len(), 1);
     assert_eq!(
@@ -180,7 +183,10 @@ async fn falls_back(reply: Reply, timeout_secs: u64) -> mnemo_compress::Outcome 
     let out = compressor.compress(&batch, true).await;
     assert_eq!(out.source, "offline");
     let offline = mnemo_compress::offline(&batch);
-    assert_eq!(out.observations, offline.observations, "offline observations");
+    assert_eq!(
+        out.observations, offline.observations,
+        "offline observations"
+    );
     assert_eq!(out.summary, offline.summary);
     assert!(out.fallback_error.is_some());
     assert!(!out.calls.is_empty());
@@ -226,7 +232,11 @@ async fn schema_violating_json_falls_back_to_offline() {
         10,
     )
     .await;
-    assert!(out.fallback_error.unwrap().contains("no usable observation"));
+    assert!(
+        out.fallback_error
+            .unwrap()
+            .contains("no usable observation")
+    );
 }
 
 #[tokio::test]
@@ -246,7 +256,13 @@ async fn empty_and_refused_answers_fall_back_to_offline() {
 async fn http_500_is_retried_once_then_falls_back() {
     let out = falls_back(Reply::server_error(), 10).await;
     assert_eq!(out.calls.len(), 2, "one retry on 5xx");
-    assert!(out.calls[1].error.as_deref().unwrap().starts_with("HTTP 500"));
+    assert!(
+        out.calls[1]
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("HTTP 500")
+    );
 }
 
 #[tokio::test]
@@ -268,7 +284,11 @@ async fn timeout_falls_back_without_retry() {
         1,
     )
     .await;
-    assert!(started.elapsed() < Duration::from_secs(4), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
     assert_eq!(out.calls.len(), 1);
     assert!(out.fallback_error.unwrap().contains("timed out"));
 }
@@ -286,11 +306,20 @@ async fn rate_limit_then_success() {
     });
     let started = Instant::now();
     let out = anthropic(&stand_in).compress(&fix_login_turn(), true).await;
-    assert!(started.elapsed() >= Duration::from_millis(950), "retry-after honoured");
+    assert!(
+        started.elapsed() >= Duration::from_millis(950),
+        "retry-after honoured"
+    );
     assert_eq!(out.source, "anthropic", "{:?}", out.fallback_error);
     assert_eq!(out.calls.len(), 2);
     assert!(!out.calls[0].ok);
-    assert!(out.calls[0].error.as_deref().unwrap().starts_with("HTTP 429"));
+    assert!(
+        out.calls[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .starts_with("HTTP 429")
+    );
     assert!(out.calls[1].ok);
     assert_eq!(seen.load(Ordering::SeqCst), 2);
 }
@@ -311,7 +340,10 @@ async fn no_request_when_the_llm_is_not_allowed() {
     assert_eq!(out.source, "offline");
     assert!(out.calls.is_empty());
     assert!(out.fallback_error.unwrap().contains("budget"));
-    assert_eq!(out.observations, mnemo_compress::offline(&batch).observations);
+    assert_eq!(
+        out.observations,
+        mnemo_compress::offline(&batch).observations
+    );
     // Give a stray request time to arrive before checking there is none.
     tokio::time::sleep(Duration::from_millis(100)).await;
     assert_eq!(stand_in.request_count(), 0);
@@ -350,12 +382,21 @@ async fn partial_garbage_keeps_what_is_valid() {
     let out = anthropic(&stand_in).compress(&fix_login_turn(), true).await;
     assert_eq!(out.source, "anthropic");
     assert_eq!(out.observations.len(), 2);
-    assert_eq!(out.observations[0].files_modified, [format!("{ROOT}/auth.py")]);
+    assert_eq!(
+        out.observations[0].files_modified,
+        [format!("{ROOT}/auth.py")]
+    );
     assert!(out.observations[0].narrative.len() <= 2000);
     assert_eq!(out.observations[1].kind, "change");
     // No summary in the answer: the offline one fills in.
     assert_eq!(out.summary.unwrap().request, "fix login please");
-    for expected in ["/etc/shadow", "without a title", "epiphany", "not an object", "summary"] {
+    for expected in [
+        "/etc/shadow",
+        "without a title",
+        "epiphany",
+        "not an object",
+        "summary",
+    ] {
         assert!(
             out.repairs.iter().any(|r| r.contains(expected)),
             "{expected}: {:?}",
@@ -447,7 +488,11 @@ async fn the_request_carries_the_batch_and_nothing_else() {
     assert!(user.contains("test case 3999 ... ok"));
     assert!(!user.contains("test case 2000 ... ok"));
     assert!(user.contains("bytes cut …]"));
-    assert!(user.len() <= mnemo_compress::DEFAULT_RENDER_BUDGET, "{}", user.len());
+    assert!(
+        user.len() <= mnemo_compress::DEFAULT_RENDER_BUDGET,
+        "{}",
+        user.len()
+    );
     // Data cannot close the data block.
     assert_eq!(user.matches("</turn>").count(), 1);
     assert!(user.ends_with("</turn>"));
@@ -481,7 +526,8 @@ fn from_config_fails_clearly() {
         assert!(err.to_string().contains("OPENAI_API_KEY"), "{err}");
     }
     // A local server needs no key.
-    let local = Compressor::from_config(&config("openai", "http://localhost:11434/v1", "")).unwrap();
+    let local =
+        Compressor::from_config(&config("openai", "http://localhost:11434/v1", "")).unwrap();
     assert_eq!(local.provider(), "openai");
     let mut cli = config("claude-cli", "", "");
     cli.claude_path = "/nonexistent/claude".into();

@@ -21,7 +21,11 @@ pub(crate) struct Anthropic {
 }
 
 fn usage(v: &Value) -> (u64, u64) {
-    let u = |k: &str| v.pointer(&format!("/usage/{k}")).and_then(Value::as_u64).unwrap_or(0);
+    let u = |k: &str| {
+        v.pointer(&format!("/usage/{k}"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
     (
         u("input_tokens") + u("cache_creation_input_tokens") + u("cache_read_input_tokens"),
         u("output_tokens"),
@@ -29,7 +33,11 @@ fn usage(v: &Value) -> (u64, u64) {
 }
 
 impl Anthropic {
-    pub async fn call(&self, req: &Request<'_>, calls: &mut Vec<LlmCall>) -> Result<Answer, String> {
+    pub async fn call(
+        &self,
+        req: &Request<'_>,
+        calls: &mut Vec<LlmCall>,
+    ) -> Result<Answer, String> {
         let body = json!({
             "model": self.http.model,
             "max_tokens": self.max_tokens,

@@ -211,14 +211,16 @@ impl ClaudeCli {
             .map_err(|_| format!("claude timed out after {}s", self.timeout.as_secs()))?;
         let status = status.map_err(|e| format!("waiting for claude failed: {e}"))?;
         let stdout = String::from_utf8_lossy(&out);
-        let parsed = serde_json::from_str::<Value>(stdout.trim()).ok().or_else(|| {
-            // stream-json style output: the last line is the result.
-            stdout
-                .lines()
-                .rev()
-                .find(|l| !l.trim().is_empty())
-                .and_then(|l| serde_json::from_str(l).ok())
-        });
+        let parsed = serde_json::from_str::<Value>(stdout.trim())
+            .ok()
+            .or_else(|| {
+                // stream-json style output: the last line is the result.
+                stdout
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .and_then(|l| serde_json::from_str(l).ok())
+            });
         match parsed {
             Some(json) if json.is_object() => Ok(json),
             _ => {

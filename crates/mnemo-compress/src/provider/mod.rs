@@ -322,8 +322,14 @@ mod tests {
     #[test]
     fn error_excerpts_prefer_the_message() {
         let body = r#"{"type":"error","error":{"type":"x","message":"model not found"}}"#;
-        assert_eq!(error_excerpt(StatusCode::NOT_FOUND, body), "model not found");
+        assert_eq!(
+            error_excerpt(StatusCode::NOT_FOUND, body),
+            "model not found"
+        );
         assert_eq!(error_excerpt(StatusCode::BAD_GATEWAY, ""), "Bad Gateway");
-        assert_eq!(error_excerpt(StatusCode::BAD_GATEWAY, "<html>oops</html>"), "<html>oops</html>");
+        assert_eq!(
+            error_excerpt(StatusCode::BAD_GATEWAY, "<html>oops</html>"),
+            "<html>oops</html>"
+        );
     }
 }

@@ -25,7 +25,11 @@ pub(crate) struct OpenAi {
 }
 
 fn usage(v: &Value) -> (u64, u64) {
-    let u = |k: &str| v.pointer(&format!("/usage/{k}")).and_then(Value::as_u64).unwrap_or(0);
+    let u = |k: &str| {
+        v.pointer(&format!("/usage/{k}"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
     (u("prompt_tokens"), u("completion_tokens"))
 }
 
@@ -59,7 +63,11 @@ impl OpenAi {
         body
     }
 
-    pub async fn call(&self, req: &Request<'_>, calls: &mut Vec<LlmCall>) -> Result<Answer, String> {
+    pub async fn call(
+        &self,
+        req: &Request<'_>,
+        calls: &mut Vec<LlmCall>,
+    ) -> Result<Answer, String> {
         let url = format!("{}/chat/completions", self.base);
         let auth = format!("Bearer {}", self.http.key.expose());
         let mut headers: Vec<(&str, &str)> = Vec::new();
@@ -128,7 +136,10 @@ fn read_completion(v: &Value) -> Result<Answer, String> {
         return Ok(Answer::Text(args.to_owned()));
     }
     Err(
-        match v.pointer("/choices/0/finish_reason").and_then(Value::as_str) {
+        match v
+            .pointer("/choices/0/finish_reason")
+            .and_then(Value::as_str)
+        {
             Some("length") => "the answer was cut at the token limit before any content".into(),
             _ => "the answer is empty".into(),
         },
