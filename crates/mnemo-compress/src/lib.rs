@@ -458,3 +458,21 @@ impl Compressor {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send<T: Send>(_: &T) {}
+
+    #[test]
+    fn compressors_and_their_futures_cross_threads() {
+        let c = Compressor::offline_only();
+        let batch = TurnBatch::default();
+        let fut = c.compress(&batch, true);
+        assert_send(&fut);
+        assert_send(&c);
+        fn sync<T: Sync>(_: &T) {}
+        sync(&c);
+    }
+}

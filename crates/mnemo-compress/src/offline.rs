@@ -293,9 +293,8 @@ impl<'a> Analysis<'a> {
         };
         let mut file_ids: HashMap<String, usize> = HashMap::new();
         for e in &events {
-            if let Some(note) = e.raw.note.as_deref().filter(|n| !n.trim().is_empty())
-                && !note.contains("bytes not stored; the patch is")
-            {
+            // Size cuts are routine; what privacy withheld is worth knowing.
+            if let Some(note) = e.raw.note.as_deref().filter(|n| n.contains("withheld")) {
                 let note = one_line(note, 200);
                 if !a.notes.contains(&note) {
                     a.notes.push(note);

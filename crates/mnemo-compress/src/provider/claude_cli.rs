@@ -41,10 +41,20 @@ pub(crate) const DEFAULT_MODEL: &str = "haiku";
 const MIN_OUTPUT_TOKENS: u64 = 4096;
 
 /// Extra settings of a run that do not come from the configuration.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub(crate) struct CliOptions {
     pub env: Vec<(OsString, OsString)>,
     pub dir: Option<PathBuf>,
+}
+
+impl std::fmt::Debug for CliOptions {
+    // Values may be keys: only the names are shown.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CliOptions")
+            .field("env", &self.env.iter().map(|(k, _)| k).collect::<Vec<_>>())
+            .field("dir", &self.dir)
+            .finish()
+    }
 }
 
 /// The executable `path` names: itself if it has a slash, else the first

@@ -145,3 +145,57 @@ fn read_completion(v: &Value) -> Result<Answer, String> {
         },
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn provider(base: &str) -> OpenAi {
+        OpenAi {
+            http: Http {
+                client: super::super::client(Duration::from_secs(1)).unwrap(),
+                key: super::super::Secret::new(String::new()),
+                provider: "openai",
+                model: "m".into(),
+                timeout: Duration::from_secs(1),
+            },
+            base: base.into(),
+            max_tokens: 99,
+            schema_rejected: AtomicBool::new(false),
+        }
+    }
+
+    #[test]
+    fn token_limit_key_follows_the_server() {
+        let req = Request {
+            user: "u",
+            turn_complete: false,
+            purpose: "batch",
+        };
+        let own = provider(DEFAULT_BASE).body(&req, true);
+        assert_eq!(own["max_completion_tokens"], 99);
+        assert!(own.get("max_tokens").is_none());
+        let local = provider("http://localhost:11434/v1").body(&req, false);
+        assert_eq!(local["max_tokens"], 99);
+        assert!(local.get("response_format").is_none());
+        assert!(
+            local["messages"][0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("{\"observations\"")
+        );
+    }
+
+    #[test]
+    fn completions_are_read_tolerantly() {
+        let v = serde_json::json!({"choices": [{"message": {"content": null, "refusal": "no"}}]});
+        assert!(read_completion(&v).unwrap_err().contains("refused"));
+        let v = serde_json::json!({"choices": [{"message": {"content": null, "tool_calls": [
+            {"function": {"arguments": "{\"observations\": []}"}}]}}]});
+        assert!(matches!(read_completion(&v), Ok(Answer::Text(_))));
+        let v = serde_json::json!({"choices": [{"message": {"content": ""}, "finish_reason": "length"}]});
+        assert!(read_completion(&v).unwrap_err().contains("token limit"));
+        assert!(read_completion(&serde_json::json!({})).is_err());
+    }
+}
