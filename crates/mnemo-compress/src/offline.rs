@@ -140,11 +140,17 @@ struct Run {
     commit: Option<String>,
 }
 
-/// A command that failed and passed after files were edited.
+/// A command that failed and passed after files were edited (maybe
+/// several times over: one story per command).
 #[derive(Debug)]
 struct Episode {
+    /// The first failure and the last success (positions in `runs`).
     fail: usize,
     pass: usize,
+    /// Each (failure, success) pair, as positions in `runs`.
+    rounds: Vec<(usize, usize)>,
+    /// Every failed run of the command in those rounds (retries included).
+    failures: Vec<usize>,
     /// Indices into `files`.
     files: Vec<usize>,
 }
@@ -307,6 +313,28 @@ impl<'a> Analysis<'a> {
         a
     }
 
+    fn look(&mut self, what: String) {
+        if !self.looked_up.contains(&what) {
+            self.looked_up.push(what);
+        }
+    }
+
+    /// Read-only commands, each shown once.
+    fn inspections(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for r in self
+            .runs
+            .iter()
+            .filter(|r| r.class == CommandClass::Inspect)
+        {
+            let shown = code_span(&r.shown);
+            if !out.contains(&shown) {
+                out.push(shown);
+            }
+        }
+        out
+    }
+
     fn rel(&self, path: &str) -> String {
         relative(path, &self.batch.project_root).to_owned()
     }
@@ -422,7 +450,7 @@ impl<'a> Analysis<'a> {
                     } else {
                         self.context_facts.push(fact);
                     }
-                    self.looked_up.push(what);
+                    self.look(what);
                 }
             }
             Action::Fetch { url, .. } => {
@@ -432,7 +460,7 @@ impl<'a> Analysis<'a> {
                         .push(format!("Fetching {shown} failed: {}", headline()));
                 } else {
                     self.context_facts.push(format!("Fetched {shown}"));
-                    self.looked_up.push(format!("fetched {shown}"));
+                    self.look(format!("fetched {shown}"));
                 }
             }
             Action::Agent {
@@ -457,8 +485,7 @@ impl<'a> Analysis<'a> {
                         Some(o) => format!("Subagent ({task}): {o}"),
                         None => format!("Delegated to a subagent: {task}"),
                     });
-                    self.looked_up
-                        .push(format!("delegated \"{task}\" to a subagent"));
+                    self.look(format!("delegated \"{task}\" to a subagent"));
                 }
             }
             Action::Mcp {
@@ -482,7 +509,7 @@ impl<'a> Analysis<'a> {
                         format!(" ({})", one_line(args, 80))
                     };
                     self.context_facts.push(format!("Used {what}{with}"));
-                    self.looked_up.push(format!("used {what}"));
+                    self.look(format!("used {what}"));
                 }
             }
             _ => {
@@ -532,12 +559,35 @@ impl<'a> Analysis<'a> {
                     .filter(|(_, fw)| fw.changes().any(|i| i > from && i < to))
                     .map(|(id, _)| id)
                     .collect();
-                if !files.is_empty() {
-                    self.episodes.push(Episode {
+                if files.is_empty() {
+                    continue;
+                }
+                let key = &self.runs[f].key;
+                let failures: Vec<usize> = (f..r)
+                    .filter(|&x| !self.runs[x].ok && self.runs[x].key == *key)
+                    .collect();
+                match self
+                    .episodes
+                    .iter_mut()
+                    .find(|ep| self.runs[ep.fail].key == *key)
+                {
+                    Some(ep) => {
+                        ep.pass = r;
+                        ep.rounds.push((f, r));
+                        ep.failures.extend(failures);
+                        for id in files {
+                            if !ep.files.contains(&id) {
+                                ep.files.push(id);
+                            }
+                        }
+                    }
+                    None => self.episodes.push(Episode {
                         fail: f,
                         pass: r,
+                        rounds: vec![(f, r)],
+                        failures,
                         files,
-                    });
+                    }),
                 }
             }
         }
@@ -573,8 +623,10 @@ impl<'a> Analysis<'a> {
     fn in_episode(&self, id: usize, index: usize) -> bool {
         self.episodes.iter().any(|ep| {
             ep.files.contains(&id)
-                && index > self.runs[ep.fail].index
-                && index < self.runs[ep.pass].index
+                && ep
+                    .rounds
+                    .iter()
+                    .any(|&(f, p)| index > self.runs[f].index && index < self.runs[p].index)
         })
     }
 
@@ -636,7 +688,8 @@ impl<'a> Analysis<'a> {
                 continue;
             }
             drafts.push(self.episode_draft(ep));
-            used_runs.extend([ep.fail, ep.pass]);
+            used_runs.extend(ep.rounds.iter().flat_map(|&(f, p)| [f, p]));
+            used_runs.extend(&ep.failures);
         }
 
         // Work per file.
@@ -826,13 +879,33 @@ impl<'a> Analysis<'a> {
             "{} failed{exit}: {headline}",
             code_span(&fail.shown)
         ));
+        let mut seen = vec![headline.clone()];
+        for &f in ep.failures.iter().skip(1) {
+            if let Some(h) = &self.runs[f].headline
+                && !seen.contains(h)
+            {
+                seen.push(h.clone());
+                d.fact(format!(
+                    "{} failed again: {h}",
+                    code_span(&self.runs[f].shown)
+                ));
+            }
+        }
+        if ep.rounds.len() > 1 {
+            d.fact(format!(
+                "{} failed and was fixed {}",
+                code_span(&fail.shown),
+                times(ep.rounds.len())
+            ));
+        }
         let mut touched = Vec::new();
         for &id in &ep.files {
             let fw = &self.files[id];
-            let window = fw
-                .steps
-                .iter()
-                .filter(|s| s.index > fail.index && s.index < pass.index);
+            let window = fw.steps.iter().filter(|s| {
+                ep.rounds
+                    .iter()
+                    .any(|&(f, p)| s.index > self.runs[f].index && s.index < self.runs[p].index)
+            });
             let t = Tally::of(window);
             let short = self.short(id);
             d.modified(&fw.path);
@@ -1228,12 +1301,7 @@ impl<'a> Analysis<'a> {
         if !read_names.is_empty() {
             parts.push(format!("Read {}", list_some(&read_names, 3)));
         }
-        let inspect: Vec<String> = self
-            .runs
-            .iter()
-            .filter(|r| r.class == CommandClass::Inspect)
-            .map(|r| code_span(&r.shown))
-            .collect();
+        let inspect = self.inspections();
         if let Some(first) = self.looked_up.first() {
             parts.push(first.clone());
         } else if !inspect.is_empty() {
@@ -1330,12 +1398,7 @@ impl<'a> Analysis<'a> {
             investigated.push(format!("read {}", list_some(&names, 8)));
         }
         investigated.extend(self.looked_up.iter().take(5).cloned());
-        let inspect: Vec<String> = self
-            .runs
-            .iter()
-            .filter(|r| r.class == CommandClass::Inspect)
-            .map(|r| code_span(&r.shown))
-            .collect();
+        let inspect = self.inspections();
         if !inspect.is_empty() {
             investigated.push(format!("ran {}", list_some(&inspect, 4)));
         }
@@ -1378,7 +1441,11 @@ impl<'a> Analysis<'a> {
                 continue;
             }
             passing.push(&run.key);
-            if self.episodes.iter().any(|ep| ep.pass == r) {
+            if self
+                .episodes
+                .iter()
+                .any(|ep| ep.rounds.iter().any(|&(_, p)| p == r))
+            {
                 continue;
             }
             learned.push(match &run.summary {
@@ -1412,7 +1479,11 @@ impl<'a> Analysis<'a> {
             ));
         }
 
-        let join = |items: Vec<String>, max: usize| text::clamp(&items.join("; "), max);
+        let join = |mut items: Vec<String>, max: usize| {
+            let mut seen = std::collections::HashSet::new();
+            items.retain(|i| seen.insert(i.to_ascii_lowercase()));
+            text::clamp(&items.join("; "), max)
+        };
         SummaryDraft {
             request,
             investigated: capitalize(join(investigated, 800)),

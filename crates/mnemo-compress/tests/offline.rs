@@ -496,3 +496,42 @@ fn odd_stored_values_never_panic() {
         );
     }
 }
+
+#[test]
+fn retries_of_one_failing_command_tell_one_story() {
+    let out = offline(&batch(vec![
+        bash_failed(
+            "cargo test",
+            "Exit code 101\nerror[E0425]: cannot find value `x`",
+        ),
+        edit("src/lib.rs", "x + 1", "y + 1"),
+        bash_failed(
+            "cargo test",
+            "Exit code 101\nthread 'main' panicked at src/lib.rs:3",
+        ),
+        edit("src/main.rs", "a()", "b()"),
+        bash("cargo test -p demo", "test result: ok. 3 passed; 0 failed"),
+    ]));
+    assert_eq!(out.observations.len(), 1, "{:#?}", out.observations);
+    let o = &out.observations[0];
+    assert_eq!(o.kind, "bugfix");
+    assert_eq!(
+        o.title,
+        "Command `cargo test` failed, then passed after editing lib.rs and main.rs"
+    );
+    let facts = o.facts.join("\n");
+    assert!(
+        facts.contains("error[E0425]: cannot find value `x`"),
+        "{facts}"
+    );
+    assert!(
+        facts.contains("failed again: thread 'main' panicked at src/lib.rs:3"),
+        "{facts}"
+    );
+    assert!(
+        facts.contains("passed (test result: ok. 3 passed; 0 failed)"),
+        "{facts}"
+    );
+    assert!(!facts.contains("without changes"), "{facts}");
+    assert!(o.concepts.contains(&"rust".to_owned()) && o.concepts.contains(&"testing".to_owned()));
+}
