@@ -7,15 +7,29 @@
 //! returns observations: a failed or unparsable answer falls back to the
 //! offline compressor, and the error travels in [`Outcome::fallback_error`].
 //!
-//! - [`offline()`]: deterministic, no network; the default.
-//! - `anthropic`, `openai` (and compatible servers), `claude-cli`: one call
-//!   per batch, the batch rendered within a byte budget
-//!   ([`DEFAULT_RENDER_BUDGET`]), the answer sanitized before it is trusted.
+//! - [`offline()`]: deterministic, no network; the default. A turn becomes a
+//!   few observations (per changed file, per failed-then-fixed command, per
+//!   command that changed something, per failure left standing), with reads
+//!   and searches folded in as context.
+//! - `anthropic` (forced `record_memory` tool call), `openai` and compatible
+//!   servers (strict `json_schema`, plain JSON where refused), `claude-cli`
+//!   (the user's `claude -p`): one call per batch, the batch rendered within
+//!   a byte budget ([`DEFAULT_RENDER_BUDGET`], see
+//!   [`Compressor::with_render_budget`]), the answer sanitized before it is
+//!   trusted (types from [`VOCABULARY`], lengths clamped, paths mapped back
+//!   to the batch's own).
+//!
+//! For the worker: [`Compressor::from_config`] fails on an unknown provider,
+//! a missing API key or a missing `claude` (log it, use
+//! [`Compressor::offline_only`]); every [`LlmCall`] in [`Outcome::calls`] is
+//! one attempt for the cost ledger, with purpose [`PURPOSE_TURN`] or
+//! [`PURPOSE_BATCH`]; [`sample::turn`] makes realistic batches for
+//! benchmarks.
 //!
 //! Modules: `event` reads stored tool events, `command` and `code` know
 //! shell commands and source text, `offline` writes observations without a
 //! model, `render` writes what a model is shown, `answer` reads what it
-//! says, `provider` talks to it.
+//! says, `provider` talks to it, `text` holds string tools.
 
 mod answer;
 mod code;

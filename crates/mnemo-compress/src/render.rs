@@ -182,7 +182,7 @@ pub fn render_batch(batch: &TurnBatch, budget: usize) -> String {
     {
         Some(p) => {
             head.push_str("User request:\n");
-            head.push_str(&head_tail(p, PROMPT_MAX));
+            head.push_str(&head_tail(p, PROMPT_MAX.min(budget / 5)));
             head.push('\n');
         }
         None => head.push_str("User request: (not recorded)\n"),
@@ -195,7 +195,7 @@ pub fn render_batch(batch: &TurnBatch, budget: usize) -> String {
         .filter(|m| !m.is_empty())
     {
         tail.push_str("Agent's final message:\n");
-        tail.push_str(&head_tail(m, ASSISTANT_MAX));
+        tail.push_str(&head_tail(m, ASSISTANT_MAX.min(budget / 5)));
         tail.push('\n');
     }
     tail.push_str("</turn>");
@@ -549,6 +549,18 @@ mod tests {
     fn shares_fill_small_bodies_first() {
         assert_eq!(share(&[10, 20], 100), [10, 20]);
         assert_eq!(share(&[10, 1000, 1000], 410), [10, 200, 200]);
+    }
+
+    #[test]
+    fn thousands_of_events_keep_both_ends_within_budget() {
+        let mut batch = crate::sample::turn(2000);
+        batch.prompt = Some("p".repeat(10_000));
+        let out = render_batch(&batch, 8192);
+        assert!(out.len() <= 8192 + 64, "{}", out.len());
+        assert!(out.contains("[1] Read"), "first events kept");
+        assert!(out.contains("[2000] "), "last events kept");
+        assert!(out.contains("tool calls omitted …]"));
+        assert!(out.contains("bytes cut …]"));
     }
 
     #[test]
