@@ -177,6 +177,13 @@ impl KnownPaths<'_> {
     /// The batch's own path for `p`, or None if the model made it up.
     fn map(&self, p: &str) -> Option<String> {
         let p = p.trim().trim_matches('`').trim();
+        // `auth.py:12` names a line of auth.py.
+        let p = match p.rsplit_once(':') {
+            Some((file, line)) if !line.is_empty() && line.chars().all(|c| c.is_ascii_digit()) => {
+                file
+            }
+            _ => p,
+        };
         if p.is_empty() || p.len() > 500 {
             return None;
         }
@@ -194,7 +201,8 @@ impl KnownPaths<'_> {
             return Some(k.clone());
         }
         // Named in the data (a command line, a search result).
-        self.rendered.contains(rel).then_some(abs)
+        let path_like = rel.len() >= 3 && (rel.contains('.') || rel.contains('/'));
+        (path_like && self.rendered.contains(rel)).then_some(abs)
     }
 
     fn map_all(&self, list: Vec<String>, repairs: &mut Vec<String>) -> Vec<String> {
@@ -482,7 +490,7 @@ mod tests {
         let answer = json!({
             "observations": [
                 {"type": "Bug Fix", "title": "Fixed parse", "facts": "- one\n- two",
-                 "files_modified": ["src/a.rs", "/etc/passwd"], "tags": ["Rust", "rust"]},
+                 "files_modified": ["src/a.rs", "/etc/passwd", "a.rs:12"], "tags": ["Rust", "rust"]},
                 {"type": "feature", "title": "   "},
                 "garbage",
                 {"kind": "weird", "title": "x".repeat(500)}

@@ -251,7 +251,8 @@ impl Compressor {
                 base,
             ))
         };
-        let (backend, model) = match config.name.trim() {
+        let name = config.name.trim().to_ascii_lowercase();
+        let (backend, model) = match name.as_str() {
             "offline" | "" => (Backend::Offline, String::new()),
             "anthropic" => {
                 let model = model_or(anthropic::DEFAULT_MODEL);
@@ -314,7 +315,7 @@ impl Compressor {
         };
         let provider = match backend {
             Backend::Offline => "offline",
-            _ => config.name.trim(),
+            _ => name.as_str(),
         };
         Ok(Compressor {
             provider: provider.to_owned(),
