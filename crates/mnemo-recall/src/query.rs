@@ -31,7 +31,7 @@ impl Terms {
     pub fn parse(input: &str) -> Terms {
         let mut terms: Vec<String> = Vec::new();
         let mut quoted_last = false;
-        let balanced = input.matches('"').count() % 2 == 0;
+        let balanced = input.matches('"').count().is_multiple_of(2);
         let mut rest = input;
         while !rest.is_empty() && terms.len() < MAX_TERMS {
             rest = rest.trim_start();

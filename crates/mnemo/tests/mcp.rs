@@ -236,7 +236,7 @@ fn the_three_step_workflow_and_save_memory_over_stdio() {
     let (tl, err) = mcp.call("timeline", json!({"id": id, "before": 3, "after": 3}));
     assert!(!err, "{tl}");
     let prompt_at = tl.find("[prompt] make login safe").unwrap();
-    let anchor_at = tl.find(&format!("> ")).unwrap();
+    let anchor_at = tl.find("> ").unwrap();
     let cookie_at = tl.find("Session cookie set on login").unwrap();
     assert!(prompt_at < anchor_at && anchor_at < cookie_at, "{tl}");
 

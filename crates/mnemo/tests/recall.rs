@@ -8,7 +8,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{Env, assert_hook_ok, run_with_stdin};
+use common::{Env, assert_hook_ok};
 use mnemo_core::time::{format_rfc3339, now_ms};
 use serde_json::{Value, json};
 
@@ -967,7 +967,7 @@ fn show_and_timeline_in_text_and_json() {
         lines[0].starts_with(&format!("Timeline around #{limiter} in shop")),
         "{text}"
     );
-    assert!(text.contains(&format!("> ")), "{text}");
+    assert!(text.contains("> "), "{text}");
     assert_eq!(
         listed_ids_any(&text),
         ["P2".to_owned(), limiter_id.clone()],
@@ -1029,5 +1029,4 @@ fn errors_say_what_to_do() {
     let out = run(&env, &other, &["search", "Something"]);
     assert_eq!(stdout(&out).trim(), "No matches.");
     assert!(String::from_utf8_lossy(&out.stderr).contains("--all"));
-    let _ = run_with_stdin; // shared helper, used by other test files
 }
