@@ -621,6 +621,92 @@ mod tests {
         assert_eq!(f.suffix.as_deref(), Some("auth.rs"));
     }
 
+    /// Thousands of random queries built from FTS5's syntax characters and
+    /// keywords: every one runs, on every kind, with and without relaxing.
+    #[test]
+    fn random_queries_never_error() {
+        use mnemo_store::memory::{NewObservation, NewSummary, insert_observation, insert_summary};
+        let tmp = tempfile::tempdir().unwrap();
+        let store =
+            mnemo_store::Store::open(&tmp.path().join("m.db"), std::time::Duration::from_secs(1))
+                .unwrap();
+        let o = NewObservation {
+            uid: "o".into(),
+            kind: "bugfix".into(),
+            title: "Login AND hashes NOT \"quoted\" src/auth.rs".into(),
+            files_modified: vec!["/p/src/auth.rs".into()],
+            ..Default::default()
+        };
+        insert_observation(store.conn(), &o).unwrap();
+        let s = NewSummary {
+            uid: "s".into(),
+            request: "fix (login) * now".into(),
+            ..Default::default()
+        };
+        insert_summary(store.conn(), &s).unwrap();
+        const PIECES: &[&str] = &[
+            "\"",
+            "'",
+            "*",
+            ":",
+            "(",
+            ")",
+            "-",
+            "+",
+            "^",
+            "{",
+            "}",
+            "[",
+            "]",
+            "\\",
+            "/",
+            ".",
+            ",",
+            ";",
+            "AND",
+            "OR",
+            "NOT",
+            "NEAR",
+            "NEAR(",
+            "login",
+            "auth",
+            "src/auth.rs",
+            "é",
+            "日本",
+            "🙂",
+            "\u{0}",
+            "\n",
+            "\t",
+            " ",
+            " ",
+            " ",
+            "a",
+            "zz",
+            "%",
+            "_",
+            "#12",
+        ];
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for _ in 0..3000 {
+            let mut q = String::new();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for k in 0..(x % 9) {
+                let i = ((x >> (k * 5)) as usize) % PIECES.len();
+                q.push_str(PIECES[i]);
+            }
+            let req = SearchRequest {
+                query: q.clone(),
+                limit: 5,
+                ..Default::default()
+            };
+            if let Err(e) = search(store.conn(), &req) {
+                panic!("query {q:?}: {e}");
+            }
+        }
+    }
+
     #[test]
     fn types_have_short_names() {
         assert_eq!(canonical_type("[fix]"), "bugfix");
