@@ -30,6 +30,8 @@ pub mod render;
 pub mod save;
 pub mod scope;
 pub mod search;
+#[cfg(feature = "synth")]
+pub mod synth;
 pub mod text;
 pub mod timeline;
 pub mod when;

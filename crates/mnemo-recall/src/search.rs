@@ -13,11 +13,15 @@
 //! never reaches FTS5 as syntax (see [`crate::query`]), so no query errors.
 //!
 //! Cost is bounded whatever the store holds: BM25 is computed for at most
-//! the newest [`RANK_WINDOW`] matches of each kind (FTS5 walks its index in
-//! rowid order and stops there), which ranks every match of any specific
-//! query exactly and, for a word found in most of a large store, ranks the
-//! newest part of it (recency is what breaks ties anyway). Only ids, scores
-//! and times are ranked; the few rows shown are read afterwards.
+//! the newest [`RANK_WINDOW`] matching observations and half as many
+//! summaries and prompts (FTS5 walks its index in rowid order and stops
+//! there), which ranks every match of any specific query exactly and, for a
+//! word found in most of a large store, ranks the newest part of it
+//! (recency is what breaks ties anyway). Only ids, scores
+//! and times are ranked; the few rows shown are read afterwards. The FTS
+//! table always drives the join (`CROSS JOIN`): left to itself, SQLite may
+//! walk a project's observations by date and run the match once per row,
+//! which is a hundred times slower on a large store.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -38,8 +42,10 @@ const OBSERVATION_WEIGHTS: &str = "10.0, 4.0, 1.0, 2.0, 3.0, 3.0, 5.0";
 /// `summaries_fts`: request, investigated, learned, completed, next_steps, notes.
 const SUMMARY_WEIGHTS: &str = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0";
 
-/// Most matches of one kind whose BM25 score is computed (the newest ones).
-pub const RANK_WINDOW: usize = 2500;
+/// Most matches of observations whose BM25 score is computed (the newest
+/// ones); summaries and prompts, which only back the observations up, get
+/// half as many.
+pub const RANK_WINDOW: usize = 2000;
 
 /// Scale of each kind's BM25 score in the merged list.
 fn kind_factor(kind: Kind) -> f64 {
@@ -402,7 +408,7 @@ fn rank_observations(
         Some(q) => {
             let mut s = Sql::new(&format!(
                 "SELECT o.id, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS score, o.created_at
-                 FROM observations_fts JOIN observations o ON o.id = observations_fts.rowid
+                 FROM observations_fts CROSS JOIN observations o ON o.id = observations_fts.rowid
                  WHERE observations_fts MATCH "
             ));
             let p = s.param(q.to_owned());
@@ -454,7 +460,7 @@ fn rank_summaries(
         Some(q) => {
             let mut s = Sql::new(&format!(
                 "SELECT m.id, bm25(summaries_fts, {SUMMARY_WEIGHTS}) AS score, m.created_at
-                 FROM summaries_fts JOIN summaries m ON m.id = summaries_fts.rowid
+                 FROM summaries_fts CROSS JOIN summaries m ON m.id = summaries_fts.rowid
                  WHERE summaries_fts MATCH "
             ));
             let p = s.param(q.to_owned());
@@ -469,7 +475,7 @@ fn rank_summaries(
     }
     common_filters(&mut sql, req, "m");
     let (order, n) = if fts.is_some() {
-        ("summaries_fts.rowid DESC", RANK_WINDOW)
+        ("summaries_fts.rowid DESC", RANK_WINDOW / 2)
     } else {
         ("m.created_at DESC, m.id DESC", limit)
     };
@@ -488,7 +494,7 @@ fn rank_prompts(
         Some(q) => {
             let mut s = Sql::new(
                 "SELECT q.id, bm25(prompts_fts) AS score, q.created_at
-                 FROM prompts_fts JOIN prompts q ON q.id = prompts_fts.rowid
+                 FROM prompts_fts CROSS JOIN prompts q ON q.id = prompts_fts.rowid
                  WHERE prompts_fts MATCH ",
             );
             let p = s.param(q.to_owned());
@@ -505,7 +511,7 @@ fn rank_prompts(
     }
     common_filters(&mut sql, req, "q");
     let (order, n) = if fts.is_some() {
-        ("prompts_fts.rowid DESC", RANK_WINDOW)
+        ("prompts_fts.rowid DESC", RANK_WINDOW / 2)
     } else {
         ("q.created_at DESC, q.id DESC", limit)
     };

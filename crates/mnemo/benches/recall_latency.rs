@@ -1,0 +1,364 @@
+//! Whole-process recall latency, measured beside `/bin/true` in the same run.
+//!
+//! What a user (or the agent host) pays is the time from spawning `mnemo …`
+//! to its exit, so that is what this measures: spawn, payload written to a
+//! real stdin pipe (hooks), wait. Scenarios are interleaved round-robin so a
+//! burst of machine noise hits all of them alike; ratios to `/bin/true` are
+//! the numbers to compare across runs.
+//!
+//! ```text
+//! cargo bench -p mnemo --bench recall_latency
+//! MNEMO_BENCH_BIN=path/to/static/mnemo cargo bench -p mnemo --bench recall_latency
+//! MNEMO_BENCH_RUNS=300 …
+//! ```
+//!
+//! Stores (built once per run with [`mnemo_recall::synth`], deterministic):
+//! 10,000 observations for the hook paths, 100,000 in one project plus
+//! 10,000 in another for search and `mnemo context`. Both are held open by
+//! another connection for the whole run, as the worker does in production.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+struct Scenario {
+    name: String,
+    program: PathBuf,
+    args: Vec<String>,
+    cwd: PathBuf,
+    data: Option<PathBuf>,
+    payload: Option<Vec<u8>>,
+    /// Runs before each timed run, untimed.
+    prepare: Option<Box<dyn Fn()>>,
+    samples: Vec<Duration>,
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing
+    // and should not build 110,000 observations.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let bin = std::env::var_os("MNEMO_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mnemo")));
+    let runs: usize = std::env::var("MNEMO_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let root = tmp.path().canonicalize().expect("canonical temp dir");
+    let (p10k, d10k) = (root.join("p10k"), root.join("d10k"));
+    let (p100k, d100k) = (root.join("p100k"), root.join("d100k"));
+    for p in [&p10k, &p100k] {
+        std::fs::create_dir_all(p).expect("project dir");
+        let ok = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(p)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git init");
+    }
+    let started = Instant::now();
+    mnemo_recall::synth::build(&d10k.join("mnemo.db"), &p10k, 10_000, 0).expect("10k store");
+    mnemo_recall::synth::build(&d100k.join("mnemo.db"), &p100k, 100_000, 10_000)
+        .expect("100k store");
+    eprintln!("stores built in {:.1?}", started.elapsed());
+
+    // The session the hooks belong to exists (SessionStart ran once).
+    let session = json!({"session_id": "bench-session", "cwd": p10k});
+    let start = merged(
+        &session,
+        json!({"hook_event_name": "SessionStart", "source": "startup"}),
+    );
+    run_once(
+        &bin,
+        &["hook", "claude-code", "SessionStart"],
+        &p10k,
+        Some(&d10k),
+        Some(&start),
+    );
+    let held10 = rusqlite::Connection::open(d10k.join("mnemo.db")).expect("hold 10k");
+    let held100 = rusqlite::Connection::open(d100k.join("mnemo.db")).expect("hold 100k");
+    let (with_history,): (String,) = held10
+        .query_row(
+            "SELECT path FROM observation_files ORDER BY observation_id DESC LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?,)),
+        )
+        .expect("a file with history");
+    let read = |path: &str| {
+        merged(
+            &session,
+            json!({"hook_event_name": "PreToolUse", "tool_name": "Read",
+                   "tool_input": {"file_path": path}, "tool_use_id": "toolu_bench"}),
+        )
+    };
+    let pre_none = read(&p10k.join("never/seen.rs").to_string_lossy());
+    let pre_history = read(&with_history);
+    let pre_bash = merged(
+        &session,
+        json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
+               "tool_input": {"command": "ls"}, "tool_use_id": "toolu_bench"}),
+    );
+    let (rare,): (String,) = held100
+        .query_row("SELECT title FROM observations WHERE id = 50000", [], |r| {
+            Ok((r.get(0)?,))
+        })
+        .expect("a title");
+    let rare = rare.split_whitespace().last().unwrap_or("x").to_owned();
+    let matches = |q: &str| -> i64 {
+        let fts: Vec<String> = q.split_whitespace().map(|w| format!("\"{w}\"")).collect();
+        held100
+            .query_row(
+                "SELECT count(*) FROM observations_fts WHERE observations_fts MATCH ?1",
+                [fts.join(" ")],
+                |r| r.get(0),
+            )
+            .unwrap_or(0)
+    };
+
+    let hook = |name: &str, event: &str, payload: &[u8]| Scenario {
+        name: name.to_owned(),
+        program: bin.clone(),
+        args: vec!["hook".into(), "claude-code".into(), event.into()],
+        cwd: p10k.clone(),
+        data: Some(d10k.clone()),
+        payload: Some(payload.to_vec()),
+        prepare: None,
+        samples: vec![],
+    };
+    let cli = |name: String, args: &[&str]| Scenario {
+        name,
+        program: bin.clone(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+        cwd: p100k.clone(),
+        data: Some(d100k.clone()),
+        payload: None,
+        prepare: None,
+        samples: vec![],
+    };
+    let forget_shown = {
+        let db = d10k.join("mnemo.db");
+        move || {
+            let c = rusqlite::Connection::open(&db).expect("open");
+            c.execute("DELETE FROM file_context_shown", [])
+                .expect("forget");
+        }
+    };
+    let mut first_time = hook(
+        "PreToolUse Read, history shown (first time)",
+        "PreToolUse",
+        &pre_history,
+    );
+    first_time.prepare = Some(Box::new(forget_shown));
+    let mut hooks = vec![
+        Scenario {
+            name: "/bin/true (baseline)".into(),
+            program: PathBuf::from("/bin/true"),
+            args: vec![],
+            cwd: p10k.clone(),
+            data: None,
+            payload: Some(start.clone()),
+            prepare: None,
+            samples: vec![],
+        },
+        hook(
+            "SessionStart (capture + index of 10,000)",
+            "SessionStart",
+            &start,
+        ),
+        hook("PreToolUse Bash (not a file tool)", "PreToolUse", &pre_bash),
+        hook(
+            "PreToolUse Read, file without history",
+            "PreToolUse",
+            &pre_none,
+        ),
+        hook(
+            "PreToolUse Read, history already shown",
+            "PreToolUse",
+            &pre_history,
+        ),
+        first_time,
+    ];
+    let typical = "timeout";
+    let mut searches = vec![
+        Scenario {
+            name: "/bin/true (baseline)".into(),
+            program: PathBuf::from("/bin/true"),
+            args: vec![],
+            cwd: p100k.clone(),
+            data: None,
+            payload: None,
+            prepare: None,
+            samples: vec![],
+        },
+        cli(
+            format!("search: one rare word ({} matches)", matches(&rare)),
+            &["search", "-n", "10", &rare],
+        ),
+        cli(
+            format!("search: one typical word ({} matches)", matches(typical)),
+            &["search", "-n", "10", typical],
+        ),
+        cli(
+            format!(
+                "search: the most common word ({} matches)",
+                matches("login")
+            ),
+            &["search", "-n", "10", "login"],
+        ),
+        cli(
+            format!("search: two words ({} matches)", matches("timeout retry")),
+            &["search", "-n", "10", "timeout retry"],
+        ),
+        cli(
+            format!("search: a file path ({} matches)", matches("src/api")),
+            &["search", "-n", "10", "src/api"],
+        ),
+        cli(
+            "search --all: one typical word".into(),
+            &["search", "--all", "-n", "10", typical],
+        ),
+        cli(
+            "search --json --type bugfix --since 30d".into(),
+            &[
+                "search", "--json", "-t", "bugfix", "--since", "30d", typical,
+            ],
+        ),
+        cli("context (100,000 observations)".into(), &["context"]),
+    ];
+
+    println!("binary: {}", bin.display());
+    println!("runs per scenario: {runs} (after 10 warm-up), interleaved\n");
+    for (title, scenarios) in [
+        ("Hooks, 10,000 observations, store held open", &mut hooks),
+        (
+            "CLI, 100,000 observations in the project (+10,000 in another), store held open",
+            &mut searches,
+        ),
+    ] {
+        measure(scenarios, runs);
+        report(title, scenarios);
+    }
+    drop((held10, held100));
+
+    for tokens in ["1500", "1000000"] {
+        let out = Command::new(&bin)
+            .args(["context", "--json"])
+            .current_dir(&p100k)
+            .env("MNEMO_DATA_DIR", &d100k)
+            .env("MNEMO_CONTEXT_MAX_TOKENS", tokens)
+            .output()
+            .expect("context");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("context JSON");
+        println!(
+            "context.max_tokens={tokens}: {} characters (UTF-16 units), {} of {} observations, {} summaries",
+            v["chars"],
+            v["observations_shown"].as_array().map_or(0, Vec::len),
+            v["observations_total"],
+            v["summaries_shown"].as_array().map_or(0, Vec::len)
+        );
+    }
+}
+
+fn merged(base: &serde_json::Value, extra: serde_json::Value) -> Vec<u8> {
+    let mut v = base.clone();
+    for (k, x) in extra.as_object().expect("object") {
+        v[k] = x.clone();
+    }
+    serde_json::to_vec(&v).expect("JSON")
+}
+
+fn measure(scenarios: &mut [Scenario], runs: usize) {
+    let warmup = 10;
+    for i in 0..warmup + runs {
+        for s in scenarios.iter_mut() {
+            if let Some(prepare) = &s.prepare {
+                prepare();
+            }
+            let args: Vec<&str> = s.args.iter().map(String::as_str).collect();
+            let elapsed = run_once(
+                &s.program,
+                &args,
+                &s.cwd,
+                s.data.as_deref(),
+                s.payload.as_deref(),
+            );
+            if i >= warmup {
+                s.samples.push(elapsed);
+            }
+        }
+    }
+}
+
+fn report(title: &str, scenarios: &mut [Scenario]) {
+    let baseline = percentile(&mut scenarios[0].samples, 0.5);
+    println!("{title}\n");
+    println!("| scenario | median | p90 | × /bin/true |");
+    println!("|---|---:|---:|---:|");
+    for s in scenarios.iter_mut() {
+        let med = percentile(&mut s.samples, 0.5);
+        let p90 = percentile(&mut s.samples, 0.9);
+        println!(
+            "| {} | {:.2} ms | {:.2} ms | {:.1} |",
+            s.name,
+            ms(med),
+            ms(p90),
+            med.as_secs_f64() / baseline.as_secs_f64()
+        );
+    }
+    println!();
+}
+
+/// Spawns the program (stdin: the payload, or nothing) and waits for it.
+fn run_once(
+    program: &Path,
+    args: &[&str],
+    cwd: &Path,
+    data: Option<&Path>,
+    payload: Option<&[u8]>,
+) -> Duration {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(cwd)
+        .env("MNEMO_NO_WORKER", "1")
+        .env_remove("MNEMO_DISABLED")
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .stdin(if payload.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    if let Some(d) = data {
+        cmd.env("MNEMO_DATA_DIR", d);
+    }
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("spawn");
+    if let (Some(mut stdin), Some(p)) = (child.stdin.take(), payload) {
+        // /bin/true exits without reading; a broken pipe is expected there.
+        let _ = stdin.write_all(p);
+    }
+    let status = child.wait().expect("wait");
+    let elapsed = started.elapsed();
+    assert!(
+        status.success(),
+        "{} {args:?} exited with {status}",
+        program.display()
+    );
+    elapsed
+}
+
+fn percentile(samples: &mut [Duration], q: f64) -> Duration {
+    samples.sort_unstable();
+    samples[((samples.len() - 1) as f64 * q).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
