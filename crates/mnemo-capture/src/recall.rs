@@ -144,6 +144,10 @@ fn file_history(
     };
     let conn = store.conn();
     let err = |e: mnemo_recall::RecallError| e.to_string();
+    // The common case, a file nobody wrote about, ends at this one probe.
+    if !file_context::any_history(conn, &project.root, &file).map_err(err)? {
+        return Ok(None);
+    }
     let root_text = project.root.to_string_lossy();
     let Some(stored) = scope::by_root(conn, &root_text).map_err(err)? else {
         return Ok(None);

@@ -34,15 +34,9 @@ pub struct FileEntry {
     pub modified: bool,
 }
 
-/// The newest observations of `project_id` that name `file` (an absolute
-/// path, or one relative to `root`).
-pub fn history(
-    conn: &Connection,
-    project_id: i64,
-    root: &Path,
-    file: &str,
-    limit: usize,
-) -> Result<Vec<FileEntry>> {
+/// The two forms a stored observation may name `file` by: absolute, and
+/// relative to the project root.
+fn path_forms(root: &Path, file: &str) -> (String, String) {
     let path = Path::new(file);
     let absolute = if path.is_absolute() {
         path.to_owned()
@@ -53,7 +47,30 @@ pub fn history(
         .strip_prefix(root)
         .map(|p| p.to_string_lossy().into_owned())
         .unwrap_or_else(|_| file.to_owned());
-    let absolute = absolute.to_string_lossy().into_owned();
+    (absolute.to_string_lossy().into_owned(), relative)
+}
+
+/// True when any observation (of any project) names `file`: one primary-key
+/// probe, so that the common case (no history) costs next to nothing.
+pub fn any_history(conn: &Connection, root: &Path, file: &str) -> Result<bool> {
+    let (absolute, relative) = path_forms(root, file);
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM observation_files WHERE path IN (?1, ?2) LIMIT 1")?
+        .query_row(params![absolute, relative], |_| Ok(()))
+        .optional()?
+        .is_some())
+}
+
+/// The newest observations of `project_id` that name `file` (an absolute
+/// path, or one relative to `root`).
+pub fn history(
+    conn: &Connection,
+    project_id: i64,
+    root: &Path,
+    file: &str,
+    limit: usize,
+) -> Result<Vec<FileEntry>> {
+    let (absolute, relative) = path_forms(root, file);
     // CROSS JOIN: look the path up first (selective), never walk the project.
     let mut stmt = conn.prepare_cached(
         "SELECT o.id, o.type, o.title, o.created_at, max(f.modified)
