@@ -103,7 +103,7 @@ fn detach(command: &mut Command) {
                     libc::SYS_close_range,
                     3u32,
                     u32::MAX,
-                    libc::CLOSE_RANGE_CLOEXEC as u32,
+                    libc::CLOSE_RANGE_CLOEXEC,
                 );
             }
             Ok(())

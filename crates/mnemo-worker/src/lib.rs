@@ -35,7 +35,7 @@ pub enum Liveness {
     /// The lock is held; `health` is the answer of `/api/health` or why
     /// there was none.
     Running {
-        info: WorkerInfo,
+        info: Box<WorkerInfo>,
         health: Result<serde_json::Value, String>,
     },
 }
@@ -60,5 +60,8 @@ pub fn probe(data: &DataDir, timeout: Duration) -> std::io::Result<Liveness> {
                 Err(format!("health answered {}: {}", r.status, r.body))
             }
         });
-    Ok(Liveness::Running { info, health })
+    Ok(Liveness::Running {
+        info: Box::new(info),
+        health,
+    })
 }

@@ -157,7 +157,7 @@ fn wait_until_healthy(data: &DataDir, child: &mut Child, timeout: Duration) -> R
                 health: Ok(_),
             } = probe(data, PROBE_TIMEOUT)?
             {
-                return Ok(info);
+                return Ok(*info);
             }
             bail!(
                 "the worker exited at start-up ({exit}); its log {} ends with:\n  {}",
@@ -474,7 +474,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::new();
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
