@@ -341,3 +341,42 @@ fn export_then_import_into_another_data_dir_round_trips() {
     );
     assert!(stderr.contains(":2: not JSON"), "{stderr}");
 }
+
+#[test]
+fn doctor_finds_a_search_index_out_of_step_and_rebuilds_it() {
+    let env = Env::new();
+    let file = env.dir.path().join("obs.jsonl");
+    let lines: String = (0..3)
+        .map(|i| {
+            format!(
+                "{}\n",
+                serde_json::json!({"kind": "observation", "project": env.dir.path(),
+                    "type": "discovery", "title": format!("Finding number {i}"),
+                    "created_at": "2026-11-20T09:30:00Z"})
+            )
+        })
+        .collect();
+    std::fs::write(&file, lines).unwrap();
+    let (code, _, stderr) = run(&env, &["import", file.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+
+    // Another tool deletes a row behind the index's back.
+    let conn = rusqlite::Connection::open(env.db_path()).unwrap();
+    conn.execute(
+        "DELETE FROM observations WHERE title = 'Finding number 1'",
+        [],
+    )
+    .unwrap();
+    drop(conn);
+
+    let (_, stdout, _) = run(&env, &["doctor"]);
+    assert!(
+        stdout.contains("search index out of step: observations_fts"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("mnemo doctor --fix"), "{stdout}");
+    let (_, stdout, _) = run(&env, &["doctor", "--fix"]);
+    assert!(stdout.contains("rebuilt the search indexes"), "{stdout}");
+    let (_, stdout, _) = run(&env, &["doctor"]);
+    assert!(!stdout.contains("out of step"), "{stdout}");
+}

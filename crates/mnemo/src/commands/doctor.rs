@@ -222,6 +222,18 @@ fn check_database(data: &DataDir, config: &Config) -> Check {
         counts.summaries,
         human_bytes(size)
     );
+    // The full-text indexes are kept in step by our code, not by triggers; a
+    // write from another tool (or an old bug) can leave them behind.
+    if let Ok(broken) = broken_fts(&path, config)
+        && !broken.is_empty()
+    {
+        return Check::problem(
+            "database",
+            Status::Warn,
+            format!("{detail}; search index out of step: {}", broken.join(", ")),
+            "run `mnemo doctor --fix` to rebuild the search indexes",
+        );
+    }
     if failed > 0 {
         Check::problem(
             "database",
@@ -441,6 +453,23 @@ fn apply_fixes(data: &DataDir, config: &Config, checks: &mut Vec<Check>) {
             )),
         }
     }
+    if path.exists()
+        && let Ok(broken) = broken_fts(&path, config)
+        && !broken.is_empty()
+    {
+        match Store::open(&path, busy(config)).and_then(|s| s.rebuild_fts()) {
+            Ok(()) => checks.push(Check::ok(
+                "fix",
+                format!("rebuilt the search indexes ({})", broken.join(", ")),
+            )),
+            Err(e) => checks.push(Check::problem(
+                "fix",
+                Status::Fail,
+                format!("could not rebuild the search indexes: {e}"),
+                "fix the database problem first",
+            )),
+        }
+    }
     if spool::has_pending(data) {
         match Store::open(&path, busy(config)).and_then(|mut s| s.ingest_spool(data)) {
             Ok(r) => checks.push(Check::ok(
@@ -458,6 +487,12 @@ fn apply_fixes(data: &DataDir, config: &Config, checks: &mut Vec<Check>) {
             )),
         }
     }
+}
+
+/// Full-text indexes that do not match their tables. FTS5's integrity check
+/// is spelled as an INSERT, so it needs a writable connection (it writes nothing).
+fn broken_fts(path: &Path, config: &Config) -> mnemo_store::Result<Vec<&'static str>> {
+    Store::open(path, busy(config))?.check_fts()
 }
 
 /// Damaged beyond what SQLite can read, or failing its own integrity check.

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Whole-process hook latency with hyperfine, beside /bin/true in the same run.
+#
+#   bench/hooks.sh                 # builds the release binary (static on Linux glibc, as install.sh does)
+#   MNEMO_BIN=/path/to/mnemo bench/hooks.sh
+#
+# Needs hyperfine (apt-get install hyperfine) and python3. hyperfine runs each
+# command through sh and subtracts the shell's own start-up, so `< payload`
+# redirection costs nothing extra. Two stores: one that only the hook opens
+# (the last close checkpoints the WAL) and one held open by another
+# connection, as the worker does in production.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ -z "${MNEMO_BIN:-}" ]]; then
+    target_args=()
+    if [[ "$(uname -s)" == Linux ]] && ldd --version 2>&1 | grep -qi glibc; then
+        triple="$(rustc -vV | sed -n 's/^host: //p')"
+        export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+crt-static"
+        target_args=(--target "$triple")
+        MNEMO_BIN="target/$triple/release/mnemo"
+    else
+        MNEMO_BIN="target/release/mnemo"
+    fi
+    cargo build --release --locked -p mnemo "${target_args[@]}"
+fi
+MNEMO_BIN="$(realpath "$MNEMO_BIN")"
+
+work="$(mktemp -d)"
+trap 'kill "${holder:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
+fixtures=crates/mnemo/tests/fixtures/claude-code
+# No tool_use_id: every run stores a new event instead of hitting the dedupe path.
+python3 - "$fixtures" "$work" <<'PY'
+import json, sys
+src, out = sys.argv[1], sys.argv[2]
+post = json.load(open(f"{src}/PostToolUse.Bash.json")); post.pop("tool_use_id", None)
+json.dump(post, open(f"{out}/post.json", "w"))
+skip = dict(post, tool_name="TodoWrite"); json.dump(skip, open(f"{out}/skip.json", "w"))
+for name in ["PreToolUse.Bash", "SessionStart"]:
+    json.dump(json.load(open(f"{src}/{name}.json")), open(f"{out}/{name}.json", "w"))
+PY
+
+export MNEMO_NO_WORKER=1
+for store in sole held; do
+    MNEMO_DATA_DIR="$work/$store" "$MNEMO_BIN" hook claude-code SessionStart < "$work/SessionStart.json" >/dev/null
+done
+# Hold the second store open for the whole run.
+python3 -c 'import sqlite3,sys,time; c=sqlite3.connect(sys.argv[1]); c.execute("select count(*) from sessions").fetchall(); time.sleep(3600)' "$work/held/mnemo.db" &
+holder=$!
+sleep 0.3
+
+hyperfine --warmup 20 --min-runs 300 --export-json "$work/result.json" \
+    -n '/bin/true' "/bin/true < $work/post.json" \
+    -n 'PostToolUse, store held open' "MNEMO_DATA_DIR=$work/held $MNEMO_BIN hook claude-code PostToolUse < $work/post.json" \
+    -n 'PostToolUse, sole connection' "MNEMO_DATA_DIR=$work/sole $MNEMO_BIN hook claude-code PostToolUse < $work/post.json" \
+    -n 'PreToolUse' "MNEMO_DATA_DIR=$work/held $MNEMO_BIN hook claude-code PreToolUse < $work/PreToolUse.Bash.json" \
+    -n 'PostToolUse, skipped tool' "MNEMO_DATA_DIR=$work/held $MNEMO_BIN hook claude-code PostToolUse < $work/skip.json" \
+    -n 'MNEMO_DISABLED=1' "MNEMO_DISABLED=1 $MNEMO_BIN hook claude-code PostToolUse < $work/post.json"
+python3 - "$work/result.json" <<'PY'
+import json, sys
+results = json.load(open(sys.argv[1]))["results"]
+base = results[0]["median"]
+print("| command | median | mean ± σ | × /bin/true (median) |")
+print("|---|---:|---:|---:|")
+for r in results:
+    print(f"| {r['command']} | {r['median']*1e3:.2f} ms | {r['mean']*1e3:.2f} ± {r['stddev']*1e3:.2f} ms | {r['median']/base:.1f} |")
+PY

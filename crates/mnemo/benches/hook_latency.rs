@@ -1,0 +1,228 @@
+//! Whole-process hook latency, measured beside `/bin/true` in the same run.
+//!
+//! A hook's cost to the user is the time from the host spawning `mnemo hook
+//! …` to its exit, so that is what this measures: spawn, payload written to
+//! a real pipe, wait. Start-up of any process is part of it, which is why
+//! `/bin/true` (fed the same payload) runs in the same loop as the baseline:
+//! these machines are noisy, and ratios survive noise better than absolutes.
+//!
+//! ```text
+//! cargo bench -p mnemo --bench hook_latency
+//! MNEMO_BENCH_BIN=~/.cargo/bin/mnemo cargo bench -p mnemo --bench hook_latency   # the installed binary
+//! MNEMO_BENCH_RUNS=1000 …                                                         # more samples
+//! ```
+//!
+//! Scenarios are interleaved round-robin (one run of each, repeated) so that
+//! a burst of machine noise hits all of them alike.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code");
+
+struct Scenario {
+    name: &'static str,
+    program: PathBuf,
+    args: Vec<&'static str>,
+    env: Vec<(&'static str, String)>,
+    /// Builds the payload for run `i` (unique ids where the store dedupes).
+    payload: Box<dyn Fn(usize) -> Vec<u8>>,
+    samples: Vec<Duration>,
+}
+
+fn main() {
+    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing
+    // and should not spend a minute here.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let bin = std::env::var_os("MNEMO_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mnemo")));
+    let runs: usize = std::env::var("MNEMO_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400);
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let sole = tmp.path().join("sole");
+    let held = tmp.path().join("held");
+
+    let post = fixture("PostToolUse.Bash.json");
+    let unique_tool_use = move |i: usize| {
+        let mut v = post.clone();
+        v["tool_use_id"] = format!("toolu_bench_{i}").into();
+        serde_json::to_vec(&v).unwrap()
+    };
+    let skipped = {
+        let mut v = fixture("PostToolUse.Bash.json");
+        v["tool_name"] = "TodoWrite".into();
+        serde_json::to_vec(&v).unwrap()
+    };
+    let pre = serde_json::to_vec(&fixture("PreToolUse.Bash.json")).unwrap();
+    let prompt = fixture("UserPromptSubmit.json");
+    let unique_prompt = move |i: usize| {
+        let mut v = prompt.clone();
+        v["prompt"] = format!("bench prompt {i}").into();
+        v["prompt_id"] = format!("bench-{i}").into();
+        serde_json::to_vec(&v).unwrap()
+    };
+    let start = serde_json::to_vec(&fixture("SessionStart.json")).unwrap();
+
+    let hook = |event: &'static str| vec!["hook", "claude-code", event];
+    let data = |dir: &Path| vec![("MNEMO_DATA_DIR", dir.display().to_string())];
+    let mut scenarios = vec![
+        Scenario {
+            name: "/bin/true (baseline)",
+            program: PathBuf::from("/bin/true"),
+            args: vec![],
+            env: vec![],
+            payload: Box::new({
+                let p = pre.clone();
+                move |_| p.clone()
+            }),
+            samples: vec![],
+        },
+        Scenario {
+            name: "PostToolUse, store held open (worker running)",
+            program: bin.clone(),
+            args: hook("PostToolUse"),
+            env: data(&held),
+            payload: Box::new(unique_tool_use.clone()),
+            samples: vec![],
+        },
+        Scenario {
+            name: "PostToolUse, sole connection",
+            program: bin.clone(),
+            args: hook("PostToolUse"),
+            env: data(&sole),
+            payload: Box::new(unique_tool_use),
+            samples: vec![],
+        },
+        Scenario {
+            name: "UserPromptSubmit, store held open",
+            program: bin.clone(),
+            args: hook("UserPromptSubmit"),
+            env: data(&held),
+            payload: Box::new(unique_prompt),
+            samples: vec![],
+        },
+        Scenario {
+            name: "SessionStart, store held open",
+            program: bin.clone(),
+            args: hook("SessionStart"),
+            env: data(&held),
+            payload: Box::new(move |_| start.clone()),
+            samples: vec![],
+        },
+        Scenario {
+            name: "PreToolUse (no history)",
+            program: bin.clone(),
+            args: hook("PreToolUse"),
+            env: data(&held),
+            payload: Box::new({
+                let p = pre.clone();
+                move |_| p.clone()
+            }),
+            samples: vec![],
+        },
+        Scenario {
+            name: "PostToolUse, skipped tool",
+            program: bin.clone(),
+            args: hook("PostToolUse"),
+            env: data(&held),
+            payload: Box::new(move |_| skipped.clone()),
+            samples: vec![],
+        },
+        Scenario {
+            name: "MNEMO_DISABLED=1",
+            program: bin.clone(),
+            args: hook("PostToolUse"),
+            env: vec![("MNEMO_DISABLED", "1".into())],
+            payload: Box::new(move |_| pre.clone()),
+            samples: vec![],
+        },
+    ];
+
+    // Create both stores (the first hook creates and migrates the database),
+    // then hold one open the way the worker does in production.
+    for dir in [&sole, &held] {
+        run_once(&bin, &hook("SessionStart"), &data(dir), &[]);
+    }
+    let holder = rusqlite::Connection::open(held.join("mnemo.db")).expect("open held store");
+    let _: i64 = holder
+        .query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))
+        .expect("read held store");
+
+    let warmup = 20;
+    for i in 0..warmup + runs {
+        for s in &mut scenarios {
+            let elapsed = run_once(&s.program, &s.args, &s.env, &(s.payload)(i));
+            if i >= warmup {
+                s.samples.push(elapsed);
+            }
+        }
+    }
+
+    let baseline = median(&mut scenarios[0].samples.clone());
+    println!("binary: {}", bin.display());
+    println!("runs per scenario: {runs} (after {warmup} warm-up), interleaved\n");
+    println!("| scenario | median | p90 | × /bin/true |");
+    println!("|---|---:|---:|---:|");
+    for s in &mut scenarios {
+        let med = median(&mut s.samples);
+        let p90 = percentile(&mut s.samples, 0.9);
+        println!(
+            "| {} | {:.2} ms | {:.2} ms | {:.1} |",
+            s.name,
+            ms(med),
+            ms(p90),
+            med.as_secs_f64() / baseline.as_secs_f64()
+        );
+    }
+}
+
+fn fixture(name: &str) -> serde_json::Value {
+    let text = std::fs::read_to_string(Path::new(FIXTURES).join(name)).expect("fixture");
+    serde_json::from_str(&text).expect("fixture JSON")
+}
+
+/// Spawns the program, writes the payload to its stdin and waits for it.
+fn run_once(program: &Path, args: &[&str], env: &[(&str, String)], payload: &[u8]) -> Duration {
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .env("MNEMO_NO_WORKER", "1")
+        .env_remove("MNEMO_DISABLED")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let started = Instant::now();
+    let mut child = cmd.spawn().expect("spawn");
+    if let Some(mut stdin) = child.stdin.take() {
+        // /bin/true exits without reading; a broken pipe is expected there.
+        let _ = stdin.write_all(payload);
+    }
+    let status = child.wait().expect("wait");
+    let elapsed = started.elapsed();
+    assert!(
+        status.success(),
+        "{} exited with {status}",
+        program.display()
+    );
+    elapsed
+}
+
+fn median(samples: &mut [Duration]) -> Duration {
+    percentile(samples, 0.5)
+}
+
+fn percentile(samples: &mut [Duration], q: f64) -> Duration {
+    samples.sort_unstable();
+    samples[((samples.len() - 1) as f64 * q).round() as usize]
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
+}
