@@ -27,8 +27,12 @@ pub struct WorkerInfo {
     pub started_at_ms: i64,
     pub data_dir: String,
     pub log_file: String,
-    /// The provider compressing now (`offline` while a budget is spent).
+    /// The provider compressing (`offline` when the configured one could
+    /// not be set up; see `provider_error`).
     pub provider: String,
+    /// Why the configured provider could not be set up.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provider_error: Option<String>,
     /// Set while a token budget is spent (read by `mnemo doctor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_exhausted: Option<ExhaustedInfo>,
@@ -173,6 +177,7 @@ mod tests {
             data_dir: String::new(),
             log_file: String::new(),
             provider: "offline".into(),
+            provider_error: None,
             budget_exhausted: None,
         };
         write(&data, &info).unwrap();

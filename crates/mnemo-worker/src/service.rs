@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mnemo_compress::Compressor;
+use mnemo_core::config::ProviderConfig;
 use mnemo_core::time::{format_rfc3339, now_ms};
 use mnemo_core::{Config, DataDir};
 use mnemo_store::Store;
@@ -100,6 +101,7 @@ pub fn run(data: &DataDir, config: Config, warnings: &[String]) -> Result<(), Ru
     let result = runtime.block_on(serve(data, config, &log_path));
     // Anything still running (a stuck connection) is dropped here.
     runtime.shutdown_timeout(Duration::from_secs(2));
+    end_own_process_group();
     info::remove_if_ours(data, std::process::id());
     match &result {
         Ok(()) => info!("worker stopped"),
@@ -112,8 +114,20 @@ pub fn run(data: &DataDir, config: Config, warnings: &[String]) -> Result<(), Ru
 async fn serve(data: &DataDir, config: Config, log_path: &std::path::Path) -> Result<(), RunError> {
     let pid = std::process::id();
     let started_at_ms = now_ms();
-    let compressor = Compressor::from_config(&config.provider)
-        .map_err(|e| RunError::Setup(format!("[provider] in config.toml: {e}")))?;
+    // A provider that cannot be set up (no API key, no `claude`) must not
+    // stop the queue: compress offline and say why (stats, status, doctor).
+    let (compressor, provider_error) = match Compressor::from_config(&config.provider) {
+        Ok(c) => (c, None),
+        Err(e) => {
+            warn!(
+                "provider `{}` cannot be used, compressing offline: {e}",
+                config.provider.name
+            );
+            let offline = Compressor::from_config(&ProviderConfig::default())
+                .map_err(setup("the offline compressor"))?;
+            (offline, Some(e.to_string()))
+        }
+    };
 
     let busy = Duration::from_millis(config.store.busy_timeout_ms);
     let db_path = data.db_path();
@@ -149,6 +163,7 @@ async fn serve(data: &DataDir, config: Config, log_path: &std::path::Path) -> Re
         pid,
         started_at_ms,
         provider: provider.clone(),
+        provider_error: provider_error.clone(),
         stream,
         sse_clients: AtomicUsize::new(0),
         last_activity_ms: AtomicI64::new(started_at_ms),
@@ -166,6 +181,7 @@ async fn serve(data: &DataDir, config: Config, log_path: &std::path::Path) -> Re
         data_dir: data.root().display().to_string(),
         log_file: log_path.display().to_string(),
         provider,
+        provider_error,
         budget_exhausted: None,
     };
     info::write(data, &worker_info).map_err(setup("cannot write worker.json"))?;
@@ -222,6 +238,28 @@ fn bind(port: u16) -> Result<TcpListener, RunError> {
         .map_err(setup("cannot configure the listener"))?;
     Ok(listener)
 }
+
+/// The last word on child processes. Dropping a compression kills the
+/// provider's child (the compressor's job); whatever that child started in
+/// turn may still be around in our process group. A worker that leads its
+/// own group (started detached, which makes it a session leader, or by a
+/// job-control shell) ends the group with SIGTERM on the way out, having
+/// told itself to ignore it. A worker that merely joined someone else's
+/// group (a supervisor, a test harness) must not signal it.
+#[cfg(unix)]
+fn end_own_process_group() {
+    // SAFETY: getpgrp/getpid/signal/kill have no memory-safety preconditions.
+    unsafe {
+        if libc::getpgrp() != libc::getpid() {
+            return;
+        }
+        libc::signal(libc::SIGTERM, libc::SIG_IGN);
+        libc::kill(0, libc::SIGTERM);
+    }
+}
+
+#[cfg(not(unix))]
+fn end_own_process_group() {}
 
 /// Stops the worker when it has been idle long enough (empty queue, no
 /// stream subscriber, no request), or when its `worker.json` disappears

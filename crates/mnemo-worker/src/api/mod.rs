@@ -139,8 +139,11 @@ pub struct Shared {
     pub port: u16,
     pub pid: u32,
     pub started_at_ms: i64,
-    /// The configured provider's name.
+    /// The provider compressing (`offline` when the configured one could
+    /// not be set up).
     pub provider: String,
+    /// Why the configured provider could not be set up.
+    pub provider_error: Option<String>,
     pub pool: Arc<DbPool>,
     pub stream: broadcast::Sender<StreamEvent>,
     /// Open `/api/stream` connections (an idle worker with a watcher stays up).

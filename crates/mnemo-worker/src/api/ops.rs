@@ -59,6 +59,7 @@ pub async fn stats(
         "started_at": format_rfc3339(app.started_at_ms),
         "uptime_secs": (now - app.started_at_ms) / 1000,
         "provider": app.provider,
+        "provider_error": app.provider_error,
         "compressing_with": if exhausted.is_some() { "offline" } else { app.provider.as_str() },
         "budget": {
             "daily_tokens": budget.daily_tokens,

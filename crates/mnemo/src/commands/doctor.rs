@@ -554,6 +554,20 @@ fn check_worker(data: &DataDir) -> Check {
         Ok(mnemo_worker::Liveness::Running {
             info,
             health: Ok(_),
+        }) if info.provider_error.is_some() => Check::problem(
+            "worker",
+            Status::Warn,
+            format!(
+                "running (pid {}, 127.0.0.1:{}), but compressing offline: {}",
+                info.pid,
+                info.port,
+                info.provider_error.as_deref().unwrap_or_default()
+            ),
+            "fix [provider] in config.toml (or the MNEMO_PROVIDER_* variables), then `mnemo worker restart`",
+        ),
+        Ok(mnemo_worker::Liveness::Running {
+            info,
+            health: Ok(_),
         }) => Check::ok(
             "worker",
             format!(

@@ -281,6 +281,7 @@ fn status(as_json: bool) -> Result<i32> {
                 "data_dir": info.data_dir,
                 "log_file": info.log_file,
                 "provider": info.provider,
+                "provider_error": info.provider_error,
                 "budget_exhausted": info.budget_exhausted,
                 "queue": stats.as_ref().map(|s| s["queue"].clone()),
             }),
@@ -321,6 +322,9 @@ fn status(as_json: bool) -> Result<i32> {
                     "  compressing with: {}",
                     s["compressing_with"].as_str().unwrap_or("?")
                 );
+            }
+            if let Some(e) = &info.provider_error {
+                println!("  the configured provider cannot be used: {e}");
             }
             if let Some(b) = &info.budget_exhausted {
                 println!("  {}", b.message);
