@@ -36,6 +36,9 @@ pub struct WorkerInfo {
     /// Set while a token budget is spent (read by `mnemo doctor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_exhausted: Option<ExhaustedInfo>,
+    /// Marks this worker's descendant processes (see [`crate::orphans`]).
+    #[serde(default)]
+    pub instance: String,
 }
 
 /// A spent budget, as `worker.json` and the API report it.
@@ -179,6 +182,7 @@ mod tests {
             provider: "offline".into(),
             provider_error: None,
             budget_exhausted: None,
+            instance: "42-0".into(),
         };
         write(&data, &info).unwrap();
         assert_eq!(read(&data), Some(info));

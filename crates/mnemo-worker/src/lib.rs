@@ -5,7 +5,8 @@
 //! `worker.json` ([`info`]) and talk to it over loopback HTTP ([`api`];
 //! [`client`] is the CLI's side). [`service`] runs the process from start to
 //! exit; [`drain`] moves the durable queue through the compressor into the
-//! store, within the token budgets; [`logging`] writes the rotating log.
+//! store, within the token budgets; [`logging`] writes the rotating log;
+//! [`orphans`] ends what a killed predecessor left running.
 //! [`probe`] answers "is a worker running, and is it healthy?" for the CLI
 //! and `doctor`.
 
@@ -15,6 +16,7 @@ pub mod drain;
 pub mod info;
 pub mod lock;
 pub mod logging;
+pub mod orphans;
 pub mod service;
 
 use std::time::Duration;

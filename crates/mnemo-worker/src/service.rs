@@ -29,7 +29,7 @@ use tracing::{error, info, warn};
 use crate::api::{self, AppState, DbPool, Shared};
 use crate::drain::Drain;
 use crate::info::{self, WorkerInfo};
-use crate::{lock, logging};
+use crate::{lock, logging, orphans};
 
 /// Why the worker did not run.
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +88,20 @@ pub fn run(data: &DataDir, config: Config, warnings: &[String]) -> Result<(), Ru
     for w in warnings {
         warn!("config: {w}");
     }
+    // Holding the lock, any worker.json here is a dead predecessor's: end
+    // what it left running, and mark what this worker will start.
+    let started_at_ms = now_ms();
+    let instance = orphans::new_instance(std::process::id(), started_at_ms);
+    if let Some(previous) = info::read(data) {
+        let ended = orphans::end_descendants_of(&previous.instance);
+        if ended > 0 {
+            warn!(
+                "ended {ended} processes left running by worker {} (killed without cleanup)",
+                previous.pid
+            );
+        }
+    }
+    orphans::mark_descendants(&instance);
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         // Two threads are plenty for a loopback API and one drain, and
@@ -98,7 +112,7 @@ pub fn run(data: &DataDir, config: Config, warnings: &[String]) -> Result<(), Ru
         .enable_all()
         .build()
         .map_err(setup("cannot start the async runtime"))?;
-    let result = runtime.block_on(serve(data, config, &log_path));
+    let result = runtime.block_on(serve(data, config, &log_path, instance, started_at_ms));
     // Anything still running (a stuck connection) is dropped here.
     runtime.shutdown_timeout(Duration::from_secs(2));
     end_own_process_group();
@@ -111,9 +125,14 @@ pub fn run(data: &DataDir, config: Config, warnings: &[String]) -> Result<(), Ru
     result
 }
 
-async fn serve(data: &DataDir, config: Config, log_path: &std::path::Path) -> Result<(), RunError> {
+async fn serve(
+    data: &DataDir,
+    config: Config,
+    log_path: &std::path::Path,
+    instance: String,
+    started_at_ms: i64,
+) -> Result<(), RunError> {
     let pid = std::process::id();
-    let started_at_ms = now_ms();
     // A provider that cannot be set up (no API key, no `claude`) must not
     // stop the queue: compress offline and say why (stats, status, doctor).
     let (compressor, provider_error) = match Compressor::from_config(&config.provider) {
@@ -183,6 +202,7 @@ async fn serve(data: &DataDir, config: Config, log_path: &std::path::Path) -> Re
         provider,
         provider_error,
         budget_exhausted: None,
+        instance,
     };
     info::write(data, &worker_info).map_err(setup("cannot write worker.json"))?;
     info!(
