@@ -206,6 +206,27 @@ pub fn processes_in_group(pgid: u32) -> Vec<u32> {
     out
 }
 
+/// Pids of live processes whose environment holds `needle` (`KEY=value`).
+pub fn processes_with_env(needle: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(environ) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if environ.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()) && alive(pid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
 // ---- raw HTTP ----
 
 /// Sends `request` as is; (status, head, body).
