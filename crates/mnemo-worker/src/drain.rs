@@ -158,11 +158,12 @@ impl Drain {
     async fn process(&mut self, lease: Lease, shutdown: &mut watch::Receiver<bool>) -> Flow {
         let started = Instant::now();
         let batch = build_batch(&lease);
+        let mut llm_allowed = false;
         let outcome = if batch.events.is_empty() && !batch.turn_complete {
             // A turn end with nothing to summarize: just mark it done.
             Outcome::default()
         } else {
-            let llm_allowed = self.llm_allowed(lease.turn.session_id).await;
+            llm_allowed = self.llm_allowed(lease.turn.session_id).await;
             let compressor = self.compressor.clone();
             let limit = Duration::from_millis(self.limits.lease_ms as u64);
             match compress(compressor, batch.clone(), llm_allowed, limit, shutdown).await {
@@ -184,9 +185,10 @@ impl Drain {
                 }
             }
         };
-        if let Some(e) = &outcome.fallback_error {
+        // (Past a budget the fallback is expected and was reported once.)
+        if let Some(e) = outcome.fallback_error.as_ref().filter(|_| llm_allowed) {
             warn!(
-                "turn {} of session {}: {} answer unusable, used the offline compressor: {e}",
+                "turn {} of session {}: {} not usable, compressed offline instead: {e}",
                 lease.turn.prompt_number,
                 lease.turn.platform_session_id,
                 self.compressor.provider()
