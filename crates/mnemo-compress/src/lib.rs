@@ -7,11 +7,71 @@
 //! returns observations: a failed or unparsable answer falls back to the
 //! offline compressor, and the error travels in [`Outcome::fallback_error`].
 //!
-//! STUB: the real compressor and providers land with issue 3; this file fixes
-//! the interface the worker codes against.
+//! - [`offline()`]: deterministic, no network; the default. A turn becomes a
+//!   few observations (per changed file, per failed-then-fixed command, per
+//!   command that changed something, per failure left standing), with reads
+//!   and searches folded in as context.
+//! - `anthropic` (forced `record_memory` tool call), `openai` and compatible
+//!   servers (strict `json_schema`, plain JSON where refused), `claude-cli`
+//!   (the user's `claude -p`): one call per batch, the batch rendered within
+//!   a byte budget ([`DEFAULT_RENDER_BUDGET`], see
+//!   [`Compressor::with_render_budget`]), the answer sanitized before it is
+//!   trusted (types from [`VOCABULARY`], lengths clamped, paths mapped back
+//!   to the batch's own).
+//!
+//! For the worker: [`Compressor::from_config`] fails on an unknown provider,
+//! a missing API key or a missing `claude` (log it, use
+//! [`Compressor::offline_only`]); every [`LlmCall`] in [`Outcome::calls`] is
+//! one attempt for the cost ledger, with purpose [`PURPOSE_TURN`] or
+//! [`PURPOSE_BATCH`]; [`sample::turn`] makes realistic batches for
+//! benchmarks.
+//!
+//! Modules: `event` reads stored tool events, `command` and `code` know
+//! shell commands and source text, `offline` writes observations without a
+//! model, `render` writes what a model is shown, `answer` reads what it
+//! says, `provider` talks to it, `text` holds string tools.
+
+mod answer;
+mod code;
+mod command;
+mod event;
+mod offline;
+mod provider;
+mod render;
+pub mod sample;
+mod text;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
 
 use mnemo_core::config::ProviderConfig;
 use serde::{Deserialize, Serialize};
+
+pub use offline::offline;
+pub use render::{DEFAULT_RENDER_BUDGET, answer_schema, render_batch, system_prompt};
+
+use provider::anthropic::{self, Anthropic};
+use provider::claude_cli::{self, ClaudeCli, CliOptions};
+use provider::openai::{self, OpenAi};
+use provider::{Answer, Http, Request};
+
+/// The observation types, in the order the schema lists them.
+pub const VOCABULARY: [&str; 6] = [
+    "bugfix",
+    "feature",
+    "refactor",
+    "change",
+    "discovery",
+    "decision",
+];
+
+/// Ledger purpose of a call for a complete turn (observations and summary).
+pub const PURPOSE_TURN: &str = "turn";
+/// Ledger purpose of a call for a flushed piece of a turn still running.
+pub const PURPOSE_BATCH: &str = "batch";
 
 /// The events of one prompt turn (or a flushed piece of a long one).
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -61,6 +121,7 @@ pub struct ObservationDraft {
     pub narrative: String,
     pub facts: Vec<String>,
     pub concepts: Vec<String>,
+    /// Absolute paths, as the batch's events carry them.
     pub files_read: Vec<String>,
     pub files_modified: Vec<String>,
 }
@@ -81,7 +142,7 @@ pub struct SummaryDraft {
 pub struct LlmCall {
     pub provider: String,
     pub model: String,
-    /// What the call was for, e.g. `turn`.
+    /// What the call was for: [`PURPOSE_TURN`] or [`PURPOSE_BATCH`].
     pub purpose: String,
     pub input_tokens: u64,
     pub output_tokens: u64,
@@ -98,31 +159,181 @@ pub struct Outcome {
     pub summary: Option<SummaryDraft>,
     /// Who wrote the result: `offline` or the provider's name.
     pub source: String,
-    /// Every LLM call made (also the failed ones).
+    /// Every LLM call made (also the failed ones), one per HTTP attempt.
     pub calls: Vec<LlmCall>,
     /// Why the offline compressor was used instead of the configured provider.
     pub fallback_error: Option<String>,
+    /// What was dropped or fixed in the provider's answer (unknown types,
+    /// empty titles, paths not in the batch, a missing summary filled in
+    /// offline). For logs; the outcome is usable as it is.
+    pub repairs: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProviderError {
     #[error("unknown provider `{0}` (expected offline, anthropic, openai or claude-cli)")]
     Unknown(String),
+    #[error(
+        "the {provider} provider needs an API key: set provider.api_key in config.toml, \
+         or MNEMO_PROVIDER_API_KEY or {env_var} in the environment"
+    )]
+    MissingApiKey {
+        provider: &'static str,
+        env_var: &'static str,
+    },
+    #[error(
+        "the claude-cli provider cannot find `{path}`: install Claude Code or set \
+         provider.claude_path to the claude executable"
+    )]
+    ClaudeNotFound { path: String },
+    #[error("the {provider} provider cannot start: {message}")]
+    Setup {
+        provider: &'static str,
+        message: String,
+    },
 }
 
-/// A configured compressor.
+#[derive(Debug)]
+enum Backend {
+    Offline,
+    Anthropic(Anthropic),
+    OpenAi(OpenAi),
+    ClaudeCli(ClaudeCli),
+}
+
+/// A configured compressor. Cheap to clone (the HTTP client is shared).
 #[derive(Debug, Clone)]
 pub struct Compressor {
     provider: String,
+    model: String,
+    backend: Arc<Backend>,
+    render_budget: usize,
+    cli: CliOptions,
 }
 
 impl Compressor {
+    /// Builds the compressor `[provider]` asks for.
+    ///
+    /// Fails, with a message that says what to set, when the provider is
+    /// unknown, when `anthropic` or `openai` on the vendor's own URL has no
+    /// API key (config `api_key`, else `ANTHROPIC_API_KEY` /
+    /// `OPENAI_API_KEY`), or when the `claude` executable cannot be found. A
+    /// custom `base_url` (a proxy, Ollama, LM Studio, vLLM) may go without a
+    /// key. The worker is expected to log the error and use
+    /// [`Compressor::offline_only`].
     pub fn from_config(config: &ProviderConfig) -> Result<Compressor, ProviderError> {
-        match config.name.as_str() {
-            "offline" | "anthropic" | "openai" | "claude-cli" => Ok(Compressor {
-                provider: config.name.clone(),
-            }),
-            other => Err(ProviderError::Unknown(other.to_owned())),
+        let timeout = Duration::from_secs(config.timeout_secs.max(1));
+        let max_tokens = if config.max_output_tokens == 0 {
+            2048
+        } else {
+            config.max_output_tokens
+        };
+        let model_or = |default: &str| {
+            let m = config.model.trim();
+            if m.is_empty() { default } else { m }.to_owned()
+        };
+        let http = |provider: &'static str, env_var: &'static str, default_base: &str, model| {
+            let key = provider::resolve_key(&config.api_key, env_var);
+            let base = provider::base_or(&config.base_url, default_base);
+            if key.is_empty() && base == default_base {
+                return Err(ProviderError::MissingApiKey { provider, env_var });
+            }
+            let client = provider::client(timeout)
+                .map_err(|message| ProviderError::Setup { provider, message })?;
+            Ok((
+                Http {
+                    client,
+                    key,
+                    provider,
+                    model,
+                    timeout,
+                },
+                base,
+            ))
+        };
+        let name = config.name.trim().to_ascii_lowercase();
+        let (backend, model) = match name.as_str() {
+            "offline" | "" => (Backend::Offline, String::new()),
+            "anthropic" => {
+                let model = model_or(anthropic::DEFAULT_MODEL);
+                let (http, base) = http(
+                    "anthropic",
+                    "ANTHROPIC_API_KEY",
+                    anthropic::DEFAULT_BASE,
+                    model.clone(),
+                )?;
+                (
+                    Backend::Anthropic(Anthropic {
+                        http,
+                        base,
+                        max_tokens,
+                    }),
+                    model,
+                )
+            }
+            "openai" => {
+                let model = model_or(openai::DEFAULT_MODEL);
+                let (http, base) = http(
+                    "openai",
+                    "OPENAI_API_KEY",
+                    openai::DEFAULT_BASE,
+                    model.clone(),
+                )?;
+                (
+                    Backend::OpenAi(OpenAi {
+                        http,
+                        base,
+                        max_tokens,
+                        schema_rejected: AtomicBool::new(false),
+                    }),
+                    model,
+                )
+            }
+            "claude-cli" => {
+                let wanted = if config.claude_path.trim().is_empty() {
+                    "claude"
+                } else {
+                    config.claude_path.trim()
+                };
+                let path = claude_cli::find_executable(wanted).ok_or_else(|| {
+                    ProviderError::ClaudeNotFound {
+                        path: wanted.to_owned(),
+                    }
+                })?;
+                let model = model_or(claude_cli::DEFAULT_MODEL);
+                (
+                    Backend::ClaudeCli(ClaudeCli {
+                        path,
+                        model: model.clone(),
+                        timeout,
+                        max_tokens,
+                    }),
+                    model,
+                )
+            }
+            other => return Err(ProviderError::Unknown(other.to_owned())),
+        };
+        let provider = match backend {
+            Backend::Offline => "offline",
+            _ => name.as_str(),
+        };
+        Ok(Compressor {
+            provider: provider.to_owned(),
+            model,
+            backend: Arc::new(backend),
+            render_budget: DEFAULT_RENDER_BUDGET,
+            cli: CliOptions::default(),
+        })
+    }
+
+    /// The offline compressor, for when the configured one cannot be built.
+    pub fn offline_only() -> Compressor {
+        Compressor {
+            provider: "offline".into(),
+            model: String::new(),
+            backend: Arc::new(Backend::Offline),
+            render_budget: DEFAULT_RENDER_BUDGET,
+            cli: CliOptions::default(),
         }
     }
 
@@ -131,35 +342,152 @@ impl Compressor {
         &self.provider
     }
 
+    /// The model asked (empty for offline; for claude-cli a Claude Code
+    /// model name or alias, `haiku` unless configured).
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Caps the rendered batch at `bytes` (default
+    /// [`DEFAULT_RENDER_BUDGET`]); the worker may tie it to
+    /// `worker.batch_max_bytes`.
+    pub fn with_render_budget(mut self, bytes: usize) -> Compressor {
+        self.render_budget = bytes.max(2048);
+        self
+    }
+
+    /// Extra environment for the `claude` child of the claude-cli provider
+    /// (tests point it at a stand-in server this way).
+    pub fn with_cli_env<K, V>(mut self, vars: impl IntoIterator<Item = (K, V)>) -> Compressor
+    where
+        K: Into<OsString>,
+        V: Into<OsString>,
+    {
+        self.cli
+            .env
+            .extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
+    }
+
+    /// The working directory of the `claude` child (default: the system's
+    /// temporary directory, away from any project's CLAUDE.md and hooks).
+    pub fn with_cli_dir(mut self, dir: impl Into<PathBuf>) -> Compressor {
+        self.cli.dir = Some(dir.into());
+        self
+    }
+
     /// Compresses one batch. `llm_allowed` is false when a token budget is
     /// spent: the offline compressor is used and no call is made.
+    ///
+    /// With a provider configured, one call is made per batch (two HTTP
+    /// attempts at most, plus one for an OpenAI-compatible server that
+    /// rejects `json_schema`), unless the batch has nothing to say (no
+    /// events and no final message). Any failure falls back to
+    /// [`offline()`], with the reason in `fallback_error` and every attempt
+    /// in `calls`.
     pub async fn compress(&self, batch: &TurnBatch, llm_allowed: bool) -> Outcome {
-        let _ = llm_allowed;
-        offline(batch)
+        if matches!(*self.backend, Backend::Offline) {
+            return offline(batch);
+        }
+        if !llm_allowed {
+            let mut o = offline(batch);
+            o.fallback_error =
+                Some("LLM calls not allowed for this batch (token budget spent)".into());
+            return o;
+        }
+        let nothing_said = batch
+            .last_assistant_message
+            .as_deref()
+            .is_none_or(|m| m.trim().is_empty());
+        if batch.events.is_empty() && nothing_said {
+            return offline(batch);
+        }
+
+        let user = render_batch(batch, self.render_budget);
+        let request = Request {
+            user: &user,
+            turn_complete: batch.turn_complete,
+            purpose: if batch.turn_complete {
+                PURPOSE_TURN
+            } else {
+                PURPOSE_BATCH
+            },
+        };
+        let mut calls = Vec::new();
+        let answer = match &*self.backend {
+            Backend::Offline => unreachable!("handled above"),
+            Backend::Anthropic(p) => p.call(&request, &mut calls).await,
+            Backend::OpenAi(p) => p.call(&request, &mut calls).await,
+            Backend::ClaudeCli(p) => p.call(&request, &self.cli, &mut calls).await,
+        };
+        let interpreted = answer.and_then(|answer| {
+            let value = match answer {
+                Answer::Json(v) => v,
+                Answer::Text(t) => answer::json_in_text(&t).ok_or_else(|| {
+                    format!(
+                        "the answer holds no JSON object: {}",
+                        text::one_line(&t, 160)
+                    )
+                })?,
+            };
+            answer::interpret(value, batch, &user)
+        });
+        if let Err(e) = &interpreted
+            && let Some(last) = calls.last_mut()
+            && last.ok
+        {
+            // The call went through but its answer is unusable.
+            last.ok = false;
+            last.error = Some(e.clone());
+        }
+        match interpreted {
+            Ok(parsed) => {
+                let mut repairs = parsed.repairs;
+                let summary = if batch.turn_complete {
+                    parsed.summary.or_else(|| {
+                        repairs.push("summary written offline".into());
+                        offline(batch).summary
+                    })
+                } else {
+                    None
+                };
+                if !repairs.is_empty() {
+                    tracing::debug!(provider = %self.provider, ?repairs, "answer repaired");
+                }
+                Outcome {
+                    observations: parsed.observations,
+                    summary,
+                    source: self.provider.clone(),
+                    calls,
+                    fallback_error: None,
+                    repairs,
+                }
+            }
+            Err(e) => {
+                tracing::warn!(provider = %self.provider, error = %e, "falling back to offline");
+                let mut o = offline(batch);
+                o.calls = calls;
+                o.fallback_error = Some(format!("{}: {e}", self.provider));
+                o
+            }
+        }
     }
 }
 
-/// The deterministic, network-free compressor.
-pub fn offline(batch: &TurnBatch) -> Outcome {
-    let observations = batch
-        .events
-        .iter()
-        .map(|e| ObservationDraft {
-            kind: "change".into(),
-            title: e.tool_name.clone(),
-            files_read: e.files_read.clone(),
-            files_modified: e.files_modified.clone(),
-            ..Default::default()
-        })
-        .collect();
-    let summary = batch.turn_complete.then(|| SummaryDraft {
-        request: batch.prompt.clone().unwrap_or_default(),
-        ..Default::default()
-    });
-    Outcome {
-        observations,
-        summary,
-        source: "offline".into(),
-        ..Default::default()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send<T: Send>(_: &T) {}
+
+    #[test]
+    fn compressors_and_their_futures_cross_threads() {
+        let c = Compressor::offline_only();
+        let batch = TurnBatch::default();
+        let fut = c.compress(&batch, true);
+        assert_send(&fut);
+        assert_send(&c);
+        fn sync<T: Sync>(_: &T) {}
+        sync(&c);
     }
 }

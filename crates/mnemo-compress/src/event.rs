@@ -1,0 +1,617 @@
+//! Reading a stored tool event: which kind of action it was (a write, an
+//! edit, a command, a read, a search, ...) and the fields that matter for
+//! it, whatever platform sent it. Every field may be missing or of another
+//! type than expected (stored values may also have been cut to a string);
+//! reading never panics, it just knows less.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::BatchEvent;
+use crate::text;
+
+/// One edit of a file: the text replaced and its replacement.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct EditPair {
+    pub old: String,
+    pub new: String,
+}
+
+/// What a tool call did, as far as its stored input and response tell.
+#[derive(Debug, Clone)]
+pub(crate) enum Action {
+    Write {
+        path: String,
+        content: Option<String>,
+        /// `Some(true)` when the tool says it created the file.
+        created: Option<bool>,
+        /// Lines of the tool's patch (` `, `-`, `+` prefixed), if it sent one.
+        patch: Vec<String>,
+    },
+    Edit {
+        path: String,
+        edits: Vec<EditPair>,
+        patch: Vec<String>,
+    },
+    Command {
+        command: String,
+        description: Option<String>,
+        stdout: String,
+        stderr: String,
+        exit_code: Option<i64>,
+        interrupted: bool,
+    },
+    Read {
+        path: String,
+        lines: Option<u64>,
+        bytes: Option<usize>,
+        /// `offset`/`limit` of a partial read.
+        range: Option<(u64, u64)>,
+    },
+    Search {
+        tool: String,
+        pattern: Option<String>,
+        scope: Option<String>,
+        /// How many files or matches came back, when the tool says.
+        hits: Option<u64>,
+        /// The text of the result (file lists, matching lines).
+        result: String,
+    },
+    Fetch {
+        url: String,
+        result: String,
+    },
+    Agent {
+        description: Option<String>,
+        prompt: Option<String>,
+        result: String,
+    },
+    Mcp {
+        server: String,
+        tool: String,
+        args: String,
+        result: String,
+    },
+    Other {
+        args: String,
+        result: String,
+    },
+}
+
+/// A stored event with its action read out.
+#[derive(Debug, Clone)]
+pub(crate) struct Event<'a> {
+    pub raw: &'a BatchEvent,
+    /// Position in the batch.
+    pub index: usize,
+    pub action: Action,
+    /// The event failed: a failure hook, a non-zero exit, an error flag.
+    pub failed: bool,
+    /// The error text (the hook's `error`, or one found in the response).
+    pub error: Option<String>,
+}
+
+impl Event<'_> {
+    pub fn tool(&self) -> &str {
+        &self.raw.tool_name
+    }
+
+    /// The file this event wrote, edited or read.
+    pub fn path(&self) -> Option<&str> {
+        match &self.action {
+            Action::Write { path, .. } | Action::Edit { path, .. } | Action::Read { path, .. } => {
+                Some(path)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The broad family of a tool, by name, across platforms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Write,
+    Edit,
+    Command,
+    Read,
+    Search,
+    Fetch,
+    Agent,
+    Mcp,
+    Other,
+}
+
+fn family(tool: &str) -> Family {
+    if tool.starts_with("mcp__") {
+        return Family::Mcp;
+    }
+    match tool.to_ascii_lowercase().as_str() {
+        "write" | "write_file" | "create_file" | "writefile" => Family::Write,
+        "edit" | "multiedit" | "notebookedit" | "replace" | "edit_file" | "str_replace"
+        | "str_replace_editor" | "apply_patch" | "search_replace" => Family::Edit,
+        "bash" | "shell" | "run_shell_command" | "exec_command" | "local_shell"
+        | "run_terminal_cmd" | "terminal" | "powershell" | "container.exec" => Family::Command,
+        "read" | "read_file" | "notebookread" | "read_many_files" | "view" => Family::Read,
+        "grep"
+        | "glob"
+        | "ls"
+        | "search_file_content"
+        | "list_directory"
+        | "list_dir"
+        | "codebase_search"
+        | "grep_search"
+        | "file_search"
+        | "websearch"
+        | "web_search"
+        | "google_web_search" => Family::Search,
+        "webfetch" | "web_fetch" | "fetch" => Family::Fetch,
+        "task" | "agent" => Family::Agent,
+        _ => Family::Other,
+    }
+}
+
+/// The first string among `keys` of an object.
+pub(crate) fn str_of<'v>(value: &'v Value, keys: &[&str]) -> Option<&'v str> {
+    keys.iter()
+        .find_map(|k| value.get(*k).and_then(Value::as_str))
+}
+
+fn u64_of(value: &Value, keys: &[&str]) -> Option<u64> {
+    keys.iter().find_map(|k| {
+        let v = value.get(*k)?;
+        v.as_u64()
+            .or_else(|| v.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+    })
+}
+
+fn i64_of(value: &Value, keys: &[&str]) -> Option<i64> {
+    keys.iter().find_map(|k| {
+        let v = value.get(*k)?;
+        v.as_i64()
+            .or_else(|| v.as_str().and_then(|s| s.trim().parse().ok()))
+    })
+}
+
+/// Text found in a value: a string as is, the `text` of content blocks, or
+/// common result fields; other JSON compactly serialized.
+pub(crate) fn text_of(value: &Value) -> String {
+    match value {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => {
+            let texts: Vec<String> = items
+                .iter()
+                .filter_map(|i| match i {
+                    Value::String(s) => Some(s.clone()),
+                    Value::Object(_) => i.get("text").and_then(Value::as_str).map(str::to_owned),
+                    _ => None,
+                })
+                .collect();
+            if texts.is_empty() && !items.is_empty() {
+                value.to_string()
+            } else {
+                texts.join("\n")
+            }
+        }
+        Value::Object(_) => {
+            for key in ["content", "result", "output", "text", "stdout", "message"] {
+                if let Some(v) = value.get(key) {
+                    let t = text_of(v);
+                    if !t.is_empty() {
+                        return t;
+                    }
+                }
+            }
+            value.to_string()
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The path of `p` made absolute against `root` when it is relative.
+fn absolute(p: &str, root: &str) -> String {
+    if p.starts_with('/') || root.is_empty() || p.get(1..3) == Some(":\\") {
+        p.to_owned()
+    } else {
+        format!(
+            "{}/{}",
+            root.trim_end_matches('/'),
+            p.trim_start_matches("./")
+        )
+    }
+}
+
+/// The command line of a shell tool: a string, or an argv array (`bash -lc
+/// "cargo test"` counts as `cargo test`).
+fn command_of(input: &Value) -> Option<String> {
+    match input.get("command").or_else(|| input.get("cmd")) {
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(Value::Array(argv)) => {
+            let words: Vec<&str> = argv.iter().filter_map(Value::as_str).collect();
+            if words.len() >= 3
+                && matches!(words[0], "bash" | "sh" | "zsh")
+                && words[1].starts_with('-')
+                && words[1].contains('c')
+            {
+                Some(words[2..].join(" "))
+            } else {
+                Some(words.join(" "))
+            }
+        }
+        _ => None,
+    }
+}
+
+fn patch_lines(response: Option<&Value>) -> Vec<String> {
+    let Some(hunks) = response
+        .and_then(|r| r.get("structuredPatch"))
+        .and_then(Value::as_array)
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for hunk in hunks {
+        if let Some(lines) = hunk.get("lines").and_then(Value::as_array) {
+            if !out.is_empty() {
+                out.push("@@".to_owned());
+            }
+            out.extend(lines.iter().filter_map(Value::as_str).map(str::to_owned));
+        }
+    }
+    out
+}
+
+/// Lines of a Codex-style `*** Begin Patch` text that add or remove.
+fn apply_patch_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| {
+            (l.starts_with('+') || l.starts_with('-') || l.starts_with(' ') || l.starts_with("@@"))
+                && !l.starts_with("***")
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Reads one stored event.
+pub(crate) fn read<'a>(raw: &'a BatchEvent, index: usize, project_root: &str) -> Event<'a> {
+    // A value cut to fit storage may have become a string of JSON text.
+    let input: Cow<'_, Value> = match &raw.input {
+        Value::String(s) => Cow::Owned(serde_json::from_str::<Value>(s).unwrap_or(Value::Null)),
+        other => Cow::Borrowed(other),
+    };
+    let input = input.as_ref();
+    let response: Option<Cow<'_, Value>> = raw.response.as_ref().map(|r| match r {
+        Value::String(s) if s.starts_with('{') || s.starts_with('[') => serde_json::from_str(s)
+            .map(Cow::Owned)
+            .unwrap_or(Cow::Borrowed(r)),
+        other => Cow::Borrowed(other),
+    });
+    let response_ref = response.as_deref();
+    let result = response_ref.map(text_of).unwrap_or_default();
+
+    let path_from = |files: &[String], keys: &[&str]| -> String {
+        files
+            .first()
+            .cloned()
+            .or_else(|| {
+                str_of(input, keys)
+                    .filter(|p| !p.is_empty())
+                    .map(|p| absolute(p, project_root))
+            })
+            .unwrap_or_default()
+    };
+    const PATH_KEYS: &[&str] = &[
+        "file_path",
+        "path",
+        "notebook_path",
+        "absolute_path",
+        "target_file",
+        "filePath",
+    ];
+
+    let mut error = raw
+        .error
+        .as_deref()
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(str::to_owned);
+    let mut failed = raw.failed;
+    if let Some(r) = response_ref
+        && r.get("is_error").and_then(Value::as_bool) == Some(true)
+    {
+        failed = true;
+        if error.is_none() {
+            error = Some(text_of(r));
+        }
+    }
+
+    let action = match family(&raw.tool_name) {
+        Family::Write => Action::Write {
+            path: path_from(&raw.files_modified, PATH_KEYS),
+            content: str_of(input, &["content", "file_text", "text", "contents"])
+                .map(str::to_owned),
+            created: response_ref
+                .and_then(|r| str_of(r, &["type"]))
+                .and_then(|t| match t {
+                    "create" => Some(true),
+                    "update" => Some(false),
+                    _ => None,
+                }),
+            patch: patch_lines(response_ref),
+        },
+        Family::Edit => {
+            let mut edits = Vec::new();
+            let pair = |v: &Value| -> Option<EditPair> {
+                let old = str_of(v, &["old_string", "old_str", "oldString", "old_text"]);
+                let new = str_of(
+                    v,
+                    &[
+                        "new_string",
+                        "new_str",
+                        "newString",
+                        "new_text",
+                        "code_edit",
+                    ],
+                );
+                (old.is_some() || new.is_some()).then(|| EditPair {
+                    old: old.unwrap_or_default().to_owned(),
+                    new: new.unwrap_or_default().to_owned(),
+                })
+            };
+            if let Some(list) = input.get("edits").and_then(Value::as_array) {
+                edits.extend(list.iter().filter_map(pair));
+            } else if let Some(p) = pair(input) {
+                edits.push(p);
+            }
+            let mut patch = patch_lines(response_ref);
+            if patch.is_empty()
+                && let Some(text) = str_of(input, &["patch", "input"])
+                    .map(str::to_owned)
+                    .or_else(|| command_of(input))
+                    .filter(|t| t.contains("*** Begin Patch"))
+            {
+                patch = apply_patch_lines(&text);
+            }
+            Action::Edit {
+                path: path_from(&raw.files_modified, PATH_KEYS),
+                edits,
+                patch,
+            }
+        }
+        Family::Command => {
+            let r = response_ref.unwrap_or(&Value::Null);
+            let (stdout, stderr) = match r {
+                Value::Object(_) => (
+                    str_of(
+                        r,
+                        &["stdout", "output", "aggregated_output", "formatted_output"],
+                    )
+                    .unwrap_or_default()
+                    .to_owned(),
+                    str_of(r, &["stderr"]).unwrap_or_default().to_owned(),
+                ),
+                Value::Null => (String::new(), String::new()),
+                other => (text_of(other), String::new()),
+            };
+            let mut exit_code = i64_of(r, &["exit_code", "exitCode", "returncode", "return_code"])
+                .or_else(|| error.as_deref().and_then(text::exit_code_in));
+            if exit_code.is_some_and(|c| c != 0) {
+                failed = true;
+            }
+            if failed && exit_code.is_none() {
+                exit_code = error.as_deref().and_then(text::exit_code_in);
+            }
+            Action::Command {
+                command: command_of(input).unwrap_or_default(),
+                description: str_of(input, &["description"]).map(str::to_owned),
+                stdout,
+                stderr,
+                exit_code,
+                interrupted: r.get("interrupted").and_then(Value::as_bool) == Some(true)
+                    || r.get("is_interrupt").and_then(Value::as_bool) == Some(true),
+            }
+        }
+        Family::Read => {
+            let file = response_ref.and_then(|r| r.get("file"));
+            let content = file
+                .and_then(|f| str_of(f, &["content"]))
+                .or_else(|| response_ref.and_then(|r| r.as_str()))
+                .or_else(|| response_ref.and_then(|r| str_of(r, &["content", "output"])));
+            let lines = file
+                .and_then(|f| u64_of(f, &["totalLines", "numLines"]))
+                .or_else(|| content.map(|c| c.lines().count() as u64));
+            let range = match (u64_of(input, &["offset"]), u64_of(input, &["limit"])) {
+                (None, None) => None,
+                (o, l) => Some((o.unwrap_or(1), l.unwrap_or(0))),
+            };
+            Action::Read {
+                path: path_from(&raw.files_read, PATH_KEYS),
+                lines,
+                bytes: content.map(str::len),
+                range,
+            }
+        }
+        Family::Search => {
+            let hits = response_ref.and_then(|r| {
+                u64_of(r, &["numFiles", "numMatches", "numLines", "count", "total"]).or_else(|| {
+                    r.get("filenames")
+                        .and_then(Value::as_array)
+                        .map(|a| a.len() as u64)
+                })
+            });
+            let listing = response_ref
+                .and_then(|r| r.get("filenames"))
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                });
+            Action::Search {
+                tool: raw.tool_name.clone(),
+                pattern: str_of(input, &["pattern", "query", "regex", "glob", "q"])
+                    .map(str::to_owned),
+                scope: str_of(input, &["path", "dir_path", "directory", "glob", "include"])
+                    .map(str::to_owned),
+                hits,
+                result: listing.filter(|l| !l.is_empty()).unwrap_or(result),
+            }
+        }
+        Family::Fetch => Action::Fetch {
+            url: str_of(input, &["url", "uri"])
+                .unwrap_or_default()
+                .to_owned(),
+            result,
+        },
+        Family::Agent => Action::Agent {
+            description: str_of(input, &["description"]).map(str::to_owned),
+            prompt: str_of(input, &["prompt"]).map(str::to_owned),
+            result: match response_ref {
+                Some(r) if str_of(r, &["status"]) == Some("async_launched") => String::new(),
+                _ => result,
+            },
+        },
+        Family::Mcp => {
+            let rest = raw.tool_name.trim_start_matches("mcp__");
+            let (server, tool) = rest.split_once("__").unwrap_or(("", rest));
+            Action::Mcp {
+                server: server.to_owned(),
+                tool: tool.to_owned(),
+                args: compact_args(input),
+                result,
+            }
+        }
+        Family::Other => Action::Other {
+            args: compact_args(input),
+            result,
+        },
+    };
+    Event {
+        raw,
+        index,
+        action,
+        failed,
+        error,
+    }
+}
+
+/// An input object as `key: value` pairs on one line (strings unquoted).
+fn compact_args(input: &Value) -> String {
+    match input {
+        Value::Object(map) => map
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => format!("{k}: {}", text::one_line(s, 80)),
+                other => format!("{k}: {}", text::one_line(&other.to_string(), 80)),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        Value::Null => String::new(),
+        other => text::one_line(&other.to_string(), 200),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ev(tool: &str, input: Value, response: Option<Value>) -> BatchEvent {
+        BatchEvent {
+            tool_name: tool.into(),
+            input,
+            response,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn reads_claude_code_shapes() {
+        let e = ev(
+            "Bash",
+            json!({"command": "cargo test", "description": "Run tests"}),
+            Some(json!({"stdout": "ok", "stderr": "", "interrupted": false})),
+        );
+        let r = read(&e, 0, "/p");
+        assert!(!r.failed);
+        let Action::Command { command, .. } = &r.action else {
+            panic!()
+        };
+        assert_eq!(command, "cargo test");
+
+        let mut f = ev("Bash", json!({"command": "false"}), None);
+        f.failed = true;
+        f.error = Some("Exit code 3".into());
+        let r = read(&f, 0, "/p");
+        let Action::Command { exit_code, .. } = r.action else {
+            panic!()
+        };
+        assert_eq!(exit_code, Some(3));
+
+        let e = ev(
+            "MultiEdit",
+            json!({"file_path": "src/a.rs", "edits": [{"old_string": "a", "new_string": "b"}, 5]}),
+            None,
+        );
+        let r = read(&e, 0, "/p");
+        let Action::Edit { path, edits, .. } = &r.action else {
+            panic!()
+        };
+        assert_eq!(path, "/p/src/a.rs");
+        assert_eq!(edits.len(), 1);
+    }
+
+    #[test]
+    fn wrong_types_never_panic() {
+        for input in [
+            json!(null),
+            json!(5),
+            json!("{\"cut"),
+            json!([1, 2]),
+            json!({"command": 7, "file_path": []}),
+        ] {
+            for tool in [
+                "Bash",
+                "Edit",
+                "Write",
+                "Read",
+                "Grep",
+                "WebFetch",
+                "Task",
+                "mcp__x__y",
+                "Zzz",
+            ] {
+                for response in [
+                    None,
+                    Some(json!(3)),
+                    Some(json!({"file": 4, "structuredPatch": "x"})),
+                ] {
+                    let e = ev(tool, input.clone(), response);
+                    let _ = read(&e, 0, "");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn codex_argv_commands_and_exit_codes() {
+        let e = ev(
+            "shell",
+            json!({"command": ["bash", "-lc", "npm test"]}),
+            Some(json!({"output": "1 failing", "exit_code": 1})),
+        );
+        let r = read(&e, 0, "/p");
+        assert!(r.failed);
+        let Action::Command {
+            command, exit_code, ..
+        } = r.action
+        else {
+            panic!()
+        };
+        assert_eq!(command, "npm test");
+        assert_eq!(exit_code, Some(1));
+    }
+}

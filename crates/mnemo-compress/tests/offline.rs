@@ -1,0 +1,537 @@
+//! The offline compressor on realistic batches built from real Claude Code
+//! payloads, and on whatever else a store may hold.
+
+mod common;
+
+use common::{ROOT, event_from, fix_login_turn, fixture};
+use mnemo_compress::{BatchEvent, ObservationDraft, TurnBatch, VOCABULARY, offline};
+use serde_json::{Value, json};
+
+fn batch(events: Vec<BatchEvent>) -> TurnBatch {
+    TurnBatch {
+        project_root: ROOT.into(),
+        project_name: "demo".into(),
+        prompt: Some("do the thing".into()),
+        events,
+        turn_complete: true,
+        ..Default::default()
+    }
+}
+
+fn edit(file: &str, old: &str, new: &str) -> BatchEvent {
+    let path = format!("{ROOT}/{file}");
+    BatchEvent {
+        tool_name: "Edit".into(),
+        input: json!({"file_path": path, "old_string": old, "new_string": new}),
+        response: Some(json!({"filePath": path, "structuredPatch": []})),
+        files_modified: vec![path],
+        ..Default::default()
+    }
+}
+
+fn bash(command: &str, stdout: &str) -> BatchEvent {
+    BatchEvent {
+        tool_name: "Bash".into(),
+        input: json!({"command": command}),
+        response: Some(json!({"stdout": stdout, "stderr": "", "interrupted": false})),
+        ..Default::default()
+    }
+}
+
+fn bash_failed(command: &str, error: &str) -> BatchEvent {
+    BatchEvent {
+        tool_name: "Bash".into(),
+        failed: true,
+        input: json!({"command": command}),
+        error: Some(error.into()),
+        ..Default::default()
+    }
+}
+
+fn well_formed(o: &ObservationDraft) {
+    assert!(VOCABULARY.contains(&o.kind.as_str()), "{o:?}");
+    assert!(!o.title.trim().is_empty(), "{o:?}");
+    assert!(o.title.len() <= 120, "{o:?}");
+    assert!(o.facts.len() <= 12);
+    assert!(o.concepts.len() <= 6);
+}
+
+#[test]
+fn a_fix_turn_gives_a_feature_and_a_bugfix_naming_files_and_functions() {
+    let out = offline(&fix_login_turn());
+    assert_eq!(out.source, "offline");
+    assert!(out.calls.is_empty() && out.fallback_error.is_none());
+    let obs = &out.observations;
+    assert_eq!(obs.len(), 2, "{obs:#?}");
+    obs.iter().for_each(well_formed);
+
+    let created = &obs[0];
+    assert_eq!(created.kind, "feature");
+    assert_eq!(created.title, "Created auth.py with `login`");
+    assert_eq!(created.files_modified, [format!("{ROOT}/auth.py")]);
+    // The read folded into the turn's first observation.
+    assert_eq!(created.files_read, [format!("{ROOT}/config.py")]);
+    assert!(created.concepts.contains(&"python".to_owned()));
+
+    let fix = &obs[1];
+    assert_eq!(fix.kind, "bugfix");
+    assert_eq!(
+        fix.title,
+        "Command `python -m pytest tests/test_auth.py -q` failed, then passed after editing auth.py"
+    );
+    assert_eq!(
+        fix.subtitle,
+        "AssertionError: login('admin', 'wrong') returned True"
+    );
+    let facts = fix.facts.join("\n");
+    assert!(facts.contains("failed (exit 1): AssertionError"), "{facts}");
+    // The function comes from the context lines of the structured patch.
+    assert!(
+        facts.contains("Edited auth.py in `login` (+1 −1 lines)"),
+        "{facts}"
+    );
+    assert!(facts.contains("`return user == 'admin'` → `return check_hash(user, pw)`"));
+    assert!(facts.contains("passed (1 passed in 0.04s)"), "{facts}");
+    assert!(fix.concepts.contains(&"testing".to_owned()));
+    assert!(fix.narrative.contains("After editing auth.py"));
+
+    let s = out.summary.expect("the turn is complete");
+    assert_eq!(s.request, "fix login please");
+    assert_eq!(s.investigated, "Read config.py");
+    assert!(
+        s.learned.contains("fixed by editing auth.py"),
+        "{}",
+        s.learned
+    );
+    assert!(
+        s.learned.contains("caused by comparing the user name"),
+        "{}",
+        s.learned
+    );
+    assert!(s.completed.contains("Created auth.py"), "{}", s.completed);
+    assert!(s.completed.contains("Refactored login to use check_hash"));
+    assert_eq!(s.next_steps, "Next, consider adding rate limiting.");
+}
+
+#[test]
+fn reads_and_searches_alone_make_one_discovery() {
+    let mut read = fixture("PostToolUse.Read.json");
+    read["tool_input"]["file_path"] = json!(format!("{ROOT}/src/config.rs"));
+    let mut b = batch(vec![
+        event_from(&read),
+        event_from(&fixture("PostToolUseFailure.Read.json")),
+        BatchEvent {
+            tool_name: "Grep".into(),
+            input: json!({"pattern": "parse_config", "path": format!("{ROOT}/src")}),
+            response: Some(json!({"numFiles": 2, "filenames": ["a.rs", "b.rs"]})),
+            ..Default::default()
+        },
+        bash("git log --oneline -5", "abc fix\n"),
+        event_from(&fixture("PostToolUse.mcp.json")),
+    ]);
+    b.last_assistant_message =
+        Some("The config is parsed in `parse_config`, which reads TOML.".into());
+    let out = offline(&b);
+    assert_eq!(out.observations.len(), 1, "{:#?}", out.observations);
+    let o = &out.observations[0];
+    well_formed(o);
+    assert_eq!(o.kind, "discovery");
+    assert!(o.title.starts_with("Read config.rs"), "{}", o.title);
+    assert!(o.files_modified.is_empty());
+    assert_eq!(o.files_read, [format!("{ROOT}/src/config.rs")]);
+    let facts = o.facts.join("\n");
+    assert!(
+        facts.contains("Searched for `parse_config` in src: 2 found"),
+        "{facts}"
+    );
+    assert!(
+        facts.contains(
+            "Could not read /home/dev/projects/acme-billing/docs/LATE_FEES.md: File does not exist."
+        ),
+        "{facts}"
+    );
+    assert!(facts.contains("Ran `git log --oneline -5`"));
+    assert!(facts.contains("MCP memsys search"));
+    assert!(
+        o.narrative
+            .contains("The config is parsed in `parse_config`")
+    );
+    let s = out.summary.unwrap();
+    assert!(
+        s.investigated.contains("read src/config.rs")
+            || s.investigated.contains("Read src/config.rs")
+    );
+    assert!(s.learned.contains("parse_config"), "{}", s.learned);
+}
+
+#[test]
+fn edits_name_the_functions_they_touch() {
+    let out = offline(&batch(vec![
+        edit(
+            "src/config.rs",
+            "pub fn parse_config(text: &str) -> Config {\n    toml::from_str(text).unwrap()\n}",
+            "pub fn parse_config(text: &str) -> Result<Config, Error> {\n    toml::from_str(text).map_err(Error::from)\n}",
+        ),
+        edit(
+            "src/lib.rs",
+            "",
+            "pub fn load_all() -> Vec<Config> {\n    Vec::new()\n}\n",
+        ),
+        edit("src/old.rs", "fn unused() {}\n", ""),
+        edit(
+            "src/net.rs",
+            "let n = old_name(1);\nold_name(2)",
+            "let n = new_name(1);\nnew_name(2)",
+        ),
+    ]));
+    let titles: Vec<&str> = out.observations.iter().map(|o| o.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Changed function `parse_config` in config.rs",
+            "Added function `load_all` to lib.rs",
+            "Removed function `unused` from old.rs",
+            "Renamed `old_name` to `new_name` in net.rs",
+        ]
+    );
+    let kinds: Vec<&str> = out.observations.iter().map(|o| o.kind.as_str()).collect();
+    assert_eq!(kinds, ["change", "feature", "change", "refactor"]);
+    assert!(
+        out.observations[0]
+            .facts
+            .iter()
+            .any(|f| f.contains("+2 −2 lines")),
+        "{:?}",
+        out.observations[0].facts
+    );
+    assert!(
+        out.observations
+            .iter()
+            .all(|o| o.concepts.contains(&"rust".to_owned()))
+    );
+}
+
+#[test]
+fn a_fix_prompt_makes_plain_changes_bugfixes() {
+    let mut b = batch(vec![edit(
+        "auth.py",
+        "return user == 'admin'",
+        "return check_hash(user, pw)",
+    )]);
+    b.prompt = Some("login is broken, fix it".into());
+    let out = offline(&b);
+    assert_eq!(out.observations[0].kind, "bugfix");
+    assert_eq!(
+        out.observations[0].title,
+        "Changed `return user == 'admin'` to `return check_hash(user, pw)` in auth.py"
+    );
+}
+
+#[test]
+fn many_files_merge_into_few_observations() {
+    let events: Vec<BatchEvent> = (0..12)
+        .map(|i| {
+            edit(
+                &format!("src/mod{i}/x.rs"),
+                &format!("a{i}"),
+                &format!("b{i} + 1"),
+            )
+        })
+        .collect();
+    let out = offline(&batch(events));
+    assert!(out.observations.len() <= 4, "{:#?}", out.observations);
+    let merged = out
+        .observations
+        .iter()
+        .find(|o| o.files_modified.len() > 1)
+        .unwrap();
+    assert_eq!(merged.title, "Changed 9 files in src/");
+    assert_eq!(
+        out.observations
+            .iter()
+            .map(|o| o.files_modified.len())
+            .sum::<usize>(),
+        12,
+        "every file is still accounted for"
+    );
+}
+
+#[test]
+fn commands_that_change_things_get_a_line_and_failures_are_remembered() {
+    let out = offline(&batch(vec![
+        bash("npm install express", "added 64 packages"),
+        bash_failed(
+            "npm test",
+            "Exit code 1\n> jest\nFAIL src/app.test.js\n  ● GET / returns 200\n    expect(received).toBe(expected)\nTests: 1 failed, 3 passed",
+        ),
+        bash(
+            "git commit -m \"Add express server\"",
+            "[main 1a2b3c] Add express server",
+        ),
+    ]));
+    let titles: Vec<&str> = out.observations.iter().map(|o| o.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Ran `npm install express`",
+            "Command `npm test` failed: FAIL src/app.test.js",
+            "Committed: Add express server",
+        ],
+        "{:#?}",
+        out.observations
+    );
+    assert!(
+        out.observations[0]
+            .concepts
+            .contains(&"dependencies".to_owned())
+    );
+    assert!(
+        out.observations[1]
+            .facts
+            .iter()
+            .any(|f| f.contains("Tests: 1 failed, 3 passed"))
+    );
+    assert!(out.observations[2].concepts.contains(&"git".to_owned()));
+    let s = out.summary.unwrap();
+    assert!(s.learned.contains("`npm test` fails"), "{}", s.learned);
+    assert!(s.notes.contains("still failing"), "{}", s.notes);
+}
+
+#[test]
+fn a_failed_tool_says_what_failed() {
+    let mut failed_edit = edit("src/a.rs", "nope", "x");
+    failed_edit.failed = true;
+    failed_edit.error = Some("String to replace not found in file.\nString: nope".into());
+    failed_edit.response = None;
+    let out = offline(&batch(vec![
+        failed_edit,
+        event_from(&fixture("PostToolUseFailure.Bash.json")),
+    ]));
+    let titles: Vec<&str> = out.observations.iter().map(|o| o.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Changing src/a.rs failed: String to replace not found in file.",
+            "Command `python3 -c 'import sys; sys.exit(3)'` failed with exit code 3",
+        ]
+    );
+}
+
+#[test]
+fn every_fixture_alone_gives_a_well_formed_observation() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mnemo/tests/fixtures/claude-code");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.starts_with("PostToolUse") {
+            continue;
+        }
+        seen += 1;
+        let out = offline(&batch(vec![event_from(&fixture(&name))]));
+        assert_eq!(out.observations.len(), 1, "{name}: {:#?}", out.observations);
+        well_formed(&out.observations[0]);
+        assert!(out.summary.is_some());
+    }
+    assert!(seen >= 7);
+}
+
+#[test]
+fn empty_batches_and_partial_turns() {
+    let mut b = batch(Vec::new());
+    b.last_assistant_message = Some("Rust's borrow checker forbids two mutable borrows.".into());
+    let out = offline(&b);
+    assert!(out.observations.is_empty());
+    let s = out.summary.unwrap();
+    assert_eq!(s.request, "do the thing");
+    assert!(s.learned.contains("borrow checker"));
+
+    let mut piece = fix_login_turn();
+    piece.turn_complete = false;
+    assert!(offline(&piece).summary.is_none());
+    assert!(!offline(&piece).observations.is_empty());
+}
+
+#[test]
+fn offline_is_deterministic() {
+    let b = mnemo_compress::sample::turn(40);
+    let a = offline(&b);
+    let c = offline(&b);
+    assert_eq!(a.observations, c.observations);
+    assert_eq!(a.summary, c.summary);
+    assert!(a.observations.len() <= 12, "{}", a.observations.len());
+}
+
+/// A small deterministic generator of odd values.
+struct Lcg(u64);
+
+impl Lcg {
+    fn one_in(&mut self, n: u64) -> bool {
+        self.next().is_multiple_of(n)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    fn value(&mut self, depth: u32) -> Value {
+        let keys = [
+            "command",
+            "file_path",
+            "content",
+            "old_string",
+            "new_string",
+            "edits",
+            "stdout",
+            "stderr",
+            "structuredPatch",
+            "lines",
+            "file",
+            "type",
+            "exit_code",
+            "pattern",
+            "filenames",
+            "numFiles",
+            "text",
+            "prompt",
+            "url",
+            "interrupted",
+            "is_error",
+        ];
+        match self.next() % if depth > 2 { 5 } else { 7 } {
+            0 => Value::Null,
+            1 => json!(self.one_in(3)),
+            2 => json!(self.next() as i64 - (1 << 30)),
+            3 => json!(
+                [
+                    "é",
+                    "Exit code 2\nerror: x",
+                    "",
+                    "`",
+                    "\u{0}",
+                    "fn a() {",
+                    "+x",
+                    "-y",
+                    " def f():"
+                ][(self.next() % 9) as usize]
+            ),
+            4 => json!("x".repeat((self.next() % 300) as usize)),
+            5 => Value::Array(
+                (0..self.next() % 4)
+                    .map(|_| self.value(depth + 1))
+                    .collect(),
+            ),
+            _ => {
+                let mut m = serde_json::Map::new();
+                for _ in 0..self.next() % 6 {
+                    let k = keys[(self.next() % keys.len() as u64) as usize];
+                    m.insert(k.into(), self.value(depth + 1));
+                }
+                Value::Object(m)
+            }
+        }
+    }
+}
+
+#[test]
+fn odd_stored_values_never_panic() {
+    let tools = [
+        "Write",
+        "Edit",
+        "MultiEdit",
+        "Bash",
+        "Read",
+        "Grep",
+        "Glob",
+        "LS",
+        "WebFetch",
+        "Task",
+        "Agent",
+        "mcp__x__y",
+        "mcp__",
+        "apply_patch",
+        "shell",
+        "NotebookEdit",
+        "",
+        "Weird",
+    ];
+    let mut rng = Lcg(7);
+    for round in 0..300 {
+        let events: Vec<BatchEvent> = (0..(rng.next() % 8))
+            .map(|_| BatchEvent {
+                tool_name: tools[(rng.next() % tools.len() as u64) as usize].into(),
+                failed: rng.one_in(4),
+                input: rng.value(0),
+                response: (!rng.one_in(3)).then(|| rng.value(0)),
+                error: rng.one_in(3).then(|| "Exit code 1\n\u{1F600} boom".into()),
+                files_read: vec![],
+                files_modified: if rng.one_in(2) {
+                    vec![format!("{ROOT}/f{}.rs", rng.next() % 3)]
+                } else {
+                    vec![]
+                },
+                note: rng.one_in(5).then(|| "input cut from 9 to 3 bytes".into()),
+                ..Default::default()
+            })
+            .collect();
+        let mut b = batch(events);
+        b.last_assistant_message = (round % 2 == 0).then(|| "Done. Next, ship it.".into());
+        let out = offline(&b);
+        if !b.events.is_empty() {
+            assert!(
+                !out.observations.is_empty(),
+                "round {round}: events but no observation"
+            );
+        }
+        out.observations.iter().for_each(well_formed);
+        let rendered = mnemo_compress::render_batch(&b, 4096);
+        assert!(
+            rendered.len() <= 4096 + 64,
+            "round {round}: {}",
+            rendered.len()
+        );
+    }
+}
+
+#[test]
+fn retries_of_one_failing_command_tell_one_story() {
+    let out = offline(&batch(vec![
+        bash_failed(
+            "cargo test",
+            "Exit code 101\nerror[E0425]: cannot find value `x`",
+        ),
+        edit("src/lib.rs", "x + 1", "y + 1"),
+        bash_failed(
+            "cargo test",
+            "Exit code 101\nthread 'main' panicked at src/lib.rs:3",
+        ),
+        edit("src/main.rs", "a()", "b()"),
+        bash("cargo test -p demo", "test result: ok. 3 passed; 0 failed"),
+    ]));
+    assert_eq!(out.observations.len(), 1, "{:#?}", out.observations);
+    let o = &out.observations[0];
+    assert_eq!(o.kind, "bugfix");
+    assert_eq!(
+        o.title,
+        "Command `cargo test` failed, then passed after editing lib.rs and main.rs"
+    );
+    let facts = o.facts.join("\n");
+    assert!(
+        facts.contains("error[E0425]: cannot find value `x`"),
+        "{facts}"
+    );
+    assert!(
+        facts.contains("failed again: thread 'main' panicked at src/lib.rs:3"),
+        "{facts}"
+    );
+    assert!(
+        facts.contains("passed (test result: ok. 3 passed; 0 failed)"),
+        "{facts}"
+    );
+    assert!(!facts.contains("without changes"), "{facts}");
+    assert!(o.concepts.contains(&"rust".to_owned()) && o.concepts.contains(&"testing".to_owned()));
+}
