@@ -194,6 +194,14 @@ impl Drain {
                 self.compressor.provider()
             );
         }
+        if !outcome.repairs.is_empty() {
+            info!(
+                "turn {} of session {}: answer repaired: {}",
+                lease.turn.prompt_number,
+                lease.turn.platform_session_id,
+                outcome.repairs.join("; ")
+            );
+        }
         let result = batch_result(&lease, &outcome, now_ms());
         let (lease_copy, result_copy) = (lease.clone(), result.clone());
         match self

@@ -19,7 +19,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use mnemo_compress::Compressor;
-use mnemo_core::config::ProviderConfig;
 use mnemo_core::time::{format_rfc3339, now_ms};
 use mnemo_core::{Config, DataDir};
 use mnemo_store::Store;
@@ -142,9 +141,7 @@ async fn serve(
                 "provider `{}` cannot be used, compressing offline: {e}",
                 config.provider.name
             );
-            let offline = Compressor::from_config(&ProviderConfig::default())
-                .map_err(setup("the offline compressor"))?;
-            (offline, Some(e.to_string()))
+            (Compressor::offline_only(), Some(e.to_string()))
         }
     };
 

@@ -530,3 +530,43 @@ fn a_spent_budget_means_offline_and_says_so() {
     assert_eq!(report["spend"]["by_project"][0]["key"], "(no project)");
     assert_eq!(report["queue"]["done"], 3);
 }
+
+#[test]
+fn a_provider_that_cannot_be_set_up_means_offline_and_says_why() {
+    let env = Env::new();
+    let no_key = |c: &mut std::process::Command| {
+        c.env("MNEMO_PROVIDER", "anthropic")
+            .env_remove("ANTHROPIC_API_KEY");
+    };
+    let worker = Worker::start(&env, no_key);
+    let proj = project(&env, "p");
+    let session = "ffffffff-0000-0000-0000-000000000001";
+    session_start(&env, &proj, session);
+    turn(&env, &proj, session, 1, &["x.rs"]);
+    wait_all_done(&env, T);
+    assert_eq!(
+        env.count("SELECT count(*) FROM summaries WHERE source = 'offline'"),
+        1
+    );
+    let (_, stats) = worker.get("/api/stats");
+    assert_eq!(stats["provider"], "offline");
+    assert!(
+        stats["provider_error"]
+            .as_str()
+            .unwrap()
+            .contains("API key"),
+        "{stats}"
+    );
+    let status = env.mnemo().args(["worker", "status"]).output().unwrap();
+    assert!(
+        stdout(&status).contains("cannot be used"),
+        "{}",
+        stdout(&status)
+    );
+    let doctor = env.mnemo().arg("doctor").output().unwrap();
+    assert!(
+        stdout(&doctor).contains("compressing offline"),
+        "{}",
+        stdout(&doctor)
+    );
+}

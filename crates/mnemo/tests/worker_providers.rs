@@ -105,13 +105,11 @@ fn a_provider_turns_a_session_into_observations_and_summaries(name: &'static str
 }
 
 #[test]
-#[ignore = "needs the anthropic provider of mnemo-compress (lands with the compressor)"]
 fn anthropic_turns_a_session_into_observations_and_summaries() {
     a_provider_turns_a_session_into_observations_and_summaries("anthropic");
 }
 
 #[test]
-#[ignore = "needs the openai provider of mnemo-compress (lands with the compressor)"]
 fn openai_turns_a_session_into_observations_and_summaries() {
     a_provider_turns_a_session_into_observations_and_summaries("openai");
 }
@@ -120,7 +118,6 @@ fn openai_turns_a_session_into_observations_and_summaries() {
 /// stand-in: the worker's turn is compressed through `claude -p`, and
 /// nothing it started is left when the worker stops.
 #[test]
-#[ignore = "needs the claude-cli provider of mnemo-compress (lands with the compressor)"]
 fn the_real_claude_code_as_the_claude_cli_provider() {
     let env = Env::new();
     let claude = mnemo_testkit::claude_binary().expect("Claude Code (installed by the test kit)");
@@ -231,19 +228,16 @@ fn garbage_answers_still_yield_observations_with_one_call_per_turn(name: &'stati
 }
 
 #[test]
-#[ignore = "needs the anthropic provider of mnemo-compress (lands with the compressor)"]
 fn anthropic_garbage_answers_still_yield_observations_with_one_call_per_turn() {
     garbage_answers_still_yield_observations_with_one_call_per_turn("anthropic");
 }
 
 #[test]
-#[ignore = "needs the openai provider of mnemo-compress (lands with the compressor)"]
 fn openai_garbage_answers_still_yield_observations_with_one_call_per_turn() {
     garbage_answers_still_yield_observations_with_one_call_per_turn("openai");
 }
 
 #[test]
-#[ignore = "needs the anthropic provider of mnemo-compress (lands with the compressor)"]
 fn the_daily_budget_stops_calls_after_the_first() {
     let env = Env::new();
     let stand_in = StandIn::with_responder(|_| Reply::text("{}"));
@@ -326,7 +320,6 @@ fn captured_turn(env: &Env, session: &str) {
 }
 
 #[test]
-#[ignore = "needs the claude-cli provider of mnemo-compress (lands with the compressor)"]
 fn no_child_outlives_a_worker_stopped_with_sigterm() {
     let env = Env::new();
     let (script, pids) = hanging_claude(&env);
@@ -354,7 +347,6 @@ fn no_child_outlives_a_worker_stopped_with_sigterm() {
 }
 
 #[test]
-#[ignore = "needs the claude-cli provider of mnemo-compress (lands with the compressor)"]
 fn children_of_a_worker_killed_with_sigkill_are_ended_by_the_next_one() {
     let env = Env::new();
     let (script, pids) = hanging_claude(&env);
@@ -378,7 +370,6 @@ fn children_of_a_worker_killed_with_sigkill_are_ended_by_the_next_one() {
 /// one observation and one summary per turn (the model answers one
 /// observation per batch, and each turn fits one batch).
 #[test]
-#[ignore = "needs the anthropic provider of mnemo-compress (lands with the compressor)"]
 fn sigkill_during_a_provider_call_loses_and_duplicates_nothing() {
     let env = Env::new();
     let stand_in = StandIn::with_responder(|_| {
