@@ -147,7 +147,14 @@ impl Drain {
             if sleep_or_shutdown(poll, shutdown).await {
                 return;
             }
-            match self.with_store(|s| s.data_version()).await {
+            // Inline, not on a blocking thread: the pragma reads the WAL
+            // index in shared memory and takes microseconds, and a thread
+            // hop per poll would cost more than the poll itself.
+            let current = match &self.store {
+                Some(store) => store.data_version(),
+                None => return,
+            };
+            match current {
                 Ok(v) if v != version => return,
                 Ok(_) => {}
                 Err(_) => return,
