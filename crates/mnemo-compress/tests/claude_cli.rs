@@ -220,7 +220,7 @@ async fn real_claude_code_timeout_kills_its_process_group() {
 }
 
 /// A stand-in `claude`: records its stdin, arguments and environment, starts
-/// a grandchild and sleeps.
+/// a grandchild, says it is ready and sleeps.
 fn fake_claude(dir: &Path) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     let path = dir.join("fake-claude");
@@ -229,7 +229,7 @@ fn fake_claude(dir: &Path) -> PathBuf {
         &path,
         format!(
             "#!/bin/sh\ncat > '{out}/stdin'\nprintf '%s\\n' \"$@\" > '{out}/args'\nenv > '{out}/env'\n\
-             sleep 30 &\nsleep 30\n"
+             sleep 30 &\ntouch '{out}/ready'\nsleep 30\n"
         ),
     )
     .unwrap();
@@ -249,9 +249,14 @@ async fn dropping_the_call_kills_the_whole_group() {
 
     // The worker shutting down drops the future mid-call.
     let call = compressor.compress(&batch, true);
+    let ready = dir.path().join("ready");
     let watch = wait_for(Duration::from_secs(10), || {
-        let p = processes_with_env(&tag);
-        if p.len() >= 2 { p } else { Vec::new() }
+        // Once the grandchild is started, stdin has been read.
+        if ready.exists() {
+            processes_with_env(&tag)
+        } else {
+            Vec::new()
+        }
     });
     let found = tokio::select! {
         out = call => panic!("the call ended first: {:?}", out.fallback_error),

@@ -13,6 +13,10 @@ pub const CONFIG_FILE: &str = "config.toml";
 pub const LOG_DIR: &str = "logs";
 pub const HOOK_LOG_FILE: &str = "hook.log";
 pub const SPOOL_DIR: &str = "spool";
+/// Held (OS file lock) by the running worker: one worker per data directory.
+pub const WORKER_LOCK_FILE: &str = "worker.lock";
+/// The running worker's pid, port and API token (mode 0600).
+pub const WORKER_INFO_FILE: &str = "worker.json";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataDir {
@@ -64,6 +68,14 @@ impl DataDir {
 
     pub fn hook_log_path(&self) -> PathBuf {
         self.log_dir().join(HOOK_LOG_FILE)
+    }
+
+    pub fn worker_lock_path(&self) -> PathBuf {
+        self.root.join(WORKER_LOCK_FILE)
+    }
+
+    pub fn worker_info_path(&self) -> PathBuf {
+        self.root.join(WORKER_INFO_FILE)
     }
 
     pub fn spool_dir(&self) -> PathBuf {

@@ -8,6 +8,9 @@
 //!   and how it comes back, once and in order;
 //! - [`schema`]: the migrations;
 //! - [`memory`]: observations, summaries and their full-text indexes;
+//! - [`queue`]: the events table as the worker's durable queue (leases,
+//!   batches per turn, retries);
+//! - [`ledger`]: the LLM calls the worker made, and the token budgets;
 //! - [`export`]: JSON Lines out and in;
 //! - [`status`]: counts and health for `doctor`.
 //!
@@ -16,7 +19,9 @@
 
 pub mod capture;
 pub mod export;
+pub mod ledger;
 pub mod memory;
+pub mod queue;
 pub mod record;
 pub mod schema;
 pub mod spool;

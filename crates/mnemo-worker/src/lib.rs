@@ -1,1 +1,69 @@
-//! The background worker (issue 3). STUB: see the issue.
+//! The background worker: turns captured events into observations and
+//! summaries, and serves the local HTTP API and live stream.
+//!
+//! One worker per data directory ([`lock`]); clients find it through
+//! `worker.json` ([`info`]) and talk to it over loopback HTTP ([`api`];
+//! [`client`] is the CLI's side). [`service`] runs the process from start to
+//! exit; [`drain`] moves the durable queue through the compressor into the
+//! store, within the token budgets; [`logging`] writes the rotating log;
+//! [`orphans`] ends what a killed predecessor left running.
+//! [`probe`] answers "is a worker running, and is it healthy?" for the CLI
+//! and `doctor`.
+
+pub mod api;
+pub mod client;
+pub mod drain;
+pub mod info;
+pub mod lock;
+pub mod logging;
+pub mod orphans;
+pub mod service;
+
+use std::time::Duration;
+
+use mnemo_core::DataDir;
+
+pub use info::WorkerInfo;
+pub use service::{RunError, run};
+
+/// What a look at the data directory says about its worker.
+#[derive(Debug, Clone)]
+pub enum Liveness {
+    /// Nobody holds the lock. `stale_info` when a `worker.json` was left
+    /// behind by a worker that was killed.
+    NotRunning { stale_info: bool },
+    /// The lock is held but `worker.json` is not there (yet).
+    Starting,
+    /// The lock is held; `health` is the answer of `/api/health` or why
+    /// there was none.
+    Running {
+        info: Box<WorkerInfo>,
+        health: Result<serde_json::Value, String>,
+    },
+}
+
+/// Looks at the lock, `worker.json` and `/api/health`.
+pub fn probe(data: &DataDir, timeout: Duration) -> std::io::Result<Liveness> {
+    if !lock::is_held(&data.worker_lock_path())? {
+        return Ok(Liveness::NotRunning {
+            stale_info: data.worker_info_path().exists(),
+        });
+    }
+    let Some(info) = info::read(data) else {
+        return Ok(Liveness::Starting);
+    };
+    let health = client::request(info.port, "GET", "/api/health", None, None, timeout)
+        .map_err(|e| format!("no answer on 127.0.0.1:{}: {e}", info.port))
+        .and_then(|r| {
+            if r.status == 200 {
+                r.json()
+                    .ok_or_else(|| "health answer is not JSON".to_owned())
+            } else {
+                Err(format!("health answered {}: {}", r.status, r.body))
+            }
+        });
+    Ok(Liveness::Running {
+        info: Box::new(info),
+        health,
+    })
+}

@@ -1,17 +1,487 @@
-//! `mnemo worker …` and `mnemo stats`. STUB until issue 3.
+//! `mnemo worker start|stop|status|restart|run|retry` and `mnemo stats`.
+//!
+//! `run` is the worker itself, in the foreground (what `start` and the hooks
+//! spawn detached). The other commands find the worker through its lock and
+//! `worker.json` and talk to it over its loopback API; `retry` and `stats`
+//! work on the database directly, so they need no running worker.
 
-use anyhow::{Result, bail};
+use std::process::Child;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use mnemo_core::time::{format_rfc3339, now_ms};
+use mnemo_core::{Config, DataDir};
+use mnemo_store::ledger::day_start_utc;
+use mnemo_store::queue::RetrySelection;
+use mnemo_worker::{Liveness, WorkerInfo, client, info, probe};
+use serde_json::json;
+
+use crate::output::{data_and_config, open_store, open_store_read_only};
 
 #[derive(clap::Args)]
-pub struct WorkerArgs {}
-
-#[derive(clap::Args)]
-pub struct StatsArgs {}
-
-pub fn worker(_args: WorkerArgs) -> Result<i32> {
-    bail!("not built yet")
+pub struct WorkerArgs {
+    #[command(subcommand)]
+    command: WorkerCommand,
 }
 
-pub fn stats(_args: StatsArgs) -> Result<i32> {
-    bail!("not built yet")
+#[derive(clap::Subcommand)]
+enum WorkerCommand {
+    /// Start the worker in the background; returns once it answers.
+    Start {
+        /// Give up waiting for it after this many seconds.
+        #[arg(long, default_value_t = 15)]
+        timeout: u64,
+    },
+    /// Stop the worker gracefully (its current batch is finished or given back).
+    Stop {
+        #[arg(long, default_value_t = 15)]
+        timeout: u64,
+    },
+    /// Is the worker running, on which port, with what backlog?
+    ///
+    /// Exit status 0 when it runs and answers, 3 when it does not run.
+    Status {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop, then start.
+    Restart {
+        #[arg(long, default_value_t = 15)]
+        timeout: u64,
+    },
+    /// Run the worker in the foreground (logs to logs/worker.log, and to the terminal).
+    Run,
+    /// Put failed events back in the queue.
+    Retry {
+        /// Every failed event.
+        #[arg(long, conflicts_with = "ids")]
+        all: bool,
+        /// Event ids (from `mnemo doctor`, `mnemo worker status` or /api/queue).
+        ids: Vec<i64>,
+    },
+}
+
+#[derive(clap::Args)]
+pub struct StatsArgs {
+    /// Machine-readable output.
+    #[arg(long)]
+    json: bool,
+    /// How many days back (today included).
+    #[arg(long, default_value_t = 7)]
+    days: u32,
+}
+
+pub fn worker(args: WorkerArgs) -> Result<i32> {
+    match args.command {
+        WorkerCommand::Run => run(),
+        WorkerCommand::Start { timeout } => {
+            let (data, _config) = data_and_config()?;
+            start(&data, Duration::from_secs(timeout))
+        }
+        WorkerCommand::Stop { timeout } => {
+            let data = DataDir::resolve()?;
+            stop(&data, Duration::from_secs(timeout))
+        }
+        WorkerCommand::Restart { timeout } => {
+            let (data, _config) = data_and_config()?;
+            stop(&data, Duration::from_secs(timeout))?;
+            start(&data, Duration::from_secs(timeout))
+        }
+        WorkerCommand::Status { json } => status(json),
+        WorkerCommand::Retry { all, ids } => retry(all, &ids),
+    }
+}
+
+/// The worker in this process. The configuration is read leniently, like
+/// hooks read it: a worker spawned by a hook must not refuse to run over a
+/// typo (the warnings go to its log).
+fn run() -> Result<i32> {
+    let data = DataDir::resolve()?;
+    let loaded = Config::load_lenient(&data.config_path());
+    match mnemo_worker::run(&data, loaded.config, &loaded.warnings) {
+        Ok(()) => Ok(0),
+        Err(e) => {
+            crate::output::error(&e.to_string());
+            Ok(1)
+        }
+    }
+}
+
+const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+
+fn log_path(data: &DataDir) -> std::path::PathBuf {
+    data.log_dir().join(mnemo_worker::logging::WORKER_LOG_FILE)
+}
+
+/// The last lines of the worker log, to show with a start-up failure.
+fn log_tail(data: &DataDir, lines: usize) -> String {
+    let text = std::fs::read_to_string(log_path(data)).unwrap_or_default();
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n  ")
+}
+
+fn start(data: &DataDir, timeout: Duration) -> Result<i32> {
+    if let Liveness::Running {
+        info,
+        health: Ok(_),
+    } = probe(data, PROBE_TIMEOUT)?
+    {
+        println!(
+            "worker already running (pid {}, port {}, data {})",
+            info.pid,
+            info.port,
+            data.root().display()
+        );
+        return Ok(0);
+    }
+    let mut child = mnemo_capture::worker_start::spawn_detached(data)
+        .context("cannot spawn `mnemo worker run`")?;
+    let info = wait_until_healthy(data, &mut child, timeout)?;
+    println!(
+        "worker started (pid {}, port {}, data {}, log {})",
+        info.pid,
+        info.port,
+        data.root().display(),
+        info.log_file
+    );
+    Ok(0)
+}
+
+fn wait_until_healthy(data: &DataDir, child: &mut Child, timeout: Duration) -> Result<WorkerInfo> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(exit) = child.try_wait()? {
+            // Lost a race with a worker a hook started? Then that one is fine.
+            if let Liveness::Running {
+                info,
+                health: Ok(_),
+            } = probe(data, PROBE_TIMEOUT)?
+            {
+                return Ok(*info);
+            }
+            bail!(
+                "the worker exited at start-up ({exit}); its log {} ends with:\n  {}",
+                log_path(data).display(),
+                log_tail(data, 5)
+            );
+        }
+        if let Some(info) = info::read(data).filter(|i| i.pid == child.id()) {
+            let health =
+                client::request(info.port, "GET", "/api/health", None, None, PROBE_TIMEOUT);
+            if health.is_ok_and(|r| r.status == 200) {
+                return Ok(info);
+            }
+        }
+        if Instant::now() >= deadline {
+            bail!(
+                "the worker (pid {}) did not answer within {} s; see its log {}",
+                child.id(),
+                timeout.as_secs(),
+                log_path(data).display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+fn stop(data: &DataDir, timeout: Duration) -> Result<i32> {
+    let deadline = Instant::now() + timeout;
+    let info = loop {
+        match probe(data, PROBE_TIMEOUT)? {
+            Liveness::NotRunning { stale_info } => {
+                if stale_info {
+                    let _ = std::fs::remove_file(data.worker_info_path());
+                }
+                println!("worker not running");
+                return Ok(0);
+            }
+            Liveness::Running { info, .. } => break info,
+            Liveness::Starting if Instant::now() < deadline => {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Liveness::Starting => bail!(
+                "a worker holds {} but wrote no worker.json; see {}",
+                data.worker_lock_path().display(),
+                log_path(data).display()
+            ),
+        }
+    };
+    let asked = client::call(&info, "POST", "/api/shutdown", None, PROBE_TIMEOUT)
+        .is_ok_and(|r| r.status == 202);
+    if !asked {
+        terminate(info.pid);
+    }
+    while mnemo_worker::lock::is_held(&data.worker_lock_path())? {
+        if Instant::now() >= deadline {
+            bail!(
+                "the worker (pid {}) did not stop within {} s; see {}, or kill it (`kill -9 {}`): \
+                 nothing is lost, the next worker takes its batch back",
+                info.pid,
+                timeout.as_secs(),
+                log_path(data).display(),
+                info.pid
+            );
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    println!("worker stopped (pid {})", info.pid);
+    Ok(0)
+}
+
+/// SIGTERM, for a worker that does not answer over HTTP.
+fn terminate(pid: u32) {
+    #[cfg(unix)]
+    {
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe {
+            libc::kill(pid as libc::pid_t, libc::SIGTERM);
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+    }
+}
+
+fn status(as_json: bool) -> Result<i32> {
+    let data = DataDir::resolve()?;
+    let liveness = probe(&data, PROBE_TIMEOUT)?;
+    let stats = match &liveness {
+        Liveness::Running {
+            info,
+            health: Ok(_),
+        } => client::call(info, "GET", "/api/stats?days=1", None, PROBE_TIMEOUT)
+            .ok()
+            .and_then(|r| r.json()),
+        _ => None,
+    };
+    let (running, code) = match &liveness {
+        Liveness::Running { health: Ok(_), .. } => (true, 0),
+        Liveness::Running { .. } | Liveness::Starting => (true, 1),
+        Liveness::NotRunning { .. } => (false, 3),
+    };
+    if as_json {
+        let report = match &liveness {
+            Liveness::NotRunning { stale_info } => json!({
+                "running": false,
+                "data_dir": data.root(),
+                "stale_worker_json": stale_info,
+            }),
+            Liveness::Starting => {
+                json!({ "running": true, "starting": true, "data_dir": data.root() })
+            }
+            Liveness::Running { info, health } => json!({
+                "running": running,
+                "healthy": health.is_ok(),
+                "error": health.as_ref().err(),
+                "pid": info.pid,
+                "port": info.port,
+                "version": info.version,
+                "started_at": info.started_at,
+                "data_dir": info.data_dir,
+                "log_file": info.log_file,
+                "provider": info.provider,
+                "provider_error": info.provider_error,
+                "budget_exhausted": info.budget_exhausted,
+                "queue": stats.as_ref().map(|s| s["queue"].clone()),
+            }),
+        };
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(code);
+    }
+    match &liveness {
+        Liveness::NotRunning { stale_info } => {
+            println!(
+                "worker not running (data {}); hooks start it on the next prompt, or run `mnemo worker start`",
+                data.root().display()
+            );
+            if *stale_info {
+                println!(
+                    "  (a worker.json was left behind by a worker that was killed; the next one replaces it)"
+                );
+            }
+        }
+        Liveness::Starting => println!("worker starting (data {})", data.root().display()),
+        Liveness::Running { info, health } => {
+            println!(
+                "worker running: pid {}, port {}, version {}, since {}",
+                info.pid, info.port, info.version, info.started_at
+            );
+            println!("  data {}  log {}", info.data_dir, info.log_file);
+            match health {
+                Ok(_) => {}
+                Err(e) => println!("  not answering: {e}"),
+            }
+            if let Some(s) = &stats {
+                let q = &s["queue"];
+                println!(
+                    "  queue: {} pending, {} leased, {} done, {} failed",
+                    q["pending"], q["leased"], q["done"], q["failed"]
+                );
+                println!(
+                    "  compressing with: {}",
+                    s["compressing_with"].as_str().unwrap_or("?")
+                );
+            }
+            if let Some(e) = &info.provider_error {
+                println!("  the configured provider cannot be used: {e}");
+            }
+            if let Some(b) = &info.budget_exhausted {
+                println!("  {}", b.message);
+            }
+        }
+    }
+    Ok(code)
+}
+
+fn retry(all: bool, ids: &[i64]) -> Result<i32> {
+    if !all && ids.is_empty() {
+        bail!("say which events: `mnemo worker retry --all` or `mnemo worker retry ID...`");
+    }
+    let (data, config) = data_and_config()?;
+    let mut store = open_store(&data, &config)?;
+    let which = if all {
+        RetrySelection::All
+    } else {
+        RetrySelection::Ids(ids)
+    };
+    let n = store.retry_events(which)?;
+    println!("{n} events back in the queue");
+    if n > 0 && !mnemo_worker::lock::is_held(&data.worker_lock_path())? {
+        println!("the worker is not running: `mnemo worker start` (or the next prompt starts it)");
+    }
+    Ok(0)
+}
+
+pub fn stats(args: StatsArgs) -> Result<i32> {
+    let (data, config) = data_and_config()?;
+    let store = open_store_read_only(&data, &config)?;
+    let now = now_ms();
+    let days = args.days.clamp(1, 3660);
+    let since = day_start_utc(now) - i64::from(days - 1) * 86_400_000;
+    let spend = store.spend_report(since, now)?;
+    let queue = store.queue_counts(now)?;
+    // The worker's own view (it may be a session budget) wins over ours.
+    let worker_budget = info::read(&data)
+        .filter(|_| mnemo_worker::lock::is_held(&data.worker_lock_path()).unwrap_or(false))
+        .and_then(|i| i.budget_exhausted);
+    let exhausted = match worker_budget {
+        Some(b) => Some(b),
+        None => (config.provider.name != "offline")
+            .then(|| {
+                store
+                    .budget_exhausted(&config.budget, None, now)
+                    .ok()
+                    .flatten()
+            })
+            .flatten()
+            .map(|e| info::ExhaustedInfo::from(&e)),
+    };
+    if args.json {
+        let report = json!({
+            "days": days,
+            "since": format_rfc3339(since),
+            "provider": config.provider.name,
+            "budget": {
+                "daily_tokens": config.budget.daily_tokens,
+                "session_tokens": config.budget.session_tokens,
+                "today_tokens": spend.today_tokens,
+                "exhausted": exhausted,
+            },
+            "spend": spend,
+            "queue": queue,
+        });
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(0);
+    }
+    println!(
+        "LLM spend, last {days} day{} (UTC), provider `{}`:",
+        if days == 1 { "" } else { "s" },
+        config.provider.name
+    );
+    if spend.by_day.is_empty() {
+        println!("  no LLM calls");
+    } else {
+        print_spend("day", &spend.by_day);
+        println!();
+        println!("Per project:");
+        print_spend("project", &spend.by_project);
+    }
+    let limit = |n: u64| {
+        if n == 0 {
+            "no limit".to_owned()
+        } else {
+            format!("{} tokens", thousands(n))
+        }
+    };
+    println!();
+    println!(
+        "Today: {} tokens; daily budget {}, per session {}",
+        thousands(spend.today_tokens),
+        limit(config.budget.daily_tokens),
+        limit(config.budget.session_tokens)
+    );
+    if let Some(e) = &exhausted {
+        println!("Budget: {}", e.message);
+    }
+    println!(
+        "Queue: {} pending ({} backing off), {} leased, {} done, {} failed{}",
+        queue.pending,
+        queue.backing_off,
+        queue.leased,
+        queue.done,
+        queue.failed,
+        if queue.failed > 0 {
+            " (see `mnemo doctor`; `mnemo worker retry --all`)"
+        } else {
+            ""
+        }
+    );
+    Ok(0)
+}
+
+fn print_spend(key: &str, rows: &[mnemo_store::ledger::Spend]) {
+    let width = rows
+        .iter()
+        .map(|r| r.key.len())
+        .chain([key.len()])
+        .max()
+        .unwrap_or(10);
+    let pw = rows
+        .iter()
+        .map(|r| r.provider.len() + r.model.len() + 1)
+        .chain([14])
+        .max()
+        .unwrap_or(14);
+    println!(
+        "  {key:<width$}  {:<pw$}  {:>6}  {:>12}  {:>12}",
+        "provider/model", "calls", "input tok", "output tok"
+    );
+    for r in rows {
+        let calls = if r.failed_calls > 0 {
+            format!("{} ({} failed)", r.calls, r.failed_calls)
+        } else {
+            r.calls.to_string()
+        };
+        println!(
+            "  {:<width$}  {:<pw$}  {:>6}  {:>12}  {:>12}",
+            r.key,
+            format!("{}/{}", r.provider, r.model),
+            calls,
+            thousands(r.input_tokens),
+            thousands(r.output_tokens)
+        );
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

@@ -1,0 +1,151 @@
+//! Who may talk to the worker.
+//!
+//! Listening on 127.0.0.1 keeps other machines out, but not a web page in
+//! the user's own browser: a page can aim requests at localhost, and with
+//! DNS rebinding a hostile domain can even resolve to 127.0.0.1 and read the
+//! answers. So:
+//! - every request must name the worker itself in `Host` (`127.0.0.1`,
+//!   `localhost`, optionally with our port); a rebinding page sends its own
+//!   domain there and gets 403;
+//! - a request that carries an `Origin` (browsers add it to cross-origin and
+//!   non-GET requests) must come from a page of the worker itself; no CORS
+//!   headers are ever granted, so other pages cannot read answers either;
+//! - every route but `/api/health` needs the token from `worker.json`
+//!   (mode 0600, so other users of the machine cannot read it): as
+//!   `Authorization: Bearer …`, or as the `mnemo_token` cookie that a later
+//!   viewer sets. The comparison takes the same time wherever it differs.
+
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+
+use super::{ApiError, AppState};
+use crate::info::constant_time_eq;
+
+/// Host and Origin checks, for every route.
+pub async fn local_only(State(app): State<AppState>, request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("");
+    if !is_local_host(host, app.port) {
+        return ApiError::new(
+            StatusCode::FORBIDDEN,
+            format!(
+                "Host `{host}` refused: the worker only answers requests addressed to 127.0.0.1 or localhost"
+            ),
+        )
+        .into_response();
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        if !is_local_origin(origin, app.port) {
+            return ApiError::new(
+                StatusCode::FORBIDDEN,
+                format!("Origin `{origin}` refused: cross-origin requests are not allowed"),
+            )
+            .into_response();
+        }
+    }
+    app.touch();
+    next.run(request).await
+}
+
+/// The token check, for every route but health.
+pub async fn require_token(State(app): State<AppState>, request: Request, next: Next) -> Response {
+    match presented_token(request.headers()) {
+        Some(token) if constant_time_eq(token.as_bytes(), app.token.as_bytes()) => {
+            next.run(request).await
+        }
+        presented => {
+            let message = if presented.is_some() {
+                "wrong token; use the one in worker.json of the data directory"
+            } else {
+                "missing token: send `Authorization: Bearer <token>` with the token from worker.json"
+            };
+            let mut response = ApiError::new(StatusCode::UNAUTHORIZED, message).into_response();
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                header::HeaderValue::from_static("Bearer"),
+            );
+            response
+        }
+    }
+}
+
+fn presented_token(headers: &HeaderMap) -> Option<String> {
+    if let Some(value) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+    {
+        let value = value.trim();
+        let token = value
+            .strip_prefix("Bearer ")
+            .or_else(|| value.strip_prefix("bearer "))
+            .unwrap_or("");
+        return Some(token.trim().to_owned());
+    }
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == "mnemo_token")
+        .map(|(_, value)| value.trim().to_owned())
+}
+
+/// `127.0.0.1`, `localhost`, either with our port.
+pub fn is_local_host(host: &str, port: u16) -> bool {
+    let (name, host_port) = match host.rsplit_once(':') {
+        Some((name, p)) => (name, Some(p)),
+        None => (host, None),
+    };
+    let name_ok = name == "127.0.0.1" || name.eq_ignore_ascii_case("localhost");
+    let port_ok = host_port.is_none_or(|p| p.parse::<u16>().is_ok_and(|p| p == port));
+    name_ok && port_ok
+}
+
+fn is_local_origin(origin: &str, port: u16) -> bool {
+    origin
+        .strip_prefix("http://")
+        .is_some_and(|rest| is_local_host(rest.trim_end_matches('/'), port))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts() {
+        assert!(is_local_host("127.0.0.1:4000", 4000));
+        assert!(is_local_host("localhost", 4000));
+        assert!(is_local_host("LOCALHOST:4000", 4000));
+        assert!(!is_local_host("127.0.0.1:4001", 4000));
+        assert!(!is_local_host("evil.example", 4000));
+        assert!(!is_local_host("evil.example:4000", 4000));
+        assert!(!is_local_host("127.0.0.1.evil.example:4000", 4000));
+        assert!(!is_local_host("", 4000));
+    }
+
+    #[test]
+    fn origins() {
+        assert!(is_local_origin("http://127.0.0.1:4000", 4000));
+        assert!(is_local_origin("http://localhost:4000", 4000));
+        assert!(!is_local_origin("https://evil.example", 4000));
+        assert!(!is_local_origin("http://localhost:5173", 4000));
+        assert!(!is_local_origin("null", 4000));
+    }
+
+    #[test]
+    fn tokens_from_header_or_cookie() {
+        let mut h = HeaderMap::new();
+        assert_eq!(presented_token(&h), None);
+        h.insert(header::COOKIE, "a=b; mnemo_token=xyz".parse().unwrap());
+        assert_eq!(presented_token(&h).as_deref(), Some("xyz"));
+        h.insert(header::AUTHORIZATION, "Bearer abc".parse().unwrap());
+        assert_eq!(presented_token(&h).as_deref(), Some("abc"));
+    }
+}

@@ -1,0 +1,512 @@
+//! The queue writer: leases a turn, compresses it, stores the result, tells
+//! the stream; again until nothing is ready, then waits for hooks to write.
+//!
+//! It owns the worker's one long-lived write connection, used from blocking
+//! threads. Hooks write the database directly (no HTTP on their path), so
+//! the drain learns about new events by polling SQLite's `data_version`,
+//! which changes exactly when another connection commits: a pragma every
+//! 10 ms (250 ms after a quiet minute), microseconds each.
+//!
+//! Cost governance happens here: before each batch the ledger is summed
+//! against the daily and session budgets, and past either the compressor is
+//! told that no LLM call is allowed (it compresses offline). The state is
+//! kept for `/api/stats` and written to `worker.json` for `mnemo doctor`.
+//!
+//! Shutdown: compression runs as its own task so that it can be aborted;
+//! aborting drops the compress future, which kills the provider's child
+//! processes, and the lease is given back untried. Storing is one short
+//! transaction and is never interrupted.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use mnemo_compress::{BatchEvent, Compressor, Outcome, TurnBatch};
+use mnemo_core::time::now_ms;
+use mnemo_store::ledger::{Exhausted, NewLlmCall};
+use mnemo_store::memory::{NewObservation, NewSummary};
+use mnemo_store::queue::{BatchResult, Lease, QueueLimits, QueuedEvent, Stored};
+use mnemo_store::{Store, StoreError};
+use tokio::sync::watch;
+use tracing::{error, info, warn};
+
+use crate::api::records::{new_observation_json, new_summary_json};
+use crate::api::{AppState, StreamEvent};
+use crate::info::{ExhaustedInfo, WorkerInfo};
+
+/// How often the drain looks for new commits when it has nothing to do:
+/// often while work is coming in, less often after a quiet minute.
+const POLL_BUSY: Duration = Duration::from_millis(10);
+const POLL_QUIET: Duration = Duration::from_millis(250);
+const QUIET_AFTER_MS: i64 = 60_000;
+/// How often it re-checks for turns that became ready by age or backoff.
+const RECHECK: Duration = Duration::from_secs(1);
+
+pub struct Drain {
+    app: AppState,
+    store: Option<Store>,
+    compressor: Arc<Compressor>,
+    limits: QueueLimits,
+    max_attempts: i64,
+    info: WorkerInfo,
+}
+
+/// Whether the loop goes on.
+#[derive(PartialEq)]
+enum Flow {
+    Continue,
+    Stop,
+}
+
+impl Drain {
+    pub fn new(app: AppState, store: Store, compressor: Compressor, info: WorkerInfo) -> Drain {
+        let w = &app.config.worker;
+        let limits = QueueLimits {
+            batch_max_events: w.batch_max_events.max(1) as usize,
+            batch_max_bytes: w.batch_max_bytes.max(1) as usize,
+            turn_flush_ms: (w.turn_flush_secs * 1000) as i64,
+            lease_ms: (w.lease_secs.max(1) * 1000) as i64,
+        };
+        let max_attempts = w.max_attempts.max(1) as i64;
+        Drain {
+            app,
+            store: Some(store),
+            compressor: Arc::new(compressor),
+            limits,
+            max_attempts,
+            info,
+        }
+    }
+
+    /// Runs until shutdown is requested.
+    pub async fn run(mut self) {
+        let mut shutdown = self.app.shutdown.subscribe();
+        while !*shutdown.borrow() {
+            let limits = self.limits;
+            // data_version first: a commit between the two calls is then
+            // seen as a change and the lease is tried again at once.
+            let next = self
+                .with_store(move |s| {
+                    let version = s.data_version()?;
+                    Ok((version, s.lease_next_turn(now_ms(), &limits)?))
+                })
+                .await;
+            match next {
+                Ok((_, Some(lease))) => {
+                    if self.process(lease, &mut shutdown).await == Flow::Stop {
+                        break;
+                    }
+                }
+                Ok((version, None)) => self.wait_for_work(version, &mut shutdown).await,
+                Err(e) => {
+                    error!("cannot read the queue: {e}");
+                    sleep_or_shutdown(Duration::from_secs(2), &mut shutdown).await;
+                }
+            }
+        }
+        info!("queue drain stopped");
+    }
+
+    /// Runs `f` with the write connection on a blocking thread (reopening
+    /// the connection if a previous call lost it).
+    async fn with_store<T, F>(&mut self, f: F) -> Result<T, String>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Store) -> Result<T, StoreError> + Send + 'static,
+    {
+        let store = self.store.take();
+        let path = self.app.data.db_path();
+        let busy = Duration::from_millis(self.app.config.store.busy_timeout_ms);
+        let joined = tokio::task::spawn_blocking(move || {
+            let mut store = match store {
+                Some(s) => s,
+                None => match Store::open(&path, busy) {
+                    Ok(s) => s,
+                    Err(e) => return (None, Err(e)),
+                },
+            };
+            let result = f(&mut store);
+            (Some(store), result)
+        })
+        .await;
+        match joined {
+            Ok((store, result)) => {
+                self.store = store;
+                result.map_err(|e| e.to_string())
+            }
+            Err(e) => Err(format!("database task failed: {e}")),
+        }
+    }
+
+    /// Sleeps until a hook commits something, a second passes, or shutdown.
+    async fn wait_for_work(&mut self, version: i64, shutdown: &mut watch::Receiver<bool>) {
+        let started = Instant::now();
+        let quiet = now_ms() - self.app.last_activity_ms.load(Ordering::Relaxed) > QUIET_AFTER_MS;
+        let poll = if quiet { POLL_QUIET } else { POLL_BUSY };
+        while started.elapsed() < RECHECK {
+            if sleep_or_shutdown(poll, shutdown).await {
+                return;
+            }
+            // Inline, not on a blocking thread: the pragma reads the WAL
+            // index in shared memory and takes microseconds, and a thread
+            // hop per poll would cost more than the poll itself.
+            let current = match &self.store {
+                Some(store) => store.data_version(),
+                None => return,
+            };
+            match current {
+                Ok(v) if v != version => return,
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        }
+    }
+
+    async fn process(&mut self, lease: Lease, shutdown: &mut watch::Receiver<bool>) -> Flow {
+        let started = Instant::now();
+        let batch = build_batch(&lease);
+        let mut llm_allowed = false;
+        let outcome = if batch.events.is_empty() && !batch.turn_complete {
+            // A turn end with nothing to summarize: just mark it done.
+            Outcome::default()
+        } else {
+            llm_allowed = self.llm_allowed(lease.turn.session_id).await;
+            let compressor = self.compressor.clone();
+            let limit = Duration::from_millis(self.limits.lease_ms as u64);
+            match compress(compressor, batch.clone(), llm_allowed, limit, shutdown).await {
+                Ok(outcome) => outcome,
+                Err(Interrupted::Shutdown) => {
+                    let lease_copy = lease.clone();
+                    if let Err(e) = self.with_store(move |s| s.release_lease(&lease_copy)).await {
+                        warn!("could not give the lease back ({e}); the next worker takes it back");
+                    }
+                    info!(
+                        "stopping: gave back turn {} of session {} untried",
+                        lease.turn.prompt_number, lease.turn.platform_session_id
+                    );
+                    return Flow::Stop;
+                }
+                Err(Interrupted::Failed(message)) => {
+                    self.fail(lease, message).await;
+                    return Flow::Continue;
+                }
+            }
+        };
+        // (Past a budget the fallback is expected and was reported once.)
+        if let Some(e) = outcome.fallback_error.as_ref().filter(|_| llm_allowed) {
+            warn!(
+                "turn {} of session {}: {} not usable, compressed offline instead: {e}",
+                lease.turn.prompt_number,
+                lease.turn.platform_session_id,
+                self.compressor.provider()
+            );
+        }
+        if !outcome.repairs.is_empty() {
+            info!(
+                "turn {} of session {}: answer repaired: {}",
+                lease.turn.prompt_number,
+                lease.turn.platform_session_id,
+                outcome.repairs.join("; ")
+            );
+        }
+        let result = batch_result(&lease, &outcome, now_ms());
+        let (lease_copy, result_copy) = (lease.clone(), result.clone());
+        match self
+            .with_store(move |s| s.complete_lease(&lease_copy, &result_copy))
+            .await
+        {
+            Ok(stored) => {
+                info!(
+                    "turn {} of session {}: {} events -> {} observations{} ({}, {} ms)",
+                    lease.turn.prompt_number,
+                    lease.turn.platform_session_id,
+                    lease.events.len(),
+                    stored.observation_ids.len(),
+                    if stored.summary_id.is_some() {
+                        " + summary"
+                    } else {
+                        ""
+                    },
+                    if outcome.source.is_empty() {
+                        "nothing to compress"
+                    } else {
+                        outcome.source.as_str()
+                    },
+                    started.elapsed().as_millis()
+                );
+                self.publish(&lease, &result, &stored);
+            }
+            Err(e) => self.fail(lease, format!("storing the result: {e}")).await,
+        }
+        self.app.touch();
+        Flow::Continue
+    }
+
+    async fn fail(&mut self, lease: Lease, message: String) {
+        let max_attempts = self.max_attempts;
+        let attempts = lease.events.iter().map(|e| e.attempts).max().unwrap_or(0);
+        warn!(
+            "turn {} of session {} failed (attempt {attempts} of {max_attempts}): {message}",
+            lease.turn.prompt_number, lease.turn.platform_session_id
+        );
+        let result = self
+            .with_store(move |s| s.fail_lease(&lease, &message, now_ms(), max_attempts))
+            .await;
+        if let Err(e) = result {
+            error!("could not record the failure ({e}); the lease expires and is retried");
+        }
+    }
+
+    /// Checks the budgets; records and reports a change of state.
+    async fn llm_allowed(&mut self, session_id: i64) -> bool {
+        if self.compressor.provider() == "offline" {
+            return true;
+        }
+        let budget = self.app.config.budget.clone();
+        let exhausted = match self
+            .with_store(move |s| s.budget_exhausted(&budget, Some(session_id), now_ms()))
+            .await
+        {
+            Ok(e) => e,
+            Err(e) => {
+                // Without the ledger we cannot know the spend: stay offline.
+                warn!("cannot read the cost ledger ({e}); compressing offline");
+                return false;
+            }
+        };
+        self.note_budget(exhausted.as_ref());
+        exhausted.is_none()
+    }
+
+    fn note_budget(&mut self, exhausted: Option<&Exhausted>) {
+        let changed = {
+            let Ok(mut state) = self.app.budget.lock() else {
+                return;
+            };
+            let changed = state.as_ref().map(|e| (e.scope, e.session_id))
+                != exhausted.map(|e| (e.scope, e.session_id));
+            *state = exhausted.cloned();
+            changed
+        };
+        if !changed {
+            return;
+        }
+        match exhausted {
+            Some(e) => warn!("{}", e.describe()),
+            None => info!("token budget available again; using {}", self.app.provider),
+        }
+        self.info.budget_exhausted = exhausted.map(ExhaustedInfo::from);
+        if let Err(e) = crate::info::write(&self.app.data, &self.info) {
+            warn!("could not update worker.json: {e}");
+        }
+    }
+
+    /// Sends what was stored to `/api/stream` subscribers.
+    fn publish(&self, lease: &Lease, result: &BatchResult, stored: &Stored) {
+        if self.app.stream.receiver_count() == 0 {
+            return;
+        }
+        // insert_observation returns ids only for new rows, in order.
+        let fresh = result
+            .observations
+            .iter()
+            .zip(&stored.observation_ids)
+            .map(|(o, id)| new_observation_json(*id, o, &lease.turn));
+        for data in fresh {
+            let _ = self.app.stream.send(StreamEvent {
+                kind: "observation",
+                data: Arc::new(data),
+            });
+        }
+        if let (Some(s), Some(id)) = (&result.summary, stored.summary_id) {
+            let _ = self.app.stream.send(StreamEvent {
+                kind: "summary",
+                data: Arc::new(new_summary_json(id, s, &lease.turn)),
+            });
+        }
+    }
+}
+
+/// Compresses on its own task, so that shutdown or a hung provider can
+/// abort it (dropping the future, and with it any child process).
+async fn compress(
+    compressor: Arc<Compressor>,
+    batch: TurnBatch,
+    llm_allowed: bool,
+    limit: Duration,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Result<Outcome, Interrupted> {
+    let mut task = tokio::spawn(async move { compressor.compress(&batch, llm_allowed).await });
+    tokio::select! {
+        joined = &mut task => joined.map_err(|e| {
+            let message = if e.is_panic() {
+                let panic = e.into_panic();
+                panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "unknown panic".to_owned())
+            } else {
+                e.to_string()
+            };
+            Interrupted::Failed(format!("compressor panicked: {message}"))
+        }),
+        _ = stopped(shutdown) => {
+            task.abort();
+            let _ = task.await;
+            Err(Interrupted::Shutdown)
+        }
+        _ = tokio::time::sleep(limit) => {
+            task.abort();
+            let _ = task.await;
+            Err(Interrupted::Failed(format!(
+                "compression did not finish within the lease ({} s, worker.lease_secs)",
+                limit.as_secs()
+            )))
+        }
+    }
+}
+
+enum Interrupted {
+    Shutdown,
+    Failed(String),
+}
+
+/// Resolves once shutdown is requested.
+pub async fn stopped(shutdown: &mut watch::Receiver<bool>) {
+    let _ = shutdown.wait_for(|stop| *stop).await;
+}
+
+/// Sleeps; true when shutdown was requested meanwhile.
+async fn sleep_or_shutdown(duration: Duration, shutdown: &mut watch::Receiver<bool>) -> bool {
+    tokio::select! {
+        _ = tokio::time::sleep(duration) => false,
+        _ = stopped(shutdown) => true,
+    }
+}
+
+/// The compressor's view of a lease.
+pub fn build_batch(lease: &Lease) -> TurnBatch {
+    let turn = &lease.turn;
+    let has_content = !lease.events.is_empty() || turn.prompt.is_some();
+    TurnBatch {
+        project_root: turn.project_root.clone().unwrap_or_default(),
+        project_name: turn.project_name.clone().unwrap_or_default(),
+        session_id: turn.session_id,
+        prompt_number: turn.prompt_number,
+        prompt: turn.prompt.clone(),
+        events: lease.events.iter().map(batch_event).collect(),
+        last_assistant_message: lease.last_assistant_message(),
+        turn_complete: lease.turn_complete && has_content,
+    }
+}
+
+fn json_or_text(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_owned()))
+}
+
+fn batch_event(e: &QueuedEvent) -> BatchEvent {
+    BatchEvent {
+        id: e.id,
+        tool_name: e.tool_name.clone().unwrap_or_default(),
+        failed: e.kind == "tool_failure",
+        input: e
+            .input
+            .as_deref()
+            .map_or(serde_json::Value::Null, json_or_text),
+        response: e.response.as_deref().map(json_or_text),
+        error: e.error.clone(),
+        files_read: e.files_read.clone(),
+        files_modified: e.files_modified.clone(),
+        note: e.note.clone(),
+        created_at: e.created_at,
+    }
+}
+
+/// The rows a compressed lease becomes, with uids derived from the lease so
+/// that doing the same batch twice stores it once.
+pub fn batch_result(lease: &Lease, outcome: &Outcome, now: i64) -> BatchResult {
+    let turn = &lease.turn;
+    let happened_at = lease
+        .events
+        .iter()
+        .map(|e| e.created_at)
+        .max()
+        .unwrap_or(now);
+    let ended_at = lease
+        .turn_ends
+        .iter()
+        .map(|e| e.created_at)
+        .max()
+        .unwrap_or(happened_at);
+    let source = if outcome.source.is_empty() {
+        "offline".to_owned()
+    } else {
+        outcome.source.clone()
+    };
+    let observations = outcome
+        .observations
+        .iter()
+        .enumerate()
+        .map(|(n, d)| NewObservation {
+            uid: lease.observation_uid(n),
+            project_id: turn.project_id,
+            session_id: Some(turn.session_id),
+            prompt_number: Some(turn.prompt_number),
+            kind: if d.kind.is_empty() {
+                "change".to_owned()
+            } else {
+                d.kind.clone()
+            },
+            title: d.title.clone(),
+            subtitle: d.subtitle.clone(),
+            narrative: d.narrative.clone(),
+            facts: d.facts.clone(),
+            concepts: d.concepts.clone(),
+            files_read: d.files_read.clone(),
+            files_modified: d.files_modified.clone(),
+            source: source.clone(),
+            created_at: happened_at,
+        })
+        .collect();
+    let summary = outcome
+        .summary
+        .as_ref()
+        .filter(|_| lease.turn_complete)
+        .map(|s| NewSummary {
+            uid: lease.summary_uid(),
+            project_id: turn.project_id,
+            session_id: Some(turn.session_id),
+            prompt_number: Some(turn.prompt_number),
+            request: s.request.clone(),
+            investigated: s.investigated.clone(),
+            learned: s.learned.clone(),
+            completed: s.completed.clone(),
+            next_steps: s.next_steps.clone(),
+            notes: s.notes.clone(),
+            source: source.clone(),
+            created_at: ended_at,
+        });
+    let calls = outcome
+        .calls
+        .iter()
+        .map(|c| NewLlmCall {
+            provider: c.provider.clone(),
+            model: c.model.clone(),
+            purpose: c.purpose.clone(),
+            project_id: turn.project_id,
+            session_id: Some(turn.session_id),
+            input_tokens: c.input_tokens,
+            output_tokens: c.output_tokens,
+            duration_ms: c.duration_ms,
+            ok: c.ok,
+            error: c.error.clone(),
+            created_at: now,
+        })
+        .collect();
+    BatchResult {
+        observations,
+        summary,
+        calls,
+    }
+}

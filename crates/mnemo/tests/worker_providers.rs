@@ -1,0 +1,422 @@
+//! The worker with LLM providers: the stand-in Anthropic and OpenAI APIs of
+//! the test kit on loopback (counting calls and tokens), and a stand-in for
+//! the `claude` CLI. What is proved here is the worker's side of it: one call
+//! per multi-tool turn, a garbage answer still ends as observations with the
+//! error recorded, the budget stops calls, and no child process outlives the
+//! worker.
+
+mod common;
+#[path = "common/worker.rs"]
+mod worker_support;
+
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+use mnemo_testkit::{Reply, StandIn};
+use worker_support::*;
+
+const T: Duration = Duration::from_secs(60);
+
+fn provider(name: &'static str, base_url: String) -> impl Fn(&mut Command) {
+    move |c: &mut Command| {
+        c.env("MNEMO_PROVIDER", name)
+            .env("MNEMO_PROVIDER_BASE_URL", &base_url)
+            .env("MNEMO_PROVIDER_API_KEY", "test")
+            .env("MNEMO_PROVIDER_TIMEOUT_SECS", "20");
+    }
+}
+
+/// What a well-behaved model answers (the compressor's `record_memory` tool).
+fn model_answer() -> serde_json::Value {
+    serde_json::json!({
+        "observations": [{
+            "type": "feature",
+            "title": "Provider wrote this observation",
+            "subtitle": "from the stand-in",
+            "narrative": "Two files were written in one turn.",
+            "facts": ["two files written"],
+            "concepts": ["testing"],
+            "files_read": [],
+            "files_modified": []
+        }],
+        "summary": {
+            "request": "Provider summary of the turn",
+            "investigated": "",
+            "learned": "",
+            "completed": "two files written",
+            "next_steps": "",
+            "notes": ""
+        }
+    })
+}
+
+/// Two multi-tool turns through a provider that answers properly: its
+/// observations and summaries are stored, one call per turn, every call in
+/// the ledger with the tokens the server reported.
+fn a_provider_turns_a_session_into_observations_and_summaries(name: &'static str) {
+    let env = Env::new();
+    let stand_in = StandIn::with_responder(|_| {
+        Reply::tool_use("record_memory", model_answer()).with_usage(700, 120)
+    });
+    let base = if name == "openai" {
+        stand_in.openai_base_url()
+    } else {
+        stand_in.base_url()
+    };
+    let proj = project(&env, "p");
+    let session = "f0000000-0000-0000-0000-000000000010";
+    let worker = Worker::start(&env, provider(name, base));
+    session_start(&env, &proj, session);
+    turn(&env, &proj, session, 1, &["a.rs", "b.rs"]);
+    turn(&env, &proj, session, 2, &["c.rs", "d.rs", "e.rs"]);
+    wait_all_done(&env, T);
+    assert_eq!(stand_in.request_count(), 2, "one call per turn");
+    assert_eq!(
+        env.count(&format!(
+            "SELECT count(*) FROM observations
+             WHERE source = '{name}' AND title = 'Provider wrote this observation'"
+        )),
+        2
+    );
+    assert_eq!(
+        env.count(&format!(
+            "SELECT count(*) FROM summaries
+             WHERE source = '{name}' AND request = 'Provider summary of the turn'"
+        )),
+        2
+    );
+    assert_eq!(
+        env.count(&format!(
+            "SELECT count(*) FROM llm_calls WHERE provider = '{name}' AND ok AND session_id IS NOT NULL"
+        )),
+        2
+    );
+    let usage = stand_in.usage();
+    let ledger: i64 = env.count("SELECT sum(input_tokens + output_tokens) FROM llm_calls");
+    assert_eq!(ledger as u64, usage.input_tokens + usage.output_tokens);
+    let (_, stats) = worker.get("/api/stats");
+    assert_eq!(stats["spend"]["by_day"][0]["calls"], 2, "{stats}");
+    assert_eq!(
+        stats["spend"]["by_project"][0]["key"],
+        serde_json::json!(proj)
+    );
+}
+
+#[test]
+fn anthropic_turns_a_session_into_observations_and_summaries() {
+    a_provider_turns_a_session_into_observations_and_summaries("anthropic");
+}
+
+#[test]
+fn openai_turns_a_session_into_observations_and_summaries() {
+    a_provider_turns_a_session_into_observations_and_summaries("openai");
+}
+
+/// The real Claude Code 2.1.328 as the claude-cli provider, against the
+/// stand-in: the worker's turn is compressed through `claude -p`, and
+/// nothing it started is left when the worker stops.
+#[test]
+fn the_real_claude_code_as_the_claude_cli_provider() {
+    let env = Env::new();
+    let claude = mnemo_testkit::claude_binary().expect("Claude Code (installed by the test kit)");
+    let answer = model_answer().to_string();
+    let stand_in = StandIn::with_responder(move |_| Reply::text(answer.clone()));
+    let proj = project(&env, "p");
+    let session = "f0000000-0000-0000-0000-000000000011";
+    let mut worker = Worker::start(&env, |c| {
+        c.env("MNEMO_PROVIDER", "claude-cli")
+            .env("MNEMO_PROVIDER_CLAUDE_PATH", &claude)
+            .env("MNEMO_PROVIDER_TIMEOUT_SECS", "120")
+            // What Claude Code needs to talk to the stand-in (it inherits
+            // the worker's environment; HOME is the test's).
+            .env("ANTHROPIC_BASE_URL", stand_in.base_url())
+            .env("ANTHROPIC_API_KEY", "sk-test")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .env("DISABLE_TELEMETRY", "1")
+            .env("DISABLE_ERROR_REPORTING", "1")
+            .process_group(0);
+    });
+    session_start(&env, &proj, session);
+    turn(&env, &proj, session, 1, &["a.rs", "b.rs"]);
+    wait_all_done(&env, Duration::from_secs(180));
+    assert!(stand_in.request_count() >= 1);
+    assert_eq!(
+        env.count(
+            "SELECT count(*) FROM observations
+             WHERE source = 'claude-cli' AND title = 'Provider wrote this observation'"
+        ),
+        1,
+        "{}",
+        std::fs::read_to_string(env.data().join("logs/worker.log")).unwrap_or_default()
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM llm_calls WHERE provider = 'claude-cli'"),
+        1
+    );
+    let instance = worker_json(&env).unwrap()["instance"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    worker.signal(libc::SIGTERM);
+    assert_eq!(worker.wait_exit(T), Some(0));
+    wait_for(
+        "no process of the worker left",
+        Duration::from_secs(10),
+        || {
+            processes_with_env(&format!("MNEMO_WORKER_INSTANCE={instance}"))
+                .is_empty()
+                .then_some(())
+        },
+    );
+}
+
+/// Three multi-tool turns against a provider that answers nonsense: every
+/// turn still ends as observations and a summary, with exactly one call per
+/// turn, each in the ledger with its error.
+fn garbage_answers_still_yield_observations_with_one_call_per_turn(name: &'static str) {
+    let env = Env::new();
+    let stand_in = StandIn::with_responder(|_| Reply::text("this is not what you asked for"));
+    let base = if name == "openai" {
+        stand_in.openai_base_url()
+    } else {
+        stand_in.base_url()
+    };
+    let proj = project(&env, "p");
+    let session = "f0000000-0000-0000-0000-000000000001";
+    session_start(&env, &proj, session);
+    for n in 1..=3 {
+        turn(
+            &env,
+            &proj,
+            session,
+            n,
+            &[
+                &format!("a{n}.rs"),
+                &format!("b{n}.rs"),
+                &format!("c{n}.rs"),
+            ],
+        );
+    }
+    let _worker = Worker::start(&env, provider(name, base));
+    wait_all_done(&env, T);
+    assert_eq!(stand_in.request_count(), 3, "one call per turn");
+    assert_eq!(env.count("SELECT count(*) FROM summaries"), 3);
+    assert!(env.count("SELECT count(*) FROM observations") >= 3);
+    assert_eq!(
+        env.count(&format!(
+            "SELECT count(*) FROM llm_calls WHERE provider = '{name}'"
+        )),
+        3
+    );
+    let (calls, with_error): (i64, i64) = env
+        .db()
+        .query_row("SELECT count(*), count(error) FROM llm_calls", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    assert_eq!(
+        (calls, with_error),
+        (3, 3),
+        "every call in the ledger, with its error"
+    );
+    let tokens = stand_in.usage();
+    let ledger: i64 = env.count("SELECT sum(input_tokens + output_tokens) FROM llm_calls");
+    assert_eq!(ledger as u64, tokens.input_tokens + tokens.output_tokens);
+}
+
+#[test]
+fn anthropic_garbage_answers_still_yield_observations_with_one_call_per_turn() {
+    garbage_answers_still_yield_observations_with_one_call_per_turn("anthropic");
+}
+
+#[test]
+fn openai_garbage_answers_still_yield_observations_with_one_call_per_turn() {
+    garbage_answers_still_yield_observations_with_one_call_per_turn("openai");
+}
+
+#[test]
+fn the_daily_budget_stops_calls_after_the_first() {
+    let env = Env::new();
+    let stand_in = StandIn::with_responder(|_| Reply::text("{}"));
+    let proj = project(&env, "p");
+    let session = "f0000000-0000-0000-0000-000000000002";
+    session_start(&env, &proj, session);
+    for n in 1..=3 {
+        turn(
+            &env,
+            &proj,
+            session,
+            n,
+            &[&format!("a{n}.rs"), &format!("b{n}.rs")],
+        );
+    }
+    let worker = Worker::start(&env, |c| {
+        provider("anthropic", stand_in.base_url())(c);
+        c.env("MNEMO_BUDGET_DAILY_TOKENS", "1");
+    });
+    wait_all_done(&env, T);
+    assert_eq!(
+        stand_in.request_count(),
+        1,
+        "no request after the budget is spent"
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM summaries"),
+        3,
+        "the rest offline"
+    );
+    let (_, stats) = worker.get("/api/stats");
+    assert_eq!(stats["budget"]["exhausted"]["scope"], "daily", "{stats}");
+}
+
+/// A stand-in for the `claude` CLI that never answers: it records its pid
+/// and the pid of a grandchild, then waits.
+fn hanging_claude(env: &Env) -> (std::path::PathBuf, std::path::PathBuf) {
+    let pids = env.dir.path().join("claude-pids");
+    let script = env.dir.path().join("claude");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\necho $$ >> '{0}'\nsleep 300 &\necho $! >> '{0}'\nwait\n",
+            pids.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (script, pids)
+}
+
+/// Starts a worker with the claude-cli provider pointed at the hanging
+/// stand-in, and waits until the stand-in and its child run.
+fn worker_in_a_claude_call(
+    env: &Env,
+    script: &std::path::Path,
+    pids: &std::path::Path,
+) -> (Worker, Vec<u32>) {
+    let worker = Worker::start(env, |c| {
+        c.env("MNEMO_PROVIDER", "claude-cli")
+            .env("MNEMO_PROVIDER_CLAUDE_PATH", script)
+            .env("MNEMO_PROVIDER_TIMEOUT_SECS", "600")
+            // Leads its own process group, as a detached worker does.
+            .process_group(0);
+    });
+    let children: Vec<u32> = wait_for("the claude stand-in and its child", T, || {
+        let text = std::fs::read_to_string(pids).ok()?;
+        let list: Vec<u32> = text.lines().filter_map(|l| l.trim().parse().ok()).collect();
+        (list.len() >= 2).then_some(list)
+    });
+    assert!(children.iter().all(|p| alive(*p)));
+    (worker, children)
+}
+
+fn captured_turn(env: &Env, session: &str) {
+    let proj = project(env, "p");
+    session_start(env, &proj, session);
+    turn(env, &proj, session, 1, &["a.rs", "b.rs"]);
+}
+
+#[test]
+fn no_child_outlives_a_worker_stopped_with_sigterm() {
+    let env = Env::new();
+    let (script, pids) = hanging_claude(&env);
+    captured_turn(&env, "f0000000-0000-0000-0000-000000000003");
+    let (mut worker, children) = worker_in_a_claude_call(&env, &script, &pids);
+    worker.signal(libc::SIGTERM);
+    assert_eq!(
+        worker.wait_exit(T),
+        Some(0),
+        "a graceful exit, not held up by the call"
+    );
+    wait_for(
+        "every child process to end",
+        Duration::from_secs(10),
+        || {
+            (children.iter().all(|p| !alive(*p)) && processes_in_group(worker.pid).is_empty())
+                .then_some(())
+        },
+    );
+    // Nothing lost: the turn was given back for the next worker.
+    assert_eq!(
+        env.count("SELECT count(*) FROM events WHERE status = 'pending'"),
+        3
+    );
+}
+
+#[test]
+fn children_of_a_worker_killed_with_sigkill_are_ended_by_the_next_one() {
+    let env = Env::new();
+    let (script, pids) = hanging_claude(&env);
+    captured_turn(&env, "f0000000-0000-0000-0000-000000000004");
+    let (mut worker, children) = worker_in_a_claude_call(&env, &script, &pids);
+    worker.signal(libc::SIGKILL);
+    assert_eq!(worker.wait_exit(T), None);
+    // A SIGKILLed worker runs no code; the next one cleans up after it.
+    std::fs::remove_file(&pids).unwrap();
+    let _next = Worker::start(&env, |c| {
+        c.env("MNEMO_PROVIDER", "offline");
+    });
+    wait_for("the orphans to end", Duration::from_secs(10), || {
+        children.iter().all(|p| !alive(*p)).then_some(())
+    });
+    wait_all_done(&env, T);
+}
+
+/// SIGKILL while a slow provider call is in flight, with hundreds of events
+/// queued; the next worker finishes the backlog: every event done, exactly
+/// one observation and one summary per turn (the model answers one
+/// observation per batch, and each turn fits one batch).
+#[test]
+fn sigkill_during_a_provider_call_loses_and_duplicates_nothing() {
+    let env = Env::new();
+    let stand_in = StandIn::with_responder(|_| {
+        Reply::tool_use("record_memory", model_answer())
+            .with_usage(100, 20)
+            .delayed(Duration::from_millis(80))
+    });
+    let proj = project(&env, "p");
+    for s in 0..4 {
+        let session = format!("f1000000-0000-0000-0000-00000000000{s}");
+        session_start(&env, &proj, &session);
+        for n in 1..=10 {
+            let names: Vec<String> = (0..8).map(|i| format!("s{s}_t{n}_{i}.rs")).collect();
+            let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+            turn(&env, &proj, &session, n, &refs);
+        }
+    }
+    assert_eq!(env.count("SELECT count(*) FROM events"), 360);
+    let with_provider = provider("anthropic", stand_in.base_url());
+    let mut first = Worker::start(&env, &with_provider);
+    // Mid-call: some turns stored, one leased and its request at the model
+    // (more requests than stored summaries).
+    wait_for("a provider call in flight after some progress", T, || {
+        let q = queue(&env);
+        let stored = env.count("SELECT count(*) FROM summaries");
+        (q.get("done").copied().unwrap_or(0) >= 18
+            && q.get("leased").copied().unwrap_or(0) > 0
+            && stand_in.request_count() as i64 > stored)
+            .then_some(())
+    });
+    first.signal(libc::SIGKILL);
+    assert_eq!(first.wait_exit(T), None);
+    assert!(queue(&env).get("leased").copied().unwrap_or(0) > 0);
+    // Calls the dead worker made whose result it never stored.
+    let lost_calls = stand_in.request_count() as i64 - env.count("SELECT count(*) FROM summaries");
+
+    let _second = Worker::start(&env, &with_provider);
+    wait_all_done(&env, Duration::from_secs(120));
+    assert_eq!(env.count("SELECT count(*) FROM summaries"), 40);
+    assert_eq!(env.count("SELECT count(*) FROM observations"), 40);
+    assert_eq!(
+        env.count(
+            "SELECT count(*) FROM (SELECT session_id, prompt_number FROM observations
+             GROUP BY 1, 2 HAVING count(*) != 1)"
+        ),
+        0
+    );
+    // The calls the kill interrupted were made again; none was stored twice.
+    assert_eq!(stand_in.request_count() as i64, 40 + lost_calls);
+}
