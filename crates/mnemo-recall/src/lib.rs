@@ -19,6 +19,12 @@
 //! - and the small vocabulary they share: [`ids`] (`#12`, `S3`, `P7`),
 //!   [`when`] (dates, ages, `7d`), [`scope`] (which project), [`git`]
 //!   (branch and changed files, read without spawning git), [`text`].
+//!
+//! Behind the `synth` feature, `synth` builds large deterministic stores for
+//! the benchmarks (never part of the shipped binary).
+//!
+//! Results serialize (serde) to the JSON that `--json` prints, so that an
+//! HTTP API can return them as they are.
 
 pub mod context;
 pub mod file_context;
