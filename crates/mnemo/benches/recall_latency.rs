@@ -104,12 +104,12 @@ fn main() {
         json!({"hook_event_name": "PreToolUse", "tool_name": "Bash",
                "tool_input": {"command": "ls"}, "tool_use_id": "toolu_bench"}),
     );
-    let (rare,): (String,) = held100
+    let (uncommon,): (String,) = held100
         .query_row("SELECT title FROM observations WHERE id = 50000", [], |r| {
             Ok((r.get(0)?,))
         })
         .expect("a title");
-    let rare = rare.split_whitespace().last().unwrap_or("x").to_owned();
+    let uncommon = uncommon.split_whitespace().last().unwrap_or("x").to_owned();
     let matches = |q: &str| -> i64 {
         let fts: Vec<String> = q.split_whitespace().map(|w| format!("\"{w}\"")).collect();
         held100
@@ -197,8 +197,8 @@ fn main() {
             samples: vec![],
         },
         cli(
-            format!("search: one rare word ({} matches)", matches(&rare)),
-            &["search", "-n", "10", &rare],
+            format!("search: an uncommon word ({} matches)", matches(&uncommon)),
+            &["search", "-n", "10", &uncommon],
         ),
         cli(
             format!("search: one typical word ({} matches)", matches(typical)),
