@@ -191,3 +191,113 @@ fn memory_reaches_the_next_session_and_the_model_uses_the_mcp_tools() -> anyhow:
     assert!(!log.contains("ERROR") && !log.contains("WARN"), "{log}");
     Ok(())
 }
+
+/// Stops the sandbox's worker when the test ends, however it ends.
+struct StopWorker<'a>(&'a Sandbox);
+
+impl Drop for StopWorker<'_> {
+    fn drop(&mut self) {
+        let _ = mnemo(self.0).args(["worker", "stop"]).output();
+    }
+}
+
+#[test]
+fn a_real_session_compressed_by_the_worker_reaches_the_next_session() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    let install = mnemo(&sandbox).arg("install").output()?;
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let _stop = StopWorker(&sandbox);
+
+    // Session 1: real work, with the worker started by the hooks themselves
+    // (default provider: offline), on a free port.
+    let ledger = project.join("ledger.py");
+    let session1 = StandIn::with_script([
+        Step::write(
+            &ledger,
+            "def settle_invoice(invoice):\n    return invoice.total - invoice.paid\n",
+        ),
+        Step::bash("python3 -c 'import ledger'"),
+        Step::text("Added settle_invoice to ledger.py."),
+    ]);
+    sandbox
+        .claude(
+            &session1.base_url(),
+            "add a function that settles an invoice",
+        )
+        .env("MNEMO_PORT", "0")
+        .env("MNEMO_WORKER_IDLE_EXIT_SECS", "120")
+        .max_turns(8)
+        .run()?
+        .expect_success();
+
+    // The worker turns the turn into observations and a summary.
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let (observations, summaries) = loop {
+        let pending: i64 = db.query_row(
+            "SELECT count(*) FROM events WHERE status != 'done'",
+            [],
+            |r| r.get(0),
+        )?;
+        let counts: (i64, i64) = db.query_row(
+            "SELECT (SELECT count(*) FROM observations), (SELECT count(*) FROM summaries)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        if pending == 0 && counts.0 > 0 && counts.1 > 0 {
+            break counts;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "worker did not compress session 1: {pending} events not done, {counts:?}; log: {}",
+            std::fs::read_to_string(sandbox.data().join("logs/worker.log")).unwrap_or_default()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(observations >= 1 && summaries == 1);
+    let title: String = db.query_row(
+        "SELECT title FROM observations WHERE files_modified LIKE '%ledger.py%'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert!(title.contains("ledger.py"), "{title}");
+
+    // Session 2: the index names session 1's work, and the search tool finds it.
+    let session2 = StandIn::with_script([
+        Step::tool("mcp__mnemo__search", json!({"query": "settle invoice"})),
+        Step::text("We added settle_invoice last time."),
+    ]);
+    let output = sandbox
+        .claude(&session2.base_url(), "what did we do last time?")
+        .env("MNEMO_PORT", "0")
+        .max_turns(8)
+        .run()?;
+    output.expect_success();
+    let requests = main_requests(&session2);
+    assert!(requests.len() >= 2, "{} requests", requests.len());
+    let first = &requests[0];
+    assert!(
+        first.body_contains("<mnemo-context>") && first.body_contains(&title),
+        "session 1's observation {title:?} missing from the first request: {}",
+        first.body
+    );
+    assert!(
+        first.body_contains("add a function that settles an invoice"),
+        "session 1's summary missing from the first request: {}",
+        first.body
+    );
+    let results = requests[1].tool_result_texts();
+    assert_eq!(results.len(), 1, "{results:?}");
+    assert!(
+        results[0].contains("ledger.py"),
+        "search result: {}",
+        results[0]
+    );
+    Ok(())
+}
