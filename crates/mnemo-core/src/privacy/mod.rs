@@ -67,10 +67,20 @@ impl Sanitizer {
                 // One stripper across the elements: a private block may span
                 // lines that a tool reports as separate strings (a patch).
                 let mut stripper = TagStripper::default();
+                // Likewise a private key block: its BEGIN line is redacted
+                // to the end of its element, and the body lines that follow
+                // in later elements must go too, up to the END line.
+                let mut in_key_block = false;
                 for item in items {
                     match item {
                         Value::String(s) => {
                             let stripped = stripper.strip(s).into_owned();
+                            if self.redact_secrets && in_key_block {
+                                in_key_block = !stripped.contains("-----END");
+                                *s = KEY_BLOCK_LINE.to_owned();
+                                continue;
+                            }
+                            in_key_block = self.redact_secrets && opens_key_block(&stripped);
                             *s = if self.redact_secrets {
                                 secrets::redact_text(&stripped).into_owned()
                             } else {
@@ -123,6 +133,19 @@ impl Sanitizer {
             .filter(|w| !w.is_empty() && !w.starts_with('-'))
             .find_map(|w| self.denied_file(w).map(|p| (w, p)))
     }
+}
+
+/// What replaces each line of a private key block split across elements.
+const KEY_BLOCK_LINE: &str = "[REDACTED:private-key]";
+
+/// True when `text` begins a private key block that it does not end.
+fn opens_key_block(text: &str) -> bool {
+    let Some(begin) = text.rfind("-----BEGIN") else {
+        return false;
+    };
+    let rest = &text[begin..];
+    let header_end = rest.find('\n').unwrap_or(rest.len());
+    rest[..header_end].contains("PRIVATE KEY") && !rest.contains("-----END")
 }
 
 /// A non-empty scalar: the kind of value a secret field actually holds.
@@ -242,6 +265,27 @@ mod tests {
 
     fn sanitizer() -> Sanitizer {
         Sanitizer::new(&PrivacyConfig::default())
+    }
+
+    #[test]
+    fn a_key_block_split_across_patch_lines_is_redacted_whole() {
+        let body = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7";
+        let mut patch = serde_json::json!({"structuredPatch": [{"lines": [
+            " KEY = \"\"\"",
+            format!("+-----BEGIN {}PRIVATE KEY-----", ""),
+            format!("+{body}"),
+            format!("+{body}xyz"),
+            "+-----END PRIVATE KEY-----",
+            "+\"\"\"",
+            " def main():",
+        ]}]});
+        sanitizer().value(&mut patch);
+        let text = patch.to_string();
+        assert!(!text.contains(body), "{text}");
+        let lines = &patch["structuredPatch"][0]["lines"];
+        assert_eq!(lines[4], KEY_BLOCK_LINE);
+        assert_eq!(lines[5], "+\"\"\"");
+        assert_eq!(lines[6], " def main():");
     }
 
     #[test]
