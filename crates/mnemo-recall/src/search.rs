@@ -397,6 +397,99 @@ fn collect(conn: &Connection, sql: Sql, kind: Kind, limit: usize) -> Result<Vec<
     Ok(ranked)
 }
 
+/// One searchable kind of record: its table, the alias queries use, its
+/// full-text index with the BM25 column weights, and how many of the newest
+/// matches are ranked.
+struct Source {
+    table: &'static str,
+    alias: &'static str,
+    fts: &'static str,
+    weights: &'static str,
+    window: usize,
+    kind: Kind,
+}
+
+const OBSERVATIONS: Source = Source {
+    table: "observations",
+    alias: "o",
+    fts: "observations_fts",
+    weights: OBSERVATION_WEIGHTS,
+    window: RANK_WINDOW,
+    kind: Kind::Observation,
+};
+const SUMMARIES: Source = Source {
+    table: "summaries",
+    alias: "m",
+    fts: "summaries_fts",
+    weights: SUMMARY_WEIGHTS,
+    window: RANK_WINDOW / 2,
+    kind: Kind::Summary,
+};
+const PROMPTS: Source = Source {
+    table: "prompts",
+    alias: "q",
+    fts: "prompts_fts",
+    weights: "",
+    window: RANK_WINDOW / 2,
+    kind: Kind::Prompt,
+};
+
+/// `SELECT id, score, created_at` of `src`: driven by its FTS index when
+/// there is a query (the index must lead the join: starting from the table
+/// costs a full scan), else by the table alone. Filters are appended as
+/// ` AND …`.
+fn select_ranked(src: &Source, fts: Option<&str>) -> Sql {
+    let Source {
+        table,
+        alias: a,
+        fts: index,
+        weights,
+        ..
+    } = src;
+    match fts {
+        Some(q) => {
+            let weights = if weights.is_empty() {
+                String::new()
+            } else {
+                format!(", {weights}")
+            };
+            let mut s = Sql::new(&format!(
+                "SELECT {a}.id, bm25({index}{weights}) AS score, {a}.created_at
+                 FROM {index} CROSS JOIN {table} {a} ON {a}.id = {index}.rowid
+                 WHERE {index} MATCH "
+            ));
+            let p = s.param(q.to_owned());
+            s.push(&p);
+            s
+        }
+        None => Sql::new(&format!(
+            "SELECT {a}.id, 0.0 AS score, {a}.created_at FROM {table} {a} WHERE 1"
+        )),
+    }
+}
+
+/// Common filters, the order (newest matches for ranking, else newest
+/// rows) and the limit; then runs the query.
+fn finish_ranked(
+    conn: &Connection,
+    mut sql: Sql,
+    src: &Source,
+    req: &SearchRequest,
+    fts: bool,
+    limit: usize,
+) -> Result<Vec<Ranked>> {
+    common_filters(&mut sql, req, src.alias);
+    let (order, n) = if fts {
+        (format!("{}.rowid DESC", src.fts), src.window)
+    } else {
+        let a = src.alias;
+        (format!("{a}.created_at DESC, {a}.id DESC"), limit)
+    };
+    let l = sql.param(n as i64);
+    sql.push(&format!(" ORDER BY {order} LIMIT {l}"));
+    collect(conn, sql, src.kind, limit)
+}
+
 fn rank_observations(
     conn: &Connection,
     req: &SearchRequest,
@@ -404,19 +497,7 @@ fn rank_observations(
     fts: Option<&str>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let mut sql = match fts {
-        Some(q) => {
-            let mut s = Sql::new(&format!(
-                "SELECT o.id, bm25(observations_fts, {OBSERVATION_WEIGHTS}) AS score, o.created_at
-                 FROM observations_fts CROSS JOIN observations o ON o.id = observations_fts.rowid
-                 WHERE observations_fts MATCH "
-            ));
-            let p = s.param(q.to_owned());
-            s.push(&p);
-            s
-        }
-        None => Sql::new("SELECT o.id, 0.0 AS score, o.created_at FROM observations o WHERE 1"),
-    };
+    let mut sql = select_ranked(&OBSERVATIONS, fts);
     if let Some(project) = req.project_id {
         let p = sql.param(project);
         sql.push(&format!(" AND o.project_id = {p}"));
@@ -439,15 +520,7 @@ fn rank_observations(
         }
         sql.push(&format!(" AND o.id IN ({sub})"));
     }
-    common_filters(&mut sql, req, "o");
-    let (order, n) = if fts.is_some() {
-        ("observations_fts.rowid DESC", RANK_WINDOW)
-    } else {
-        ("o.created_at DESC, o.id DESC", limit)
-    };
-    let l = sql.param(n as i64);
-    sql.push(&format!(" ORDER BY {order} LIMIT {l}"));
-    collect(conn, sql, Kind::Observation, limit)
+    finish_ranked(conn, sql, &OBSERVATIONS, req, fts.is_some(), limit)
 }
 
 fn rank_summaries(
@@ -456,32 +529,12 @@ fn rank_summaries(
     fts: Option<&str>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let mut sql = match fts {
-        Some(q) => {
-            let mut s = Sql::new(&format!(
-                "SELECT m.id, bm25(summaries_fts, {SUMMARY_WEIGHTS}) AS score, m.created_at
-                 FROM summaries_fts CROSS JOIN summaries m ON m.id = summaries_fts.rowid
-                 WHERE summaries_fts MATCH "
-            ));
-            let p = s.param(q.to_owned());
-            s.push(&p);
-            s
-        }
-        None => Sql::new("SELECT m.id, 0.0 AS score, m.created_at FROM summaries m WHERE 1"),
-    };
+    let mut sql = select_ranked(&SUMMARIES, fts);
     if let Some(project) = req.project_id {
         let p = sql.param(project);
         sql.push(&format!(" AND m.project_id = {p}"));
     }
-    common_filters(&mut sql, req, "m");
-    let (order, n) = if fts.is_some() {
-        ("summaries_fts.rowid DESC", RANK_WINDOW / 2)
-    } else {
-        ("m.created_at DESC, m.id DESC", limit)
-    };
-    let l = sql.param(n as i64);
-    sql.push(&format!(" ORDER BY {order} LIMIT {l}"));
-    collect(conn, sql, Kind::Summary, limit)
+    finish_ranked(conn, sql, &SUMMARIES, req, fts.is_some(), limit)
 }
 
 fn rank_prompts(
@@ -490,34 +543,14 @@ fn rank_prompts(
     fts: Option<&str>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let mut sql = match fts {
-        Some(q) => {
-            let mut s = Sql::new(
-                "SELECT q.id, bm25(prompts_fts) AS score, q.created_at
-                 FROM prompts_fts CROSS JOIN prompts q ON q.id = prompts_fts.rowid
-                 WHERE prompts_fts MATCH ",
-            );
-            let p = s.param(q.to_owned());
-            s.push(&p);
-            s
-        }
-        None => Sql::new("SELECT q.id, 0.0 AS score, q.created_at FROM prompts q WHERE 1"),
-    };
+    let mut sql = select_ranked(&PROMPTS, fts);
     if let Some(project) = req.project_id {
         let p = sql.param(project);
         sql.push(&format!(
             " AND q.session_id IN (SELECT id FROM sessions WHERE project_id = {p})"
         ));
     }
-    common_filters(&mut sql, req, "q");
-    let (order, n) = if fts.is_some() {
-        ("prompts_fts.rowid DESC", RANK_WINDOW / 2)
-    } else {
-        ("q.created_at DESC, q.id DESC", limit)
-    };
-    let l = sql.param(n as i64);
-    sql.push(&format!(" ORDER BY {order} LIMIT {l}"));
-    collect(conn, sql, Kind::Prompt, limit)
+    finish_ranked(conn, sql, &PROMPTS, req, fts.is_some(), limit)
 }
 
 /// The display row of one item (also used by the timeline).

@@ -22,17 +22,7 @@ use mnemo_testkit::{RecordedRequest, Sandbox, StandIn, Step, git_init};
 use serde_json::{Value, json};
 
 fn mnemo(sandbox: &Sandbox) -> Command {
-    let mut c = Command::new(common::MNEMO);
-    for (k, _) in std::env::vars_os() {
-        let k = k.to_string_lossy().into_owned();
-        if k.starts_with("MNEMO_") || k.starts_with("CLAUDE") {
-            c.env_remove(k);
-        }
-    }
-    c.env("HOME", sandbox.home())
-        .env("MNEMO_DATA_DIR", sandbox.data())
-        .current_dir(sandbox.project());
-    c
+    common::sandbox_mnemo(sandbox)
 }
 
 /// Requests of the main conversation (what the script answers).

@@ -34,13 +34,7 @@ impl Env {
 
     /// `mnemo` with this environment only (no inherited MNEMO_* or CLAUDE_*).
     pub fn mnemo(&self) -> Command {
-        let mut c = Command::new(MNEMO);
-        for (k, _) in std::env::vars_os() {
-            let k = k.to_string_lossy().into_owned();
-            if k.starts_with("MNEMO_") || k.starts_with("CLAUDE") {
-                c.env_remove(k);
-            }
-        }
+        let mut c = clean_mnemo();
         c.env("MNEMO_DATA_DIR", self.data())
             .env("HOME", self.home())
             .env("MNEMO_NO_WORKER", "1");
@@ -75,6 +69,29 @@ impl Env {
     pub fn hook_log(&self) -> String {
         std::fs::read_to_string(self.data().join("logs/hook.log")).unwrap_or_default()
     }
+}
+
+/// The `mnemo` binary without the MNEMO_* and CLAUDE* variables of the
+/// environment the tests run in.
+pub fn clean_mnemo() -> Command {
+    let mut c = Command::new(MNEMO);
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy().into_owned();
+        if k.starts_with("MNEMO_") || k.starts_with("CLAUDE") {
+            c.env_remove(k);
+        }
+    }
+    c
+}
+
+/// `mnemo` as a user of a testkit sandbox runs it: its HOME, its data dir,
+/// in its project.
+pub fn sandbox_mnemo(sandbox: &mnemo_testkit::Sandbox) -> Command {
+    let mut c = clean_mnemo();
+    c.env("HOME", sandbox.home())
+        .env("MNEMO_DATA_DIR", sandbox.data())
+        .current_dir(sandbox.project());
+    c
 }
 
 pub fn run_with_stdin(mut c: Command, stdin: &[u8]) -> Output {
