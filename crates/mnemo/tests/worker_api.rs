@@ -294,3 +294,272 @@ fn the_stream_delivers_observations_and_summaries_as_they_are_stored() {
     w.signal(libc::SIGTERM);
     assert!(stream.next_event(T).is_none(), "stream closed at shutdown");
 }
+
+// ---- recall: search, timeline, context ----
+
+/// Percent-encodes everything but unreserved characters.
+fn enc(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// Fills the store with `mnemo import` of JSON Lines, as a user would.
+fn import(env: &Env, records: &[Value]) {
+    let file = env.dir.path().join("import.jsonl");
+    let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let out = env.mnemo().arg("import").arg(&file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// What the CLI prints as JSON for `args` (run from `dir`).
+fn cli_json(env: &Env, dir: &std::path::Path, args: &[&str]) -> Value {
+    let out = env.mnemo().current_dir(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn titles(results: &Value) -> Vec<String> {
+    results["hits"]
+        .as_array()
+        .unwrap_or_else(|| panic!("hits in {results}"))
+        .iter()
+        .map(|h| h["title"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn recall_routes_answer_as_the_cli_does() {
+    let env = Env::new();
+    let shop = project(&env, "shop");
+    let blog = project(&env, "blog");
+    let now = mnemo_core::time::now_ms();
+    let at = |hours_ago: i64| mnemo_core::time::format_rfc3339(now - hours_ago * 3_600_000);
+    let s1 = "40000000-0000-0000-0000-000000000004";
+    let s2 = "50000000-0000-0000-0000-000000000005";
+    import(
+        &env,
+        &[
+            json!({"kind": "observation", "project": shop, "session_id": s1, "type": "bugfix",
+                   "title": "Fix the auth token check", "narrative": "Tokens were compared naively.",
+                   "files_modified": [shop.join("src/auth.rs")], "created_at": at(2)}),
+            json!({"kind": "observation", "project": shop, "session_id": s1, "type": "decision",
+                   "title": "Auth sessions use cookies", "narrative": "Cookies over headers.",
+                   "created_at": at(72)}),
+            json!({"kind": "observation", "project": blog, "session_id": s2, "type": "feature",
+                   "title": "Auth page for the blog", "narrative": "A login page.",
+                   "files_modified": [blog.join("auth.md")], "created_at": at(1)}),
+            json!({"kind": "summary", "project": shop, "session_id": s1,
+                   "request": "fix the login", "completed": "auth token check fixed",
+                   "created_at": at(2)}),
+        ],
+    );
+    let w = Worker::start(&env, |_| {});
+    let p = w.port;
+    let host = format!("Host: 127.0.0.1:{p}\r\n");
+
+    // Every project by default (the API has no current directory).
+    let (code, all) = w.get("/api/search?q=auth");
+    assert_eq!(code, 200, "{all}");
+    let all_titles = titles(&all);
+    for t in [
+        "Fix the auth token check",
+        "Auth sessions use cookies",
+        "Auth page for the blog",
+    ] {
+        assert!(all_titles.contains(&t.to_owned()), "{t} in {all_titles:?}");
+    }
+    // The same JSON as `mnemo search --json`.
+    assert_eq!(
+        all,
+        cli_json(&env, &shop, &["search", "--json", "--all", "auth"])
+    );
+    let (_, explicit_all) = w.get("/api/search?q=auth&project=all");
+    assert_eq!(explicit_all, all);
+
+    // Filters.
+    let (code, in_shop) = w.get(&format!(
+        "/api/search?q=auth&project={}",
+        enc(&shop.display().to_string())
+    ));
+    assert_eq!(code, 200, "{in_shop}");
+    assert!(!titles(&in_shop).contains(&"Auth page for the blog".to_owned()));
+    assert!(titles(&in_shop).contains(&"Fix the auth token check".to_owned()));
+    assert_eq!(
+        in_shop,
+        cli_json(&env, &shop, &["search", "--json", "auth"]),
+        "a project by directory, as from inside it"
+    );
+    let (_, in_blog) = w.get("/api/search?q=auth&project=blog");
+    assert_eq!(titles(&in_blog), ["Auth page for the blog"]);
+    let (_, decisions) = w.get("/api/search?q=auth&type=decision");
+    assert_eq!(titles(&decisions), ["Auth sessions use cookies"]);
+    let (_, two_types) = w.get("/api/search?q=auth&type=decision,feature");
+    assert_eq!(
+        two_types["hits"].as_array().unwrap().len(),
+        2,
+        "{two_types}"
+    );
+    let (_, recent) = w.get("/api/search?q=auth&type=bugfix,decision,feature&since=2d");
+    assert!(!titles(&recent).contains(&"Auth sessions use cookies".to_owned()));
+    assert_eq!(titles(&recent).len(), 2, "{recent}");
+    let (_, old) = w.get(&format!("/api/search?q=auth&until={}", enc(&at(48))));
+    assert_eq!(titles(&old), ["Auth sessions use cookies"]);
+    let (_, by_file) = w.get(&format!(
+        "/api/search?project=shop&file={}",
+        enc("src/auth.rs")
+    ));
+    assert_eq!(titles(&by_file), ["Fix the auth token check"]);
+    let (_, by_session) = w.get(&format!("/api/search?q=auth&session={}", &s2[..8]));
+    assert_eq!(titles(&by_session), ["Auth page for the blog"]);
+    let (_, one) = w.get("/api/search?q=auth&limit=1");
+    assert_eq!(one["hits"].as_array().unwrap().len(), 1);
+
+    // Any text is a query: punctuation, quotes, FTS syntax, nothing at all.
+    for nasty in [
+        "\"src/auth.rs\" AND -( *",
+        "\"",
+        "NEAR(a b",
+        "auth:*^",
+        "'; DROP TABLE observations; --",
+        "",
+        " ",
+    ] {
+        let (code, body) = w.get(&format!("/api/search?q={}", enc(nasty)));
+        assert_eq!(code, 200, "{nasty:?}: {body}");
+        assert!(body["hits"].is_array(), "{nasty:?}: {body}");
+    }
+    let (_, nasty) = w.get(&format!(
+        "/api/search?q={}",
+        enc("\"src/auth.rs\" AND -( *")
+    ));
+    assert_eq!(
+        nasty,
+        cli_json(
+            &env,
+            &shop,
+            &[
+                "search",
+                "--json",
+                "--all",
+                "--",
+                "\"src/auth.rs\" AND -( *"
+            ]
+        )
+    );
+
+    // Timeline around a hit, as `mnemo timeline ID --json`.
+    let fix = in_shop["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["title"] == "Fix the auth token check")
+        .unwrap()["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(fix.starts_with('#'), "{fix}");
+    let (code, tl) = w.get(&format!("/api/timeline/{}", enc(&fix)));
+    assert_eq!(code, 200, "{tl}");
+    assert_eq!(tl["anchor"], json!(fix));
+    assert_eq!(tl["project"]["root"], json!(shop));
+    assert_eq!(tl, cli_json(&env, &shop, &["timeline", &fix, "--json"]));
+    let (code, narrow) = w.get(&format!("/api/timeline/{}?before=0&after=0", &fix[1..]));
+    assert_eq!(code, 200, "{narrow}");
+    assert_eq!(narrow["entries"].as_array().unwrap().len(), 1, "{narrow}");
+    assert_eq!(
+        narrow,
+        cli_json(
+            &env,
+            &shop,
+            &["timeline", &fix, "-b", "0", "-a", "0", "--json"]
+        )
+    );
+
+    // Context: the SessionStart index of a project, as `mnemo context --json`.
+    let (code, index) = w.get(&format!(
+        "/api/context?project={}",
+        enc(&shop.display().to_string())
+    ));
+    assert_eq!(code, 200, "{index}");
+    let text = index["text"].as_str().unwrap();
+    assert!(text.starts_with("<mnemo-context>"), "{text}");
+    assert!(text.contains("Fix the auth token check"), "{text}");
+    let cli = cli_json(&env, &shop, &["context", "--json"]);
+    for key in [
+        "project",
+        "root",
+        "observations_total",
+        "observations_shown",
+        "summaries_shown",
+        "empty",
+    ] {
+        assert_eq!(index[key], cli[key], "{key}");
+    }
+    let fresh = project(&env, "fresh");
+    let (code, empty) = w.get(&format!(
+        "/api/context?project={}",
+        enc(&fresh.display().to_string())
+    ));
+    assert_eq!(
+        (code, empty["empty"].clone()),
+        (200, json!(true)),
+        "{empty}"
+    );
+    // A real directory with nothing recorded: no hits, not an error.
+    let (code, none) = w.get(&format!(
+        "/api/search?q=auth&project={}",
+        enc(&fresh.display().to_string())
+    ));
+    assert_eq!((code, none["hits"].clone()), (200, json!([])), "{none}");
+
+    // The token guard holds.
+    for path in [
+        "/api/search?q=auth",
+        "/api/timeline/1",
+        "/api/context?project=/",
+    ] {
+        let (code, _, body) = request(p, &format!("GET {path} HTTP/1.1\r\n{host}"));
+        assert_eq!(code, 401, "{path}: {body}");
+    }
+
+    // Bad parameters are 400s that say what is wrong; unknown ids are 404s.
+    for (path, says) in [
+        ("/api/search?q=auth&since=someday", "someday"),
+        ("/api/search?until=later", "later"),
+        ("/api/search?limit=lots", "limit"),
+        ("/api/search?project=no-such-project", "no-such-project"),
+        ("/api/search?project=%2Fno%2Fsuch%2Fdir", "/no/such/dir"),
+        ("/api/timeline/xyz", "xyz"),
+        ("/api/timeline/1?before=many", "before"),
+        ("/api/context", "project"),
+        ("/api/context?project=shop", "absolute"),
+        ("/api/context?project=%2Fno%2Fsuch%2Fdir", "not a directory"),
+    ] {
+        let (code, body) = w.get(path);
+        assert_eq!(code, 400, "{path}: {body}");
+        let error = body["error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{path}: {body}"));
+        assert!(error.contains(says), "{path}: {error}");
+    }
+    for id in ["999999", "S999", "P999", "%23999"] {
+        let (code, body) = w.get(&format!("/api/timeline/{id}"));
+        assert_eq!(code, 404, "{id}: {body}");
+        assert!(body["error"].as_str().unwrap().contains("999"), "{body}");
+    }
+}

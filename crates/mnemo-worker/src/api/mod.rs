@@ -6,18 +6,20 @@
 //!   DNS rebinding and foreign pages; the bearer token or cookie);
 //! - [`records`]: sessions, observations, summaries, prompts (lists with
 //!   filters and paging, one by id, a batch by ids);
+//! - [`recall`]: search, timeline and the context index, through
+//!   [`mnemo_recall`] (the same JSON as the CLI's `--json`);
 //! - [`ops`]: health, stats, queue, retry, shutdown;
 //! - [`stream`]: `/api/stream`, new observations and summaries as
 //!   server-sent events.
 //!
-//! Adding routes (e.g. `/api/search`, `/api/timeline`): write a handler that
-//! takes `State<AppState>` and runs its query through [`AppState::db`]
-//! (a pooled connection on a blocking thread), returns `Result<Json<_>,
-//! ApiError>`, and add it to [`protected_routes`]; the guards apply by
-//! themselves.
+//! Adding a route: write a handler that takes `State<AppState>` and runs its
+//! query through [`AppState::db`] (a pooled connection on a blocking
+//! thread), returns `Result<Json<_>, ApiError>`, and add it to
+//! [`protected_routes`]; the guards apply by themselves.
 
 pub mod guard;
 pub mod ops;
+pub mod recall;
 pub mod records;
 pub mod stream;
 
@@ -207,6 +209,9 @@ fn protected_routes() -> Router<AppState> {
         .route("/api/observations/{id}", get(records::observation))
         .route("/api/summaries", get(records::summaries))
         .route("/api/prompts", get(records::prompts))
+        .route("/api/search", get(recall::search))
+        .route("/api/timeline/{id}", get(recall::timeline))
+        .route("/api/context", get(recall::context))
         .route("/api/stats", get(ops::stats))
         .route("/api/queue", get(ops::queue))
         .route("/api/queue/retry", post(ops::retry))
