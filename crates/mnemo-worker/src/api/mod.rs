@@ -15,7 +15,7 @@
 //! Adding a route: write a handler that takes `State<AppState>` and runs its
 //! query through [`AppState::db`] (a pooled connection on a blocking
 //! thread), returns `Result<Json<_>, ApiError>`, and add it to
-//! [`protected_routes`]; the guards apply by themselves.
+//! `protected_routes`; the guards apply by themselves.
 
 pub mod guard;
 pub mod ops;
