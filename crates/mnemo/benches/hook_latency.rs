@@ -15,10 +15,11 @@
 //! Scenarios are interleaved round-robin (one run of each, repeated) so that
 //! a burst of machine noise hits all of them alike.
 
-use std::io::Write;
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Duration;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/claude-code");
 
@@ -165,22 +166,9 @@ fn main() {
         }
     }
 
-    let baseline = median(&mut scenarios[0].samples.clone());
     println!("binary: {}", bin.display());
     println!("runs per scenario: {runs} (after {warmup} warm-up), interleaved\n");
-    println!("| scenario | median | p90 | × /bin/true |");
-    println!("|---|---:|---:|---:|");
-    for s in &mut scenarios {
-        let med = median(&mut s.samples);
-        let p90 = percentile(&mut s.samples, 0.9);
-        println!(
-            "| {} | {:.2} ms | {:.2} ms | {:.1} |",
-            s.name,
-            ms(med),
-            ms(p90),
-            med.as_secs_f64() / baseline.as_secs_f64()
-        );
-    }
+    support::print_table(scenarios.iter_mut().map(|s| (s.name, &mut s.samples)));
 }
 
 fn fixture(name: &str) -> serde_json::Value {
@@ -188,41 +176,12 @@ fn fixture(name: &str) -> serde_json::Value {
     serde_json::from_str(&text).expect("fixture JSON")
 }
 
-/// Spawns the program, writes the payload to its stdin and waits for it.
+/// Runs the program once with the payload on stdin; its wall time.
 fn run_once(program: &Path, args: &[&str], env: &[(&str, String)], payload: &[u8]) -> Duration {
     let mut cmd = Command::new(program);
     cmd.args(args)
         .env("MNEMO_NO_WORKER", "1")
         .env_remove("MNEMO_DISABLED")
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let started = Instant::now();
-    let mut child = cmd.spawn().expect("spawn");
-    if let Some(mut stdin) = child.stdin.take() {
-        // /bin/true exits without reading; a broken pipe is expected there.
-        let _ = stdin.write_all(payload);
-    }
-    let status = child.wait().expect("wait");
-    let elapsed = started.elapsed();
-    assert!(
-        status.success(),
-        "{} exited with {status}",
-        program.display()
-    );
-    elapsed
-}
-
-fn median(samples: &mut [Duration]) -> Duration {
-    percentile(samples, 0.5)
-}
-
-fn percentile(samples: &mut [Duration], q: f64) -> Duration {
-    samples.sort_unstable();
-    samples[((samples.len() - 1) as f64 * q).round() as usize]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    support::timed_run(&mut cmd, Some(payload))
 }

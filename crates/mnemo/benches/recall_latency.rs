@@ -17,9 +17,10 @@
 //! 10,000 in another for search and `mnemo context`. Both are held open by
 //! another connection for the whole run, as the worker does in production.
 
-use std::io::Write;
+mod support;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -296,25 +297,16 @@ fn measure(scenarios: &mut [Scenario], runs: usize) {
 }
 
 fn report(title: &str, scenarios: &mut [Scenario]) {
-    let baseline = percentile(&mut scenarios[0].samples, 0.5);
     println!("{title}\n");
-    println!("| scenario | median | p90 | × /bin/true |");
-    println!("|---|---:|---:|---:|");
-    for s in scenarios.iter_mut() {
-        let med = percentile(&mut s.samples, 0.5);
-        let p90 = percentile(&mut s.samples, 0.9);
-        println!(
-            "| {} | {:.2} ms | {:.2} ms | {:.1} |",
-            s.name,
-            ms(med),
-            ms(p90),
-            med.as_secs_f64() / baseline.as_secs_f64()
-        );
-    }
+    support::print_table(
+        scenarios
+            .iter_mut()
+            .map(|s| (s.name.as_str(), &mut s.samples)),
+    );
     println!();
 }
 
-/// Spawns the program (stdin: the payload, or nothing) and waits for it.
+/// Runs the program once (stdin: the payload, or nothing); its wall time.
 fn run_once(
     program: &Path,
     args: &[&str],
@@ -327,38 +319,9 @@ fn run_once(
         .current_dir(cwd)
         .env("MNEMO_NO_WORKER", "1")
         .env_remove("MNEMO_DISABLED")
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .stdin(if payload.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        .env_remove("CLAUDE_PROJECT_DIR");
     if let Some(d) = data {
         cmd.env("MNEMO_DATA_DIR", d);
     }
-    let started = Instant::now();
-    let mut child = cmd.spawn().expect("spawn");
-    if let (Some(mut stdin), Some(p)) = (child.stdin.take(), payload) {
-        // /bin/true exits without reading; a broken pipe is expected there.
-        let _ = stdin.write_all(p);
-    }
-    let status = child.wait().expect("wait");
-    let elapsed = started.elapsed();
-    assert!(
-        status.success(),
-        "{} {args:?} exited with {status}",
-        program.display()
-    );
-    elapsed
-}
-
-fn percentile(samples: &mut [Duration], q: f64) -> Duration {
-    samples.sort_unstable();
-    samples[((samples.len() - 1) as f64 * q).round() as usize]
-}
-
-fn ms(d: Duration) -> f64 {
-    d.as_secs_f64() * 1000.0
+    support::timed_run(&mut cmd, payload)
 }
