@@ -157,7 +157,7 @@ pub fn priority(tool: &str, input: &Value, failed: bool) -> Priority {
     match tool {
         "Write" | "Edit" | "MultiEdit" | "NotebookEdit" | "apply_patch" => Priority::High,
         "Bash" => match command_of(input) {
-            Some(c) if is_read_only_command(c) => Priority::Low,
+            Some(c) if mnemo_core::shell::is_read_only(c) => Priority::Low,
             _ => Priority::High,
         },
         "Read" | "NotebookRead" | "Glob" | "Grep" | "LS" | "WebSearch" | "WebFetch" => {
@@ -165,53 +165,6 @@ pub fn priority(tool: &str, input: &Value, failed: bool) -> Priority {
         }
         _ => Priority::Normal,
     }
-}
-
-/// True when every part of a shell command line only looks at things
-/// (`ls`, `cat`, `git status`, `grep ... | head`). Redirections to files and
-/// anything unknown count as mutations: better a needless observation than
-/// a missed one.
-pub fn is_read_only_command(command: &str) -> bool {
-    const READERS: &[&str] = &[
-        "ls", "cat", "head", "tail", "grep", "rg", "ag", "find", "fd", "pwd", "echo", "wc",
-        "which", "type", "tree", "stat", "file", "less", "more", "du", "df", "sort", "uniq", "cut",
-        "diff", "jq", "printenv", "env", "date", "whoami", "uname", "id", "basename", "dirname",
-        "realpath", "readlink", "true", "cd",
-    ];
-    const GIT_READERS: &[&str] = &[
-        "status",
-        "log",
-        "diff",
-        "show",
-        "branch",
-        "blame",
-        "ls-files",
-        "rev-parse",
-        "describe",
-        "remote",
-        "shortlog",
-        "grep",
-    ];
-    if command.contains('>') || command.contains("$(") || command.contains('`') {
-        return false;
-    }
-    command
-        .split(['|', ';', '&', '\n'])
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-        .all(|part| {
-            let mut words = part
-                .split_whitespace()
-                .skip_while(|w| w.contains('=') && !w.starts_with('-'));
-            match words.next() {
-                Some("git") => words
-                    .find(|w| !w.starts_with('-'))
-                    .is_some_and(|sub| GIT_READERS.contains(&sub)),
-                Some("sed") => !part.contains(" -i"),
-                Some(cmd) => READERS.contains(&cmd.rsplit('/').next().unwrap_or(cmd)),
-                None => true,
-            }
-        })
 }
 
 /// Drops what a response repeats from its input or that is a whole previous
@@ -513,26 +466,6 @@ mod tests {
 
     #[test]
     fn bash_priority_follows_what_the_command_does() {
-        for c in [
-            "ls -la",
-            "git status",
-            "cat a | grep b | head",
-            "FOO=1 git log -3",
-            "sed -n 1,5p f",
-        ] {
-            assert!(is_read_only_command(c), "{c}");
-        }
-        for c in [
-            "rm -rf build",
-            "cargo test",
-            "echo x > f",
-            "git commit -m x",
-            "ls && make",
-            "sed -i s/a/b/ f",
-            "echo $(rm x)",
-        ] {
-            assert!(!is_read_only_command(c), "{c}");
-        }
         assert_eq!(
             priority("Bash", &json!({"command": "ls"}), false),
             Priority::Low

@@ -32,29 +32,7 @@ impl CommandClass {
     }
 }
 
-const READERS: &[&str] = &[
-    "ls", "cat", "head", "tail", "grep", "rg", "ag", "find", "fd", "pwd", "echo", "wc", "which",
-    "type", "tree", "stat", "file", "less", "more", "du", "df", "sort", "uniq", "cut", "diff",
-    "jq", "printenv", "env", "date", "whoami", "uname", "id", "basename", "dirname", "realpath",
-    "readlink", "true", "cd", "sed", "awk", "nl", "od", "xxd", "hexdump", "ps", "top", "lsof",
-    "history", "man", "help",
-];
-
-const GIT_READERS: &[&str] = &[
-    "status",
-    "log",
-    "diff",
-    "show",
-    "blame",
-    "ls-files",
-    "rev-parse",
-    "describe",
-    "remote",
-    "shortlog",
-    "grep",
-    "reflog",
-    "config",
-];
+use mnemo_core::shell::{READERS, git_reads, is_read_only, program};
 
 const TEST_WORDS: &[&str] = &[
     "test",
@@ -128,10 +106,6 @@ fn main_words(command: &str) -> Vec<&str> {
     best.map(|(_, w)| w).unwrap_or_default()
 }
 
-fn program(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
-}
-
 /// What `command` is for: the strongest purpose among its parts
 /// (`ls && cargo test` is a test run).
 pub(crate) fn classify(command: &str) -> CommandClass {
@@ -175,13 +149,7 @@ fn classify_words(words: &[&str], segment: &str) -> CommandClass {
         return CommandClass::Inspect;
     }
     if first == "git" || first == "gh" {
-        let sub = words[1..]
-            .iter()
-            .find(|w| !w.starts_with('-'))
-            .copied()
-            .unwrap_or("");
-        let reads =
-            first == "git" && (GIT_READERS.contains(&sub) || (sub == "branch" && words.len() <= 3));
+        let reads = first == "git" && git_reads(words);
         return if reads {
             CommandClass::Inspect
         } else {
@@ -225,30 +193,6 @@ fn classify_words(words: &[&str], segment: &str) -> CommandClass {
     } else {
         CommandClass::Run
     }
-}
-
-/// True when every part of the command line only looks at things.
-fn is_read_only(command: &str) -> bool {
-    if command.contains('>') || command.contains("$(") || command.contains('`') {
-        return false;
-    }
-    command
-        .split(['|', ';', '&', '\n'])
-        .map(str::trim)
-        .filter(|part| !part.is_empty())
-        .all(|part| {
-            let mut words = part
-                .split_whitespace()
-                .skip_while(|w| w.contains('=') && !w.starts_with('-'));
-            match words.next().map(program) {
-                Some("git") => words
-                    .find(|w| !w.starts_with('-'))
-                    .is_some_and(|sub| GIT_READERS.contains(&sub)),
-                Some("sed") => !part.contains(" -i"),
-                Some(cmd) => READERS.contains(&cmd),
-                None => true,
-            }
-        })
 }
 
 /// The command as shown in titles: its first line, white space collapsed,

@@ -11,6 +11,7 @@ pub mod model;
 pub mod paths;
 pub mod privacy;
 pub mod project;
+pub mod shell;
 pub mod time;
 
 pub use config::Config;
