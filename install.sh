@@ -1,5 +1,6 @@
 #!/bin/sh
-# Builds mnemo, installs the binary with cargo, and wires it into Claude Code.
+# Builds mnemo, installs the binary with cargo, and wires it into Claude Code
+# (hooks in settings.json, the MCP server in ~/.claude.json).
 #
 #   ./install.sh              # user scope: ~/.claude/settings.json
 #   ./install.sh --dry-run    # show what would change in the settings
