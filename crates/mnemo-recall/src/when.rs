@@ -3,10 +3,13 @@
 //! The store keeps epoch milliseconds. People see local dates and times
 //! (the offset is read once, when a [`Clock`] is made: the `time` crate can
 //! only read it safely while the process has a single thread, so the MCP
-//! server makes its clock before starting its runtime) and ages (`3h`,
+//! server makes its clock before starting its runtime, and the worker calls
+//! [`remember_local_offset`] before starting its own) and ages (`3h`,
 //! `2d`), which is what an agent needs to weigh a memory. Filters accept
 //! RFC 3339, a calendar day (`2026-11-22`, local), a relative span (`30m`,
 //! `12h`, `7d`, `2w`, `3mo`, `1y`: that long ago) and `today`/`yesterday`.
+
+use std::sync::OnceLock;
 
 use time::{Date, OffsetDateTime, Time, UtcOffset, macros::format_description};
 
@@ -15,6 +18,17 @@ use crate::{RecallError, Result};
 const MINUTE: i64 = 60_000;
 const HOUR: i64 = 60 * MINUTE;
 const DAY: i64 = 24 * HOUR;
+
+/// The local offset as read while the process was single-threaded.
+static LOCAL_OFFSET: OnceLock<UtcOffset> = OnceLock::new();
+
+/// Reads the local UTC offset now, for every later [`Clock::system`] of this
+/// process. Call it before starting threads: afterwards it cannot be read.
+pub fn remember_local_offset() {
+    if let Ok(offset) = UtcOffset::current_local_offset() {
+        let _ = LOCAL_OFFSET.set(offset);
+    }
+}
 
 /// "Now" and the local UTC offset, fixed for one request so that every line
 /// of an answer agrees.
@@ -25,12 +39,18 @@ pub struct Clock {
 }
 
 impl Clock {
-    /// The system time and the local offset (UTC when it cannot be read,
-    /// e.g. once the process has several threads).
+    /// The system time and the local offset: the one remembered by
+    /// [`remember_local_offset`], else read now (UTC when it cannot be
+    /// read, e.g. once the process has several threads).
     pub fn system() -> Clock {
+        let offset = LOCAL_OFFSET
+            .get()
+            .copied()
+            .or_else(|| UtcOffset::current_local_offset().ok())
+            .unwrap_or(UtcOffset::UTC);
         Clock {
             now_ms: mnemo_core::time::now_ms(),
-            offset: UtcOffset::current_local_offset().unwrap_or(UtcOffset::UTC),
+            offset,
         }
     }
 

@@ -102,6 +102,9 @@ pub fn run(data: &DataDir, config: Config, warnings: &[String]) -> Result<(), Ru
     }
     orphans::mark_descendants(&instance);
 
+    // Dates in API answers are local; the offset can only be read while
+    // this process has one thread.
+    mnemo_recall::when::remember_local_offset();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         // Two threads are plenty for a loopback API and one drain, and
         // keep the idle footprint small.

@@ -14,10 +14,10 @@
 //! (the library makes a safe FTS5 query of it); an id that does not exist is
 //! a 404.
 //!
-//! Dates: the worker runs several threads, so the local UTC offset cannot be
-//! read safely and [`Clock::system`] is UTC here. A calendar day in
-//! `since`/`until` (`2026-11-22`, `today`) is therefore a UTC day, and the
-//! context text shows UTC dates; RFC 3339 times and spans (`7d`) are exact.
+//! Dates: the worker reads the local UTC offset once, before its runtime
+//! starts threads (`mnemo_recall::when::remember_local_offset`), so a
+//! calendar day in `since`/`until` (`2026-11-22`, `today`) is a local day and
+//! the context text shows local dates, as the CLI does.
 
 use std::path::{Path, PathBuf};
 
