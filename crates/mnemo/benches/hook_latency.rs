@@ -34,18 +34,9 @@ struct Scenario {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing
-    // and should not spend a minute here.
-    if !std::env::args().any(|a| a == "--bench") {
+    let Some((bin, runs)) = support::settings(400) else {
         return;
-    }
-    let bin = std::env::var_os("MNEMO_BENCH_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mnemo")));
-    let runs: usize = std::env::var("MNEMO_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(400);
+    };
     let tmp = tempfile::tempdir().expect("temp dir");
     let sole = tmp.path().join("sole");
     let held = tmp.path().join("held");

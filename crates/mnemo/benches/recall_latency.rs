@@ -38,18 +38,9 @@ struct Scenario {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing
-    // and should not build 110,000 observations.
-    if !std::env::args().any(|a| a == "--bench") {
+    let Some((bin, runs)) = support::settings(200) else {
         return;
-    }
-    let bin = std::env::var_os("MNEMO_BENCH_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mnemo")));
-    let runs: usize = std::env::var("MNEMO_BENCH_RUNS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(200);
+    };
     let tmp = tempfile::tempdir().expect("temp dir");
     let root = tmp.path().canonicalize().expect("canonical temp dir");
     let (p10k, d10k) = (root.join("p10k"), root.join("d10k"));

@@ -2,8 +2,27 @@
 //! payload through a real pipe, and reporting medians beside a baseline.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+/// What to measure and how often: the binary (`MNEMO_BENCH_BIN`, else the
+/// one cargo built) and the runs per scenario (`MNEMO_BENCH_RUNS`, else
+/// `default_runs`). None under `cargo test --benches`, which passes no
+/// `--bench` and should not spend minutes building stores.
+pub fn settings(default_runs: usize) -> Option<(PathBuf, usize)> {
+    if !std::env::args().any(|a| a == "--bench") {
+        return None;
+    }
+    let bin = std::env::var_os("MNEMO_BENCH_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_mnemo")));
+    let runs = std::env::var("MNEMO_BENCH_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default_runs);
+    Some((bin, runs))
+}
 
 /// Spawns `cmd` (stdout and stderr to null), writes `payload` to its stdin
 /// (or gives it none), waits, and returns the wall time. Panics if the
