@@ -89,6 +89,58 @@ pub struct TurnBatch {
     pub last_assistant_message: Option<String>,
     /// True when the turn has ended (Stop seen): a summary is wanted.
     pub turn_complete: bool,
+    /// What the host's transcript says about this turn beyond its tool
+    /// calls (the why), when the transcript could be read; already
+    /// sanitized with the capture's privacy rules.
+    pub narrative: Option<TurnNarrative>,
+    /// The summaries of the turn's earlier pieces, when a long turn was cut
+    /// into several batches; the last piece's summary merges them.
+    pub earlier_pieces: Vec<SummaryDraft>,
+}
+
+/// How a turn began: what the "request" of its summary is.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnOrigin {
+    /// The user typed a prompt.
+    #[default]
+    User,
+    /// A background task finished (`<task-notification>`): the turn
+    /// continues the request that started the task.
+    TaskNotification,
+    /// The context was compacted and the agent goes on with the same work.
+    Compaction,
+}
+
+/// The turn as the host's transcript tells it, in the order it happened.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TurnNarrative {
+    pub origin: TurnOrigin,
+    /// For a continuation (`origin` not `User`): the request it continues.
+    pub continues_request: Option<String>,
+    /// The assistant's words between tool calls, in order.
+    pub notes: Vec<AssistantNote>,
+    /// Questions the assistant asked the user in this turn, with the answers.
+    pub questions: Vec<QuestionAnswer>,
+    /// The assistant's last message of the turn (its report).
+    pub final_report: Option<String>,
+}
+
+/// Something the assistant said.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct AssistantNote {
+    pub text: String,
+    /// The tool call that came right after it, if any (the call it explains).
+    pub before_tool_use_id: Option<String>,
+}
+
+/// A question the assistant put to the user, and what the user answered.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct QuestionAnswer {
+    pub question: String,
+    /// The options offered, when the question was multiple-choice.
+    pub options: Vec<String>,
+    pub answer: String,
 }
 
 /// One captured tool call, as stored (sanitized, size-capped).
@@ -96,6 +148,8 @@ pub struct TurnBatch {
 pub struct BatchEvent {
     /// The events table row id.
     pub id: i64,
+    /// The host's id of the tool call (links it to the transcript).
+    pub tool_use_id: Option<String>,
     pub tool_name: String,
     /// True for PostToolUseFailure.
     pub failed: bool,

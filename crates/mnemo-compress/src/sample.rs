@@ -43,6 +43,7 @@ pub fn turn(events: usize) -> TurnBatch {
                 .into(),
         ),
         turn_complete: true,
+        ..Default::default()
     }
 }
 

@@ -62,6 +62,8 @@ pub struct QueuedEvent {
     pub priority: i64,
     pub attempts: i64,
     pub created_at: i64,
+    /// The host's id of the tool call, when it gave one.
+    pub tool_use_id: Option<String>,
 }
 
 impl QueuedEvent {
@@ -208,7 +210,7 @@ pub fn backoff_ms(attempts: i64) -> i64 {
 }
 
 const EVENT_COLUMNS: &str = "id, uid, kind, tool_name, input, response, error, files_read,
-     files_modified, note, priority, attempts, created_at";
+     files_modified, note, priority, attempts, created_at, tool_use_id";
 
 fn event_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<QueuedEvent> {
     Ok(QueuedEvent {
@@ -225,6 +227,7 @@ fn event_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<QueuedEvent> {
         priority: r.get(10)?,
         attempts: r.get(11)?,
         created_at: r.get(12)?,
+        tool_use_id: r.get(13)?,
     })
 }
 

@@ -398,6 +398,8 @@ pub fn build_batch(lease: &Lease) -> TurnBatch {
         events: lease.events.iter().map(batch_event).collect(),
         last_assistant_message: lease.last_assistant_message(),
         turn_complete: lease.turn_complete && has_content,
+        narrative: None,
+        earlier_pieces: Vec::new(),
     }
 }
 
@@ -408,6 +410,7 @@ fn json_or_text(text: &str) -> serde_json::Value {
 fn batch_event(e: &QueuedEvent) -> BatchEvent {
     BatchEvent {
         id: e.id,
+        tool_use_id: e.tool_use_id.clone(),
         tool_name: e.tool_name.clone().unwrap_or_default(),
         failed: e.kind == "tool_failure",
         input: e

@@ -47,6 +47,10 @@ pub fn event_from(payload: &Value) -> BatchEvent {
         files_modified: modified,
         note: None,
         created_at: 0,
+        tool_use_id: payload
+            .get("tool_use_id")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
     }
 }
 
@@ -95,6 +99,7 @@ pub fn fix_login_turn() -> TurnBatch {
                 .into(),
         ),
         turn_complete: true,
+        ..Default::default()
     }
 }
 
