@@ -90,6 +90,8 @@ pub struct TurnInfo {
     pub project_name: Option<String>,
     /// The stored (sanitized) prompt; None when private or not captured.
     pub prompt: Option<String>,
+    /// The host's transcript of the session, when it gave one.
+    pub transcript_path: Option<String>,
 }
 
 /// Events of one turn, leased to the worker.
@@ -525,7 +527,8 @@ fn turn_info(
 ) -> rusqlite::Result<TurnInfo> {
     tx.query_row(
         "SELECT s.platform_session_id, s.project_id, p.root, p.name,
-                (SELECT text FROM prompts WHERE session_id = s.id AND prompt_number = ?2)
+                (SELECT text FROM prompts WHERE session_id = s.id AND prompt_number = ?2),
+                s.transcript_path
          FROM sessions s LEFT JOIN projects p ON p.id = s.project_id
          WHERE s.id = ?1",
         params![session_id, prompt_number],
@@ -538,6 +541,7 @@ fn turn_info(
                 project_root: r.get(2)?,
                 project_name: r.get(3)?,
                 prompt: r.get(4)?,
+                transcript_path: r.get(5)?,
             })
         },
     )

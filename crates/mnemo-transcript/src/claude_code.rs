@@ -267,6 +267,7 @@ impl<'a> Builder<'a> {
                     question,
                     options,
                     answer: answer.clone(),
+                    tool_use_id: None,
                 });
             }
             self.last_request = prompt.clone();
@@ -407,7 +408,10 @@ impl<'a> Builder<'a> {
             call.result = clean::tool_result(sanitizer, result);
         }
         if call.name == "AskUserQuestion" && !failed {
-            let asked = answered_questions(sanitizer, &call.input, structured, &text);
+            let mut asked = answered_questions(sanitizer, &call.input, structured, &text);
+            for q in &mut asked {
+                q.tool_use_id = Some(call.id.clone());
+            }
             turn.questions.extend(asked);
         }
     }
@@ -491,6 +495,7 @@ fn answered_questions(
                 question: clean::text(sanitizer, question)?,
                 options,
                 answer: clean::text(sanitizer, &answer)?,
+                tool_use_id: None,
             })
         })
         .collect()

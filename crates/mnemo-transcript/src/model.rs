@@ -91,6 +91,9 @@ pub struct Question {
     pub question: String,
     pub options: Vec<String>,
     pub answer: String,
+    /// The AskUserQuestion call that asked it; None when the turn before
+    /// ended on the question and the prompt answered it.
+    pub tool_use_id: Option<String>,
 }
 
 /// How a read went.

@@ -33,6 +33,7 @@ use tracing::{error, info, warn};
 use crate::api::records::{new_observation_json, new_summary_json};
 use crate::api::{AppState, StreamEvent};
 use crate::info::{ExhaustedInfo, WorkerInfo};
+use crate::narrative::Narratives;
 
 /// How often the drain looks for new commits when it has nothing to do:
 /// often while work is coming in, less often after a quiet minute.
@@ -46,6 +47,7 @@ pub struct Drain {
     app: AppState,
     store: Option<Store>,
     compressor: Arc<Compressor>,
+    narratives: Arc<Narratives>,
     limits: QueueLimits,
     max_attempts: i64,
     info: WorkerInfo,
@@ -68,10 +70,12 @@ impl Drain {
             lease_ms: (w.lease_secs.max(1) * 1000) as i64,
         };
         let max_attempts = w.max_attempts.max(1) as i64;
+        let narratives = Arc::new(Narratives::new(&app.config));
         Drain {
             app,
             store: Some(store),
             compressor: Arc::new(compressor),
+            narratives,
             limits,
             max_attempts,
             info,
@@ -164,7 +168,8 @@ impl Drain {
 
     async fn process(&mut self, lease: Lease, shutdown: &mut watch::Receiver<bool>) -> Flow {
         let started = Instant::now();
-        let batch = build_batch(&lease);
+        let mut batch = build_batch(&lease);
+        batch.narrative = read_narrative(self.narratives.clone(), &lease).await;
         let mut llm_allowed = false;
         let outcome = if batch.events.is_empty() && !batch.turn_complete {
             // A turn end with nothing to summarize: just mark it done.
@@ -401,6 +406,20 @@ pub fn build_batch(lease: &Lease) -> TurnBatch {
         narrative: None,
         earlier_pieces: Vec::new(),
     }
+}
+
+/// The why of the lease's turn from the host's transcript (a file read,
+/// so on a blocking thread); None when there is none to read.
+async fn read_narrative(
+    narratives: Arc<Narratives>,
+    lease: &Lease,
+) -> Option<mnemo_compress::TurnNarrative> {
+    lease.turn.transcript_path.as_ref()?;
+    let lease = lease.clone();
+    tokio::task::spawn_blocking(move || narratives.for_lease(&lease))
+        .await
+        .ok()
+        .flatten()
 }
 
 fn json_or_text(text: &str) -> serde_json::Value {
