@@ -44,10 +44,16 @@ pub enum Command {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
-    /// Read JSON Lines (as written by `export`) into the store; safe to repeat.
+    /// Read JSON Lines (as written by `export`) into the store, or with
+    /// --transcripts the host's session transcripts; safe to repeat.
     Import {
         /// The file to read, or - for stdin.
-        file: PathBuf,
+        #[arg(required_unless_present = "transcripts")]
+        file: Option<PathBuf>,
+        /// Build memory from Claude Code's transcripts in DIR (default
+        /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`).
+        #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with = "file")]
+        transcripts: Option<Option<PathBuf>>,
     },
     /// The background worker that compresses captured events.
     Worker(commands::worker::WorkerArgs),
@@ -116,7 +122,13 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Command::Install(args) => commands::install::install(&args),
         Command::Uninstall(args) => commands::install::uninstall(&args),
         Command::Export { output } => commands::transfer::export(output.as_deref()),
-        Command::Import { file } => commands::transfer::import(&file),
+        Command::Import {
+            transcripts: Some(dir),
+            ..
+        } => commands::import_transcripts::run(dir.as_deref()),
+        Command::Import { file, .. } => {
+            commands::transfer::import(file.as_deref().unwrap_or(std::path::Path::new("-")))
+        }
         Command::Doctor { fix, json } => commands::doctor::run(fix, json),
         Command::Worker(args) => commands::worker::worker(args),
         Command::Stats(args) => commands::worker::stats(args),
