@@ -35,8 +35,9 @@ struct Totals {
 pub fn run(dir: Option<&Path>) -> anyhow::Result<i32> {
     let dir = match dir {
         Some(d) => d.to_path_buf(),
-        None => files::default_dir()
-            .context("cannot find Claude Code's transcripts: HOME is not set; name the directory")?,
+        None => files::default_dir().context(
+            "cannot find Claude Code's transcripts: HOME is not set; name the directory",
+        )?,
     };
     if !dir.exists() {
         anyhow::bail!("no transcripts at {}", dir.display());
@@ -108,9 +109,12 @@ fn import_file(
     for (capture, applied) in captures.iter().zip(&applied) {
         match (applied, &capture.op) {
             (Applied::Prompt { .. }, _) => totals.turns += 1,
-            (Applied::Event { event_id: Some(_), .. }, CaptureOp::Event(e)) if e.tool_name.is_some() => {
-                totals.events += 1
-            }
+            (
+                Applied::Event {
+                    event_id: Some(_), ..
+                },
+                CaptureOp::Event(e),
+            ) if e.tool_name.is_some() => totals.events += 1,
             _ => continue,
         }
         changed = true;
