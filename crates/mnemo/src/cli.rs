@@ -93,6 +93,13 @@ pub struct InstallArgs {
     /// Show what would change without writing anything.
     #[arg(long)]
     pub dry_run: bool,
+    /// install: also import past sessions from Claude Code's transcripts,
+    /// without asking.
+    #[arg(long, conflicts_with = "no_import")]
+    pub import_transcripts: bool,
+    /// install: do not offer to import past sessions.
+    #[arg(long)]
+    pub no_import: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]

@@ -162,6 +162,9 @@ pub fn install(args: &InstallArgs) -> anyhow::Result<i32> {
                 "Done. New Claude Code sessions are captured and start with what mnemo remembers of their project; `mnemo doctor` checks the wiring."
             );
         }
+        if !args.no_import {
+            crate::commands::import_transcripts::offer(args.import_transcripts)?;
+        }
     }
     Ok(0)
 }

@@ -20,6 +20,43 @@ use mnemo_transcript::files;
 
 use crate::output::{data_and_config, open_store};
 
+/// After `mnemo install`: imports past sessions when asked to (`yes`), or
+/// asks on a terminal when Claude Code has transcripts; elsewhere only says
+/// how. Never asks when stdin is not a terminal.
+pub fn offer(yes: bool) -> anyhow::Result<()> {
+    let Some(dir) = files::default_dir() else {
+        return Ok(());
+    };
+    let count = files::session_files(&dir).map_or(0, |f| f.len());
+    if count == 0 {
+        return Ok(());
+    }
+    let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let import = yes || (interactive && ask(count, &dir));
+    if import {
+        run(Some(&dir))?;
+    } else if !interactive {
+        println!(
+            "  history:  {count} past Claude Code sessions in {}; `mnemo import --transcripts` makes them memory",
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+fn ask(count: usize, dir: &Path) -> bool {
+    eprint!(
+        "Import {count} past Claude Code sessions from {} into mnemo's memory? [y/N] ",
+        dir.display()
+    );
+    let _ = std::io::stderr().flush();
+    let mut answer = String::new();
+    if std::io::stdin().read_line(&mut answer).is_err() {
+        return false;
+    }
+    matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
 /// What an import did.
 #[derive(Debug, Default)]
 struct Totals {
