@@ -14,6 +14,7 @@ use std::time::SystemTime;
 
 use mnemo_compress::{AssistantNote, QuestionAnswer, TurnNarrative, TurnOrigin};
 use mnemo_core::Config;
+use mnemo_core::config::glob_match;
 use mnemo_core::privacy::Sanitizer;
 use mnemo_store::queue::Lease;
 use mnemo_transcript::locate::{Wanted, turn_for};
@@ -23,6 +24,8 @@ use tracing::{debug, warn};
 /// Reads narratives, remembering the last transcript read.
 pub struct Narratives {
     sanitizer: Sanitizer,
+    /// The tools capture does not record (they are in no batch).
+    skip_tools: Vec<String>,
     state: Mutex<State>,
 }
 
@@ -44,6 +47,7 @@ impl Narratives {
     pub fn new(config: &Config) -> Narratives {
         Narratives {
             sanitizer: Sanitizer::new(&config.privacy),
+            skip_tools: config.capture.skip_tools.clone(),
             state: Mutex::new(State::default()),
         }
     }
@@ -72,7 +76,7 @@ impl Narratives {
             );
             return None;
         };
-        Some(narrative(turn, &ids, lease.turn_complete))
+        Some(narrative(turn, &ids, lease.turn_complete, &self.skip_tools))
     }
 
     fn session(&self, path: &Path) -> Option<Arc<Session>> {
@@ -121,12 +125,23 @@ fn report_once(state: &mut State, path: &Path, error: &str) {
 }
 
 /// The part of `turn` that concerns a batch holding the calls `ids`: the
-/// words before those calls, the questions asked by them (or, for the
-/// turn's first piece, the one its prompt answered), and the final report
-/// when the batch ends the turn.
-pub fn narrative(turn: &Turn, ids: &[String], turn_complete: bool) -> TurnNarrative {
-    let in_batch = |id: &Option<String>| id.as_ref().is_some_and(|id| ids.contains(id));
-    let first_piece = turn.tool_calls.first().is_none_or(|c| ids.contains(&c.id));
+/// words and questions from just after the previous batch's last call to
+/// this batch's last call (tools that capture skips, such as
+/// AskUserQuestion, are in no batch: what precedes them goes with the batch
+/// of the next captured call), the question its prompt answered for the
+/// turn's first piece, and the final report when the batch ends the turn.
+pub fn narrative(
+    turn: &Turn,
+    ids: &[String],
+    turn_complete: bool,
+    skip: &[String],
+) -> TurnNarrative {
+    let span = span(turn, ids, turn_complete, skip);
+    let at = |id: &Option<String>| match id {
+        Some(id) => turn.tool_calls.iter().position(|c| &c.id == id),
+        None => Some(usize::MAX),
+    };
+    let within = |id: &Option<String>| at(id).is_some_and(|i| span.contains(&i));
     TurnNarrative {
         origin: match turn.origin {
             Origin::User => TurnOrigin::User,
@@ -137,7 +152,7 @@ pub fn narrative(turn: &Turn, ids: &[String], turn_complete: bool) -> TurnNarrat
         notes: turn
             .notes
             .iter()
-            .filter(|n| in_batch(&n.before_tool_use_id))
+            .filter(|n| within(&n.before_tool_use_id))
             .map(|n| AssistantNote {
                 text: n.text.clone(),
                 before_tool_use_id: n.before_tool_use_id.clone(),
@@ -146,7 +161,10 @@ pub fn narrative(turn: &Turn, ids: &[String], turn_complete: bool) -> TurnNarrat
         questions: turn
             .questions
             .iter()
-            .filter(|q| in_batch(&q.tool_use_id) || (q.tool_use_id.is_none() && first_piece))
+            .filter(|q| match &q.tool_use_id {
+                Some(_) => within(&q.tool_use_id),
+                None => *span.start() == 0,
+            })
             .map(|q| QuestionAnswer {
                 question: q.question.clone(),
                 options: q.options.clone(),
@@ -155,6 +173,31 @@ pub fn narrative(turn: &Turn, ids: &[String], turn_complete: bool) -> TurnNarrat
             .collect(),
         final_report: turn.final_report.clone().filter(|_| turn_complete),
     }
+}
+
+/// The tool-call positions of `turn` a batch speaks for (`usize::MAX`
+/// stands for "after the last call").
+fn span(
+    turn: &Turn,
+    ids: &[String],
+    turn_complete: bool,
+    skip: &[String],
+) -> std::ops::RangeInclusive<usize> {
+    let calls = &turn.tool_calls;
+    let captured = |i: &usize| !skip.iter().any(|p| glob_match(p, &calls[*i].name));
+    let found: Vec<usize> = ids
+        .iter()
+        .filter_map(|id| calls.iter().position(|c| &c.id == id))
+        .collect();
+    let (lo, hi) = match (found.iter().min(), found.iter().max()) {
+        (Some(&lo), Some(&hi)) => (lo, hi),
+        // No call of this turn in the batch: only its end, if it has it.
+        _ if turn_complete => (calls.len(), calls.len()),
+        _ => return 1..=0,
+    };
+    let start = (0..lo).rev().find(captured).map_or(0, |i| i + 1);
+    let end = if turn_complete { usize::MAX } else { hi };
+    start..=end
 }
 
 #[cfg(test)]
@@ -238,6 +281,37 @@ mod tests {
         assert_eq!(last.final_report.as_deref(), Some("Done: bounded retries."));
         let rendered = format!("{first:?}{last:?}");
         assert!(!rendered.contains("musing"));
+    }
+
+    #[test]
+    fn words_before_a_skipped_tool_go_with_the_next_captured_call() {
+        let tmp = tempfile::tempdir().unwrap();
+        let lines = [
+            json!({"type": "user", "message": {"content": "add a cache"}}),
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "text", "text": "Asking which store fits."},
+                {"type": "tool_use", "id": "q1", "name": "AskUserQuestion", "input": {"questions": [
+                    {"question": "Which store?", "options": [{"label": "LRU"}, {"label": "Redis"}]}]}}]}}),
+            json!({"type": "user", "toolUseResult": {"answers": {"Which store?": "LRU"}},
+                   "message": {"content": [{"type": "tool_result", "tool_use_id": "q1", "content": "ok"}]}}),
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "text", "text": "LRU it is: one instance."},
+                {"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": "/p/c.rs"}}]}}),
+        ];
+        let path = tmp.path().join("s.jsonl");
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        let mut l = lease(Some(&path), vec![event(1, "w1")], true);
+        l.turn.prompt = Some("add a cache".into());
+        let n = Narratives::new(&Config::default()).for_lease(&l).unwrap();
+        let notes: Vec<&str> = n.notes.iter().map(|n| n.text.as_str()).collect();
+        assert_eq!(
+            notes,
+            ["Asking which store fits.", "LRU it is: one instance."]
+        );
+        assert_eq!(n.questions.len(), 1);
+        assert_eq!(n.questions[0].answer, "LRU");
+        assert_eq!(n.questions[0].options, ["LRU", "Redis"]);
     }
 
     #[test]
