@@ -141,7 +141,8 @@ pub fn narrative(
         Some(id) => turn.tool_calls.iter().position(|c| &c.id == id),
         None => Some(usize::MAX),
     };
-    let within = |id: &Option<String>| at(id).is_some_and(|i| span.contains(&i));
+    let within =
+        |id: &Option<String>| at(id).is_some_and(|i| span.as_ref().is_some_and(|s| s.contains(&i)));
     TurnNarrative {
         origin: match turn.origin {
             Origin::User => TurnOrigin::User,
@@ -163,7 +164,7 @@ pub fn narrative(
             .iter()
             .filter(|q| match &q.tool_use_id {
                 Some(_) => within(&q.tool_use_id),
-                None => *span.start() == 0,
+                None => span.as_ref().is_some_and(|s| *s.start() == 0),
             })
             .map(|q| QuestionAnswer {
                 question: q.question.clone(),
@@ -176,13 +177,13 @@ pub fn narrative(
 }
 
 /// The tool-call positions of `turn` a batch speaks for (`usize::MAX`
-/// stands for "after the last call").
+/// stands for "after the last call"); None when it speaks for none.
 fn span(
     turn: &Turn,
     ids: &[String],
     turn_complete: bool,
     skip: &[String],
-) -> std::ops::RangeInclusive<usize> {
+) -> Option<std::ops::RangeInclusive<usize>> {
     let calls = &turn.tool_calls;
     let captured = |i: &usize| !skip.iter().any(|p| glob_match(p, &calls[*i].name));
     let found: Vec<usize> = ids
@@ -193,11 +194,11 @@ fn span(
         (Some(&lo), Some(&hi)) => (lo, hi),
         // No call of this turn in the batch: only its end, if it has it.
         _ if turn_complete => (calls.len(), calls.len()),
-        _ => return 1..=0,
+        _ => return None,
     };
     let start = (0..lo).rev().find(captured).map_or(0, |i| i + 1);
     let end = if turn_complete { usize::MAX } else { hi };
-    start..=end
+    Some(start..=end)
 }
 
 #[cfg(test)]
