@@ -191,9 +191,12 @@ impl<'a> Builder<'a> {
         {
             self.session.cwd = Some(cwd.to_owned());
         }
+        // A subagent's lines (inline in older transcripts, or a subagent's
+        // own file): its tool calls count, its words and prompts do not.
+        let sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true);
         match v.get("type").and_then(Value::as_str) {
-            Some("user") => self.user(v),
-            Some("assistant") => self.assistant(v),
+            Some("user") => self.user(v, sidechain),
+            Some("assistant") => self.assistant(v, sidechain),
             _ => return,
         }
         if let Some(turn) = self.session.turns.last_mut() {
@@ -201,7 +204,7 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn user(&mut self, v: &Value) {
+    fn user(&mut self, v: &Value, sidechain: bool) {
         if v.get("isMeta").and_then(Value::as_bool) == Some(true) {
             return;
         }
@@ -211,7 +214,7 @@ impl<'a> Builder<'a> {
             return;
         }
         match content {
-            Some(Value::String(text)) => self.user_text(text, v),
+            Some(Value::String(text)) if !sidechain => self.user_text(text, v),
             Some(Value::Array(blocks)) => {
                 let mut texts = Vec::new();
                 for block in blocks {
@@ -223,7 +226,7 @@ impl<'a> Builder<'a> {
                         _ => {}
                     }
                 }
-                if !texts.is_empty() {
+                if !texts.is_empty() && !sidechain {
                     self.user_text(&texts.join("\n"), v);
                 }
             }
@@ -304,10 +307,10 @@ impl<'a> Builder<'a> {
         turn.final_report = Some(report);
     }
 
-    fn assistant(&mut self, v: &Value) {
+    fn assistant(&mut self, v: &Value, sidechain: bool) {
         let blocks = match v.pointer("/message/content") {
             Some(Value::Array(blocks)) => blocks.as_slice(),
-            Some(Value::String(text)) => {
+            Some(Value::String(text)) if !sidechain => {
                 self.note(text);
                 return;
             }
@@ -315,7 +318,7 @@ impl<'a> Builder<'a> {
         };
         for block in blocks {
             match block.get("type").and_then(Value::as_str) {
-                Some("text") => {
+                Some("text") if !sidechain => {
                     if let Some(text) = block.get("text").and_then(Value::as_str) {
                         self.note(text);
                     }

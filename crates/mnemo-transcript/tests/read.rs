@@ -372,3 +372,40 @@ fn a_batch_finds_its_turn_by_tool_ids_then_by_prompt() {
     );
     assert!(unknown.is_none());
 }
+
+#[test]
+fn inline_subagent_lines_add_calls_but_no_turns_or_words() {
+    let side = |mut v: serde_json::Value| {
+        v["isSidechain"] = json!(true);
+        line(v)
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let path = write(
+        tmp.path(),
+        &[
+            user("find the flaky test", "2026-01-01T10:00:00Z"),
+            side(
+                json!({"type": "user", "message": {"content": "Search the test suite for sleeps"}}),
+            ),
+            side(json!({"type": "assistant", "message": {"content": [
+                {"type": "text", "text": "subagent musing"},
+                {"type": "tool_use", "id": "s1", "name": "Grep", "input": {"pattern": "sleep"}}]}})),
+            side(json!({"type": "user", "message": {"content": [
+                {"type": "tool_result", "tool_use_id": "s1", "content": "a_test.rs"}]}})),
+            assistant(
+                json!([{"type": "text", "text": "The sleep in a_test.rs is the culprit."}]),
+                "2026-01-01T10:00:09Z",
+            ),
+        ],
+    );
+    let s = read_file(&path, &sanitizer()).unwrap();
+    assert_eq!(s.turns.len(), 1);
+    let t = &s.turns[0];
+    assert_eq!(t.tool_calls.len(), 1);
+    assert!(t.tool_calls[0].result.is_some());
+    assert!(t.notes.is_empty());
+    assert_eq!(
+        t.final_report.as_deref(),
+        Some("The sleep in a_test.rs is the culprit.")
+    );
+}
