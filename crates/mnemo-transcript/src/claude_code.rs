@@ -244,6 +244,7 @@ impl<'a> Builder<'a> {
             let prompt = clean::text(self.sanitizer, t);
             self.open(Origin::TaskNotification, prompt, v);
         } else if t.starts_with("<local-command-") || t.starts_with("<system-reminder>") {
+            // A local command's output or a reminder: not a turn.
         } else if let Some(command) = slash_command(t) {
             let prompt = clean::text(self.sanitizer, &command);
             self.open(Origin::User, prompt, v);
