@@ -128,6 +128,38 @@ fn real_transcripts_import_once_however_often_imported() {
 }
 
 #[test]
+fn a_relative_directory_is_remembered_absolute_for_the_worker() {
+    let env = Env::new();
+    projects_dir(&env);
+    let out = env
+        .mnemo()
+        .args(["import", "--transcripts", "claude/projects"])
+        .current_dir(env.dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let paths: Vec<String> = {
+        let db = env.db();
+        let mut stmt = db.prepare("SELECT transcript_path FROM sessions").unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(paths.len(), 4);
+    assert!(
+        paths
+            .iter()
+            .all(|p| Path::new(p).is_absolute() && Path::new(p).is_file()),
+        "{paths:?}"
+    );
+}
+
+#[test]
 fn a_missing_directory_is_a_clear_error() {
     let env = Env::new();
     let out = env
@@ -393,7 +425,7 @@ fn imported_turns_are_compressed_and_nothing_private_is_stored() {
 /// (capture skips AskUserQuestion); it reaches the worker through the
 /// transcript, and the offline compressor keeps it as a decision.
 #[test]
-#[ignore = "needs the offline compressor that turns answered questions into decisions (branch `compress`); run with --ignored once both are merged"]
+#[ignore = "needs the offline compressor that turns answered questions into decisions (branch `compress`; passes on a merge of both); drop this once merged"]
 fn a_users_answer_becomes_a_decision_with_its_reason() {
     let env = Env::new();
     let proj = project(&env, "shop");

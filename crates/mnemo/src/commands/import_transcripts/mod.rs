@@ -79,6 +79,9 @@ pub fn run(dir: Option<&Path>) -> anyhow::Result<i32> {
     if !dir.exists() {
         anyhow::bail!("no transcripts at {}", dir.display());
     }
+    // Sessions remember their transcript's path for the worker, which runs
+    // elsewhere: it must not be relative.
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
     let paths = files::session_files(&dir)
         .with_context(|| format!("cannot list transcripts in {}", dir.display()))?;
     let (data, config) = data_and_config()?;
