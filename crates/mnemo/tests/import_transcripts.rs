@@ -449,3 +449,87 @@ fn a_users_answer_becomes_a_decision_with_its_reason() {
         "no decision carries the answer: {decisions:?}"
     );
 }
+
+/// Tool-call ids, turns and turn ends of a store, for comparing two.
+fn shape(db: &Path) -> (Vec<String>, i64, i64, i64) {
+    let db = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = db
+        .prepare(
+            "SELECT tool_use_id FROM events WHERE tool_use_id IS NOT NULL ORDER BY tool_use_id",
+        )
+        .unwrap();
+    let ids = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let count = |sql: &str| db.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+    (
+        ids,
+        count("SELECT count(*) FROM sessions"),
+        count("SELECT count(*) FROM prompts"),
+        count("SELECT count(*) FROM events WHERE kind = 'turn_end'"),
+    )
+}
+
+/// The real Claude Code writes the transcript: imported into an empty store
+/// it gives what the live hooks captured, and imported over the live
+/// capture it adds nothing.
+#[test]
+fn a_real_claude_code_transcript_imports_as_the_hooks_captured_it() -> anyhow::Result<()> {
+    use mnemo_testkit::{Sandbox, StandIn, Step, git_init};
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    let install = common::sandbox_mnemo(&sandbox)
+        .args(["install", "--no-import"])
+        .output()?;
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let notes = project.join("notes.md");
+    let server = StandIn::with_script([
+        Step::write(&notes, "# notes\n"),
+        Step::bash("ls"),
+        Step::bash("python3 -c 'import sys; sys.exit(3)'"),
+        Step::read(&notes),
+        Step::text("Wrote the notes."),
+    ]);
+    sandbox
+        .claude(&server.base_url(), "write the notes")
+        .env("MNEMO_NO_WORKER", "1")
+        .max_turns(10)
+        .run()?
+        .expect_success();
+    let live = shape(&sandbox.data().join("mnemo.db"));
+    assert_eq!(live.0.len(), 4, "{live:?}");
+
+    let projects = sandbox.home().join(".claude/projects");
+    let fresh = tempfile::tempdir()?;
+    let out = common::sandbox_mnemo(&sandbox)
+        .env("MNEMO_DATA_DIR", fresh.path())
+        .env("MNEMO_NO_WORKER", "1")
+        .args(["import", "--transcripts"])
+        .arg(&projects)
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(shape(&fresh.path().join("mnemo.db")), live);
+
+    let over = common::sandbox_mnemo(&sandbox)
+        .env("MNEMO_NO_WORKER", "1")
+        .args(["import", "--transcripts"])
+        .output()?;
+    assert!(
+        over.status.success(),
+        "{}",
+        String::from_utf8_lossy(&over.stderr)
+    );
+    assert_eq!(shape(&sandbox.data().join("mnemo.db")), live);
+    Ok(())
+}
