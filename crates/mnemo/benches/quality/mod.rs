@@ -211,6 +211,53 @@ impl Report {
         t
     }
 
+    /// What happened, turn by turn, as the transcripts say (the ground truth
+    /// the scores compare with).
+    pub fn ground_truth(&self) -> String {
+        let mut t = String::new();
+        for s in &self.replay.sessions {
+            let _ = writeln!(t, "== session {} ({})", s.id, s.first_timestamp);
+            for (i, turn) in s.turns.iter().enumerate() {
+                let head: String = turn.prompt.chars().take(100).collect();
+                let _ = writeln!(
+                    t,
+                    "turn {}: {:?}\n  tools: {}{}\n  modified: {:?}\n  commits: {:?}\n  final: {:?}",
+                    turn.number,
+                    head,
+                    turn.tools.len(),
+                    if turn.interrupted {
+                        " (interrupted)"
+                    } else {
+                        ""
+                    },
+                    s.modified_files(i),
+                    s.commits(i),
+                    turn.final_text.chars().take(300).collect::<String>(),
+                );
+            }
+            for q in s.questions() {
+                let _ = writeln!(
+                    t,
+                    "question (turn {}): {:?} -> {:?}",
+                    q.turn + 1,
+                    q.asked,
+                    q.answer
+                );
+            }
+            for f in s.failures() {
+                let _ = writeln!(
+                    t,
+                    "failure (turn {}): {:?} intent {:?} resolved {}",
+                    f.turn + 1,
+                    f.command.chars().take(80).collect::<String>(),
+                    f.intent,
+                    f.resolved
+                );
+            }
+        }
+        t
+    }
+
     /// Writes the index, every summary and every observation title to `dir`
     /// for a human to read.
     pub fn dump(&self, dir: &Path) -> std::io::Result<()> {
@@ -247,6 +294,7 @@ impl Report {
             );
         }
         std::fs::write(dir.join("observations.txt"), obs)?;
+        std::fs::write(dir.join("ground_truth.txt"), self.ground_truth())?;
         std::fs::write(
             dir.join("scores.md"),
             self.table() + "\n" + &self.question_table(),

@@ -9,7 +9,7 @@
 //!   [`REMAINING`] (lowercase);
 //! - an answered question "became a decision" when an observation of type
 //!   `decision` in that session contains at least half of the answer's
-//!   words of four letters or more (at least one);
+//!   [`significant_words`] (at least one);
 //! - an observation "says a command fails" when its title contains `fail`
 //!   or `error` and every word of the command's intent (`git push`), and
 //!   none of [`RESOLVED`];
@@ -24,18 +24,20 @@ use super::transcript::{Session, is_typed};
 /// Words in a final report that say something is left (lowercase).
 pub const REMAINING: &[&str] = &[
     "remaining",
-    "still need",
-    "still fail",
-    "not yet",
+    "still",
+    " left",
+    "next",
     "todo",
-    "next step",
-    "follow-up",
-    "follow up",
-    "left to",
+    "not yet",
     "pending",
     "blocked",
     "outstanding",
+    "unfinished",
+    "follow-up",
+    "follow up",
     "want me to",
+    "would you like",
+    "available work",
 ];
 
 /// Words that say a failure was overcome.
@@ -52,7 +54,8 @@ pub const RESOLVED: &[&str] = &[
 pub const STOP_WORDS: &[&str] = &[
     "a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "for", "from", "has", "if", "in",
     "is", "it", "no", "not", "of", "on", "or", "so", "that", "the", "then", "this", "to", "was",
-    "we", "with", "true", "false", "nil", "null",
+    "we", "with", "you", "your", "can", "will", "have", "all", "its", "true", "false", "nil",
+    "null",
 ];
 
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -253,12 +256,20 @@ pub fn machine_request(request: &str) -> bool {
         || r.starts_with("Conversation compacted")
 }
 
-/// Lowercase words of four letters or more.
+/// Lowercase words of three letters or more that are not stop words; the
+/// whole text when it has none.
 pub fn significant_words(text: &str) -> Vec<String> {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 4)
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric() && c != '_')
+        .filter(|w| w.chars().count() >= 3)
         .map(str::to_lowercase)
-        .collect()
+        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
+        .collect();
+    if words.is_empty() && !text.trim().is_empty() {
+        vec![text.trim().to_lowercase()]
+    } else {
+        words
+    }
 }
 
 /// Typed prompts of a session, for the dump.

@@ -167,8 +167,8 @@ impl Session {
         out
     }
 
-    /// Failed shell commands and whether a later one with the same intent
-    /// succeeded in this session.
+    /// Failed shell commands (one per intent and turn) and whether a later
+    /// one with the same intent succeeded in this session.
     pub fn failures(&self) -> Vec<Failure> {
         let mut out = Vec::new();
         for (i, call) in self.calls.iter().enumerate() {
@@ -176,6 +176,13 @@ impl Session {
                 continue;
             }
             let wanted = intent(command(call));
+            // The same intent failing again in the same turn is one case.
+            if out
+                .iter()
+                .any(|f: &Failure| f.turn == call.turn && f.intent == wanted)
+            {
+                continue;
+            }
             let resolved = self.calls[i + 1..]
                 .iter()
                 .any(|c| c.name == "Bash" && c.error.is_none() && intent(command(c)) == wanted);
@@ -325,6 +332,9 @@ impl Reader {
         }
         if text.starts_with("[Request interrupted") {
             self.flush_command();
+            if let Some(turn) = self.turns.last_mut() {
+                turn.interrupted = true;
+            }
             self.closed = true;
             return;
         }
