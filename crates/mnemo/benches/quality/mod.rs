@@ -48,8 +48,10 @@ pub struct IndexChecks {
     /// Of the last three sessions, how many the index names by their first
     /// typed prompt (its first 24 characters).
     pub recent_named: (usize, usize),
-    /// Sentences of the last three sessions' final reports that leave work
-    /// open, and how many the index covers (half their long words or more).
+    /// Sentences of the last three sessions' final reports (the last
+    /// assistant text of each session) that leave work open
+    /// ([`score::leaves_work_open`]), and how many the index covers (half
+    /// their [`score::significant_words`] or more).
     pub open_items: (usize, usize),
 }
 
@@ -109,7 +111,12 @@ fn check_index(replay: &Replay, index: &str) -> IndexChecks {
         .count();
     let mut open = (0, 0);
     for s in &recent {
-        for t in &s.turns {
+        let last_report = s
+            .turns
+            .iter()
+            .rev()
+            .find(|t| !t.final_text.trim().is_empty());
+        if let Some(t) = last_report {
             for sentence in t.final_text.split(['.', '\n']) {
                 if !score::leaves_work_open(sentence) {
                     continue;
