@@ -210,6 +210,61 @@ fn reader_turns_a_transcript_into_hook_steps_and_ground_truth() {
 }
 
 #[test]
+fn subagent_tool_calls_belong_to_the_turn_that_started_the_subagent() {
+    let mut sub_write = tool_use(
+        "w1",
+        "Write",
+        json!({"file_path": "/home/dev/app/notes.md"}),
+    );
+    let mut sub_result = result(
+        "w1",
+        false,
+        "ok",
+        json!({"filePath": "/home/dev/app/notes.md"}),
+    );
+    let mut sub_prompt = line("user", json!("write the notes"));
+    for l in [&mut sub_prompt, &mut sub_write, &mut sub_result] {
+        l["isSidechain"] = true.into();
+    }
+    let sub = [sub_prompt, sub_write, sub_result.clone()]
+        .iter()
+        .map(|l| l.to_string())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let main = [
+        line("user", json!("document it")),
+        tool_use(
+            "k1",
+            "Task",
+            json!({"subagent_type": "general-purpose", "prompt": "write the notes"}),
+        ),
+        // A sidechain line in the main transcript is not the main thread's.
+        sub_result,
+        result(
+            "k1",
+            false,
+            "done",
+            json!({"agentId": "ag1", "status": "completed"}),
+        ),
+    ]
+    .iter()
+    .map(|l| l.to_string())
+    .collect::<Vec<_>>()
+    .join("\n");
+    let subagents = [("ag1".to_owned(), sub)].into_iter().collect();
+    let s = Session::parse_with(&main, &subagents).unwrap();
+    let calls: Vec<(&str, Option<&str>)> = s
+        .calls
+        .iter()
+        .map(|c| (c.name.as_str(), c.agent.as_ref().map(|a| a.1.as_str())))
+        .collect();
+    assert_eq!(calls, [("Write", Some("general-purpose")), ("Task", None)]);
+    assert_eq!(s.modified_files(0), ["/home/dev/app/notes.md"]);
+    assert_eq!(s.counts(), (1, 2, 1));
+    assert_eq!(Session::parse(&main).unwrap().counts(), (1, 1, 1));
+}
+
+#[test]
 fn scoring_rules() {
     assert_eq!(
         intent("cd /a && MIX_ENV=test mix test x.exs 2>&1 | tail"),

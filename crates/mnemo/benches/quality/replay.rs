@@ -9,6 +9,7 @@
 //! the project's path, in the copy and in the payloads alike, so that paths
 //! inside the project stay inside it.
 
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -95,7 +96,11 @@ pub fn run(bin: &Path, transcripts: &[PathBuf]) -> Replay {
             continue;
         };
         let text = raw.replace(&first.cwd, &project);
-        let session = Session::parse(&text).expect("rewritten transcript parses");
+        let subagents: HashMap<String, String> = subagents_of(path)
+            .into_iter()
+            .map(|(id, t)| (id, t.replace(&first.cwd, &project)))
+            .collect();
+        let session = Session::parse_with(&text, &subagents).expect("rewritten transcript parses");
         let copy = replay
             .dir
             .path()
@@ -113,6 +118,25 @@ pub fn run(bin: &Path, transcripts: &[PathBuf]) -> Replay {
     drain(&replay);
     replay.drain_time = started.elapsed();
     replay
+}
+
+/// A transcript's subagent transcripts (`<stem>/subagents/agent-<id>.jsonl`),
+/// by agent id.
+fn subagents_of(transcript: &Path) -> HashMap<String, String> {
+    let dir = transcript.with_extension("").join("subagents");
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            let id = name
+                .strip_prefix("agent-")?
+                .strip_suffix(".jsonl")?
+                .to_owned();
+            Some((id, std::fs::read_to_string(e.path()).ok()?))
+        })
+        .collect()
 }
 
 fn replay_session(replay: &mut Replay, s: &Session, transcript: &Path) {
@@ -150,6 +174,10 @@ fn replay_session(replay: &mut Replay, s: &Session, transcript: &Path) {
                         f["hook_event_name"] = "PostToolUse".into();
                         f["tool_response"] = c.response.clone();
                     }
+                }
+                if let Some((id, kind)) = &c.agent {
+                    f["agent_id"] = id.clone().into();
+                    f["agent_type"] = kind.clone().into();
                 }
                 f
             }

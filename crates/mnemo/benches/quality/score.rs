@@ -5,7 +5,8 @@
 //!
 //! - a file is "named" when its file name (last path component) appears in
 //!   any field of the turn's summaries;
-//! - a final report "mentions remaining work" when it contains one of
+//! - a final report (the last assistant text of a turn that was not
+//!   interrupted) "mentions remaining work" when it contains one of
 //!   [`REMAINING`] (lowercase);
 //! - an answered question "became a decision" when an observation of type
 //!   `decision` in that session contains at least half of the answer's
@@ -177,7 +178,7 @@ fn turns(session: &Session, memory: &Memory, s: &mut Scores) {
             s.completed
                 .count(summaries.iter().any(|m| !m.completed.trim().is_empty()));
         }
-        if leaves_work_open(&turn.final_text) {
+        if !turn.interrupted && leaves_work_open(&turn.final_text) {
             s.next_steps
                 .count(summaries.iter().any(|m| !m.next_steps.trim().is_empty()));
         }

@@ -13,7 +13,11 @@
 //! - a `compact_boundary` system entry is a SessionStart with source `compact`;
 //! - a tool result is a PostToolUse (PostToolUseFailure when `is_error`),
 //!   except a use the user rejected, which fires neither;
-//! - queue operations and sidechain (subagent) entries are not replayed.
+//! - a subagent's tool calls (its own transcript, `<session>/subagents/
+//!   agent-<id>.jsonl`, found through the `agentId` of the Task result) are
+//!   PostToolUse events of the parent session with `agent_id`, fired before
+//!   the Task's own result;
+//! - queue operations (prompts typed while the agent works) are not replayed.
 
 use std::collections::HashMap;
 
@@ -40,6 +44,8 @@ pub struct ToolCall {
     pub error: Option<String>,
     /// Index into `Session::turns`.
     pub turn: usize,
+    /// (agent id, agent type) when a subagent made the call.
+    pub agent: Option<(String, String)>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -92,12 +98,16 @@ const FILE_MUTATORS: &[(&str, &str)] = &[
 impl Session {
     /// Reads a transcript's text. None when it has no session id or no prompt.
     pub fn parse(text: &str) -> Option<Session> {
-        let mut r = Reader::default();
-        for line in text.lines() {
-            if let Ok(v) = serde_json::from_str::<Value>(line) {
-                r.entry(&v);
-            }
-        }
+        Session::parse_with(text, &HashMap::new())
+    }
+
+    /// Reads a transcript with its subagents' transcripts (agent id → text).
+    pub fn parse_with(text: &str, subagents: &HashMap<String, String>) -> Option<Session> {
+        let mut r = Reader {
+            subagents: subagents.clone(),
+            ..Reader::default()
+        };
+        r.read(text);
         r.finish()
     }
 
@@ -269,11 +279,22 @@ struct Reader {
     command: Option<String>,
     /// The current turn has had its Stop (or was interrupted).
     closed: bool,
+    subagents: HashMap<String, String>,
+    /// Reading a subagent's own transcript, where every entry is a sidechain.
+    sidechain: bool,
 }
 
 impl Reader {
+    fn read(&mut self, text: &str) {
+        for line in text.lines() {
+            if let Ok(v) = serde_json::from_str::<Value>(line) {
+                self.entry(&v);
+            }
+        }
+    }
+
     fn entry(&mut self, v: &Value) {
-        if v["isSidechain"].as_bool() == Some(true) {
+        if v["isSidechain"].as_bool() == Some(true) && !self.sidechain {
             return;
         }
         if self.id.is_empty()
@@ -405,15 +426,47 @@ impl Reader {
         } else {
             line_result.clone()
         };
-        let turn = self.turns.len() - 1;
-        self.calls.push(ToolCall {
+        if let Some(agent) = response["agentId"].as_str() {
+            let kind = input["subagent_type"].as_str().unwrap_or_default();
+            for call in self.subagent_calls(agent, kind) {
+                self.push_call(call);
+            }
+        }
+        let call = ToolCall {
             id: id.to_owned(),
             name,
             input,
             response,
             error,
-            turn,
-        });
+            turn: 0,
+            agent: None,
+        };
+        self.push_call(call);
+    }
+
+    /// The tool calls in a subagent's transcript, if we have it.
+    fn subagent_calls(&self, agent: &str, kind: &str) -> Vec<ToolCall> {
+        let Some(text) = self.subagents.get(agent) else {
+            return Vec::new();
+        };
+        let mut sub = Reader {
+            sidechain: true,
+            ..Reader::default()
+        };
+        sub.read(text);
+        sub.calls
+            .into_iter()
+            .map(|c| ToolCall {
+                agent: Some((agent.to_owned(), kind.to_owned())),
+                ..c
+            })
+            .collect()
+    }
+
+    fn push_call(&mut self, mut call: ToolCall) {
+        let turn = self.turns.len() - 1;
+        call.turn = turn;
+        self.calls.push(call);
         self.turns[turn].tools.push(self.calls.len() - 1);
         self.steps.push(Step::Tool {
             call: self.calls.len() - 1,
