@@ -168,7 +168,10 @@ fn reader_turns_a_transcript_into_hook_steps_and_ground_truth() {
     assert_eq!(s.counts(), (3, 6, 2), "the interrupted turn 2 has no Stop");
     assert!(matches!(
         s.steps.first(),
-        Some(Step::Start { source: "startup" })
+        Some(Step::Start {
+            source: "startup",
+            turn: None
+        })
     ));
     assert!(matches!(s.steps.last(), Some(Step::End)));
     assert_eq!(s.modified_files(0), ["/home/dev/app/src/fetch.rs"]);

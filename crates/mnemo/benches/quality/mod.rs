@@ -149,13 +149,19 @@ impl Report {
         let _ = writeln!(
             t,
             "Replayed {} sessions: {} prompts, {} tool calls, {} stops ({} hooks, {} misbehaved); \
-             stored {} observations, {} summaries; worker drained in {:.1} s.\n",
+             stored {} sessions, {} prompts, {} tool events, {} turn ends ({} failed), \
+             {} observations, {} summaries; worker drained in {:.1} s.\n",
             r.sessions.len(),
             prompts,
             tools,
             stops,
             r.hooks,
             r.bad_hooks.len(),
+            self.memory.sessions,
+            self.memory.prompts.len(),
+            self.memory.tool_events,
+            self.memory.turn_ends,
+            self.memory.failed_events,
             self.memory.observations.len(),
             self.memory.summaries.len(),
             r.drain_time.as_secs_f64()
@@ -265,6 +271,41 @@ impl Report {
         t
     }
 
+    /// Each question's top three records in both rankings, first line of
+    /// each, `*` marking the first one its matcher accepts.
+    pub fn answers(&self) -> String {
+        let mut t = String::new();
+        for r in &self.ranked {
+            let _ = writeln!(t, "== {}", r.question);
+            for (name, ids, rank) in [
+                ("mnemo", &r.mnemo_ids, r.mnemo),
+                ("bm25", &r.bm25_ids, r.bm25),
+            ] {
+                let rank = rank.map_or("–".to_owned(), |r| r.to_string());
+                let _ = writeln!(t, "  {name} (right record at {rank}):");
+                for (i, id) in ids.iter().take(3).enumerate() {
+                    let text = self.memory.record_text(id).unwrap_or_default();
+                    let first: String = text
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                        .chars()
+                        .take(140)
+                        .collect();
+                    let mark = if Some(i + 1) == r.mnemo && name == "mnemo"
+                        || Some(i + 1) == r.bm25 && name == "bm25"
+                    {
+                        "*"
+                    } else {
+                        " "
+                    };
+                    let _ = writeln!(t, "   {mark}{id} {first}");
+                }
+            }
+        }
+        t
+    }
+
     /// Writes the index, every summary and every observation title to `dir`
     /// for a human to read.
     pub fn dump(&self, dir: &Path) -> std::io::Result<()> {
@@ -302,6 +343,7 @@ impl Report {
         }
         std::fs::write(dir.join("observations.txt"), obs)?;
         std::fs::write(dir.join("ground_truth.txt"), self.ground_truth())?;
+        std::fs::write(dir.join("questions.txt"), self.answers())?;
         std::fs::write(
             dir.join("scores.md"),
             self.table() + "\n" + &self.question_table(),

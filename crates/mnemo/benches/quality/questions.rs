@@ -39,6 +39,9 @@ pub struct Ranked {
     pub bm25: Option<usize>,
     /// Whether any stored record matches at all.
     pub answerable: bool,
+    /// The ids each ranking returned, best first.
+    pub mnemo_ids: Vec<String>,
+    pub bm25_ids: Vec<String>,
 }
 
 /// Reads the question set (JSON: `{"questions": [{"q", "all", "any", "why"}]}`).
@@ -72,16 +75,20 @@ pub fn rank_all(replay: &Replay, memory: &Memory, questions: &[Question]) -> Vec
     questions
         .iter()
         .map(|q| {
-            let first = |ids: Vec<String>| {
+            let first = |ids: &[String]| {
                 ids.iter()
                     .position(|id| memory.record_text(id).is_some_and(|t| q.matches(&t)))
                     .map(|p| p + 1)
             };
+            let mnemo_ids = mnemo_search(replay, &q.q);
+            let bm25_ids = baseline.search(&q.q);
             Ranked {
                 question: q.q.clone(),
-                mnemo: first(mnemo_search(replay, &q.q)),
-                bm25: first(baseline.search(&q.q)),
+                mnemo: first(&mnemo_ids),
+                bm25: first(&bm25_ids),
                 answerable: memory.documents().iter().any(|(_, t)| q.matches(t)),
+                mnemo_ids,
+                bm25_ids,
             }
         })
         .collect()

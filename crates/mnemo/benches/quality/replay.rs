@@ -149,7 +149,13 @@ fn replay_session(replay: &mut Replay, s: &Session, transcript: &Path) {
     for step in &s.steps {
         let mut p = base.clone();
         let fields = match step {
-            Step::Start { source } => json!({"hook_event_name": "SessionStart", "source": source}),
+            Step::Start { source, turn } => {
+                let mut f = json!({"hook_event_name": "SessionStart", "source": source});
+                if let Some(turn) = turn {
+                    f["prompt_id"] = prompt_id(s, *turn).into();
+                }
+                f
+            }
             Step::Prompt { turn } => json!({
                 "hook_event_name": "UserPromptSubmit",
                 "prompt": s.turns[*turn].prompt,

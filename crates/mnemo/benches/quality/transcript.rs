@@ -26,10 +26,20 @@ use serde_json::Value;
 /// One hook event, in the order Claude Code fires them.
 #[derive(Debug, Clone)]
 pub enum Step {
-    Start { source: &'static str },
-    Prompt { turn: usize },
-    Tool { call: usize },
-    Stop { turn: usize },
+    /// `turn`: the turn under way (a compaction happens inside one).
+    Start {
+        source: &'static str,
+        turn: Option<usize>,
+    },
+    Prompt {
+        turn: usize,
+    },
+    Tool {
+        call: usize,
+    },
+    Stop {
+        turn: usize,
+    },
     End,
 }
 
@@ -306,7 +316,10 @@ impl Reader {
             && let Some(cwd) = v["cwd"].as_str()
         {
             self.cwd = cwd.to_owned();
-            self.steps.push(Step::Start { source: "startup" });
+            self.steps.push(Step::Start {
+                source: "startup",
+                turn: None,
+            });
         }
         if self.first_timestamp.is_empty()
             && let Some(ts) = v["timestamp"].as_str()
@@ -318,7 +331,10 @@ impl Reader {
             Some("assistant") => self.assistant(v),
             Some("system") if v["subtype"] == "compact_boundary" => {
                 self.flush_command();
-                self.steps.push(Step::Start { source: "compact" });
+                self.steps.push(Step::Start {
+                    source: "compact",
+                    turn: self.turns.len().checked_sub(1),
+                });
             }
             _ => {}
         }
