@@ -7,6 +7,7 @@
 //! cargo bench -p mnemo --bench quality
 //! MNEMO_QUALITY_TRANSCRIPTS=dir …    # another directory of *.jsonl transcripts
 //! MNEMO_QUALITY_DUMP=dir …           # also write the index, summaries and titles there
+//! MNEMO_QUALITY_KEEP=1 …             # keep the data dir and project (to run mnemo on them)
 //! MNEMO_BENCH_BIN=path …             # another mnemo binary
 //! ```
 //!
@@ -57,6 +58,13 @@ fn main() {
         println!(
             "quality: index, summaries and titles written to {}",
             dump.display()
+        );
+    }
+    if std::env::var_os("MNEMO_QUALITY_KEEP").is_some() {
+        let kept = report.replay.dir.keep();
+        println!(
+            "quality: kept {0}; try MNEMO_DATA_DIR={0}/data mnemo search --project {0}/project …",
+            kept.display()
         );
     }
 }
