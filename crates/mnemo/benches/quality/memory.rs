@@ -2,6 +2,8 @@
 //! summaries, observations and prompts, each with the text a reader sees.
 //! The scores and the BM25 baseline work on these records.
 
+use std::collections::HashMap;
+
 use rusqlite::Connection;
 
 #[derive(Debug, Clone, Default)]
@@ -68,6 +70,9 @@ pub struct Memory {
     pub tool_events: i64,
     pub turn_ends: i64,
     pub failed_events: i64,
+    /// (session, platform prompt id) → the prompt number mnemo filed it
+    /// under, from its prompts and events.
+    pub prompt_numbers: HashMap<(String, String), i64>,
 }
 
 impl Memory {
@@ -119,6 +124,19 @@ impl Memory {
                 })
             })?
             .collect::<rusqlite::Result<_>>()?;
+        let mut q = db.prepare(
+            "SELECT s.platform_session_id, e.platform_prompt_id, max(e.prompt_number)
+             FROM events e JOIN sessions s ON s.id = e.session_id
+             WHERE e.platform_prompt_id IS NOT NULL GROUP BY 1, 2
+             UNION ALL
+             SELECT s.platform_session_id, p.platform_prompt_id, p.prompt_number
+             FROM prompts p JOIN sessions s ON s.id = p.session_id
+             WHERE p.platform_prompt_id IS NOT NULL",
+        )?;
+        for row in q.query_map([], |r| Ok(((r.get(0)?, r.get(1)?), r.get(2)?)))? {
+            let (key, number) = row?;
+            m.prompt_numbers.insert(key, number);
+        }
         let mut q = db.prepare("SELECT id, text FROM prompts ORDER BY id")?;
         m.prompts = q
             .query_map([], |r| {
@@ -131,11 +149,20 @@ impl Memory {
         Ok(m)
     }
 
-    /// The summaries of one turn (a turn cut into pieces may have several).
-    pub fn turn_summaries(&self, session: &str, number: usize) -> Vec<&Summary> {
+    /// The summaries of the prompt mnemo filed a turn under (a turn cut
+    /// into pieces may have several; a turn that mnemo counts as the
+    /// continuation of an earlier one shares that one's). The turn is named
+    /// by the prompt id the replay sent; without a trace of it, by its
+    /// position.
+    pub fn turn_summaries(&self, session: &str, prompt_id: &str, position: usize) -> Vec<&Summary> {
+        let number = self
+            .prompt_numbers
+            .get(&(session.to_owned(), prompt_id.to_owned()))
+            .copied()
+            .unwrap_or(position as i64);
         self.summaries
             .iter()
-            .filter(|s| s.session == session && s.prompt_number == number as i64)
+            .filter(|s| s.session == session && s.prompt_number == number)
             .collect()
     }
 

@@ -152,14 +152,14 @@ fn replay_session(replay: &mut Replay, s: &Session, transcript: &Path) {
             Step::Start { source, turn } => {
                 let mut f = json!({"hook_event_name": "SessionStart", "source": source});
                 if let Some(turn) = turn {
-                    f["prompt_id"] = prompt_id(s, *turn).into();
+                    f["prompt_id"] = s.prompt_id(*turn).into();
                 }
                 f
             }
             Step::Prompt { turn } => json!({
                 "hook_event_name": "UserPromptSubmit",
                 "prompt": s.turns[*turn].prompt,
-                "prompt_id": prompt_id(s, *turn),
+                "prompt_id": s.prompt_id(*turn),
                 "permission_mode": "default",
             }),
             Step::Tool { call } => {
@@ -168,7 +168,7 @@ fn replay_session(replay: &mut Replay, s: &Session, transcript: &Path) {
                     "tool_name": c.name,
                     "tool_input": c.input,
                     "tool_use_id": c.id,
-                    "prompt_id": prompt_id(s, c.turn),
+                    "prompt_id": s.prompt_id(c.turn),
                     "permission_mode": "default",
                 });
                 match &c.error {
@@ -191,17 +191,13 @@ fn replay_session(replay: &mut Replay, s: &Session, transcript: &Path) {
                 "hook_event_name": "Stop",
                 "stop_hook_active": false,
                 "last_assistant_message": s.turns[*turn].final_text,
-                "prompt_id": prompt_id(s, *turn),
+                "prompt_id": s.prompt_id(*turn),
             }),
             Step::End => json!({"hook_event_name": "SessionEnd", "reason": "other"}),
         };
         merge(&mut p, fields);
         run_hook(replay, &p);
     }
-}
-
-fn prompt_id(s: &Session, turn: usize) -> String {
-    format!("{}-prompt-{}", s.id, turn + 1)
 }
 
 fn merge(into: &mut Value, from: Value) {

@@ -162,7 +162,7 @@ pub fn score(sessions: &[Session], memory: &Memory) -> Scores {
 
 fn turns(session: &Session, memory: &Memory, s: &mut Scores) {
     for (i, turn) in session.turns.iter().enumerate() {
-        let summaries = memory.turn_summaries(&session.id, turn.number);
+        let summaries = memory.turn_summaries(&session.id, &session.prompt_id(i), turn.number);
         let text = summaries
             .iter()
             .map(|m| m.text())

@@ -121,6 +121,12 @@ impl Session {
         r.finish()
     }
 
+    /// The `prompt_id` the replay sends for a turn (Claude Code's is a UUID
+    /// the transcript does not keep).
+    pub fn prompt_id(&self, turn: usize) -> String {
+        format!("{}-prompt-{}", self.id, turn + 1)
+    }
+
     pub fn modified_files(&self, turn: usize) -> Vec<String> {
         let mut files: Vec<String> = Vec::new();
         for call in self.succeeded(turn) {
