@@ -17,7 +17,9 @@
 //!   agent-<id>.jsonl`, found through the `agentId` of the Task result) are
 //!   PostToolUse events of the parent session with `agent_id`, fired before
 //!   the Task's own result;
-//! - queue operations (prompts typed while the agent works) are not replayed.
+//! - queue operations (prompts typed while the agent works) are not replayed:
+//!   a message sent mid-turn reaches the model inside a system reminder and
+//!   fires no UserPromptSubmit (anthropics/claude-code#31114).
 
 use std::collections::HashMap;
 
