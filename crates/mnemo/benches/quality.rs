@@ -30,6 +30,7 @@ fn main() {
     let dir = std::env::var_os("MNEMO_QUALITY_TRANSCRIPTS")
         .map(PathBuf::from)
         .unwrap_or_else(default_transcripts);
+    let dir = dir.canonicalize().unwrap_or(dir);
     let transcripts = quality::transcripts_in(&dir);
     if transcripts.is_empty() {
         println!(
