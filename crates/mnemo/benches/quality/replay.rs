@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use super::transcript::{Session, Step};
+use super::transcript::{Session, Step, ToolCall};
 
 pub struct Replay {
     pub dir: tempfile::TempDir,
@@ -140,64 +140,70 @@ fn subagents_of(transcript: &Path) -> HashMap<String, String> {
 }
 
 fn replay_session(replay: &mut Replay, s: &Session, transcript: &Path) {
-    let project = replay.project();
     let base = json!({
         "session_id": s.id,
         "transcript_path": transcript,
-        "cwd": project,
+        "cwd": replay.project(),
     });
     for step in &s.steps {
         let mut p = base.clone();
-        let fields = match step {
-            Step::Start { source, turn } => {
-                let mut f = json!({"hook_event_name": "SessionStart", "source": source});
-                if let Some(turn) = turn {
-                    f["prompt_id"] = s.prompt_id(*turn).into();
-                }
-                f
-            }
-            Step::Prompt { turn } => json!({
-                "hook_event_name": "UserPromptSubmit",
-                "prompt": s.turns[*turn].prompt,
-                "prompt_id": s.prompt_id(*turn),
-                "permission_mode": "default",
-            }),
-            Step::Tool { call } => {
-                let c = &s.calls[*call];
-                let mut f = json!({
-                    "tool_name": c.name,
-                    "tool_input": c.input,
-                    "tool_use_id": c.id,
-                    "prompt_id": s.prompt_id(c.turn),
-                    "permission_mode": "default",
-                });
-                match &c.error {
-                    Some(e) => {
-                        f["hook_event_name"] = "PostToolUseFailure".into();
-                        f["error"] = e.clone().into();
-                    }
-                    None => {
-                        f["hook_event_name"] = "PostToolUse".into();
-                        f["tool_response"] = c.response.clone();
-                    }
-                }
-                if let Some((id, kind)) = &c.agent {
-                    f["agent_id"] = id.clone().into();
-                    f["agent_type"] = kind.clone().into();
-                }
-                f
-            }
-            Step::Stop { turn } => json!({
-                "hook_event_name": "Stop",
-                "stop_hook_active": false,
-                "last_assistant_message": s.turns[*turn].final_text,
-                "prompt_id": s.prompt_id(*turn),
-            }),
-            Step::End => json!({"hook_event_name": "SessionEnd", "reason": "other"}),
-        };
-        merge(&mut p, fields);
+        merge(&mut p, event_fields(s, step));
         run_hook(replay, &p);
     }
+}
+
+/// The fields of one hook payload beyond the common ones, as Claude Code
+/// sends them (the host's documented payloads: `tool_response` on success,
+/// `error` on failure, `agent_id` inside a subagent).
+fn event_fields(s: &Session, step: &Step) -> Value {
+    match step {
+        Step::Start { source, turn } => {
+            let mut f = json!({"hook_event_name": "SessionStart", "source": source});
+            if let Some(turn) = turn {
+                f["prompt_id"] = s.prompt_id(*turn).into();
+            }
+            f
+        }
+        Step::Prompt { turn } => json!({
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": s.turns[*turn].prompt,
+            "prompt_id": s.prompt_id(*turn),
+            "permission_mode": "default",
+        }),
+        Step::Tool { call } => tool_fields(s, &s.calls[*call]),
+        Step::Stop { turn } => json!({
+            "hook_event_name": "Stop",
+            "stop_hook_active": false,
+            "last_assistant_message": s.turns[*turn].final_text,
+            "prompt_id": s.prompt_id(*turn),
+        }),
+        Step::End => json!({"hook_event_name": "SessionEnd", "reason": "other"}),
+    }
+}
+
+fn tool_fields(s: &Session, c: &ToolCall) -> Value {
+    let mut f = json!({
+        "tool_name": c.name,
+        "tool_input": c.input,
+        "tool_use_id": c.id,
+        "prompt_id": s.prompt_id(c.turn),
+        "permission_mode": "default",
+    });
+    match &c.error {
+        Some(e) => {
+            f["hook_event_name"] = "PostToolUseFailure".into();
+            f["error"] = e.clone().into();
+        }
+        None => {
+            f["hook_event_name"] = "PostToolUse".into();
+            f["tool_response"] = c.response.clone();
+        }
+    }
+    if let Some((id, kind)) = &c.agent {
+        f["agent_id"] = id.clone().into();
+        f["agent_type"] = kind.clone().into();
+    }
+    f
 }
 
 fn merge(into: &mut Value, from: Value) {
