@@ -81,6 +81,14 @@ pub fn rank_all(replay: &Replay, memory: &Memory, questions: &[Question]) -> Vec
                     .map(|p| p + 1)
             };
             let mnemo_ids = mnemo_search(replay, &q.q);
+            for id in mnemo_ids
+                .iter()
+                .filter(|id| memory.record_text(id).is_none())
+            {
+                eprintln!(
+                    "quality: search returned {id}, which the bench cannot read; it never matches"
+                );
+            }
             let bm25_ids = baseline.search(&q.q);
             Ranked {
                 question: q.q.clone(),
@@ -103,15 +111,23 @@ pub fn mnemo_search(replay: &Replay, question: &str) -> Vec<String> {
         .stderr(Stdio::null())
         .output()
         .expect("run mnemo search");
+    // A changed output shape must stop the bench, not score zero.
     let v: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
-    v["hits"]
-        .as_array()
-        .map(|hits| {
-            hits.iter()
-                .filter_map(|h| h["id"].as_str().map(str::to_owned))
-                .collect()
+    let Some(hits) = v["hits"].as_array() else {
+        panic!(
+            "mnemo search --json {question:?} gave no `hits` array ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout)
+        );
+    };
+    hits.iter()
+        .map(|h| {
+            h["id"]
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| panic!("a search hit without a string `id`: {h}"))
         })
-        .unwrap_or_default()
+        .collect()
 }
 
 /// (top-1 share, top-3 share, mean reciprocal rank) of a column of ranks.
