@@ -7,6 +7,7 @@
 //! cargo bench -p mnemo --bench quality
 //! MNEMO_QUALITY_TRANSCRIPTS=dir …    # another directory of *.jsonl transcripts
 //! MNEMO_QUALITY_DUMP=dir …           # also write the index, summaries and titles there
+//! MNEMO_QUALITY_LIVE=1 …             # the worker runs during the replay, as in real use
 //! MNEMO_QUALITY_KEEP=1 …             # keep the data dir and project (to run mnemo on them)
 //! MNEMO_BENCH_BIN=path …             # another mnemo binary
 //! ```
@@ -47,7 +48,12 @@ fn main() {
         transcripts.len(),
         dir.display()
     );
-    let report = quality::run(&bin, &transcripts, &questions);
+    let worker = if std::env::var_os("MNEMO_QUALITY_LIVE").is_some() {
+        quality::replay::Worker::Live
+    } else {
+        quality::replay::Worker::After
+    };
+    let report = quality::run(&bin, &transcripts, &questions, worker);
     for bad in &report.replay.bad_hooks {
         println!("quality: hook misbehaved: {bad}");
     }

@@ -315,7 +315,12 @@ fn harness_replays_real_transcripts_and_scores_them() {
         ]})
         .to_string(),
     );
-    let report = quality::run(Path::new(MNEMO), &transcripts, &questions);
+    let report = quality::run(
+        Path::new(MNEMO),
+        &transcripts,
+        &questions,
+        quality::replay::Worker::After,
+    );
 
     assert!(
         report.replay.bad_hooks.is_empty(),
@@ -374,6 +379,7 @@ fn harness_replays_real_transcripts_and_scores_them() {
         "summaries.txt",
         "observations.txt",
         "ground_truth.txt",
+        "questions.txt",
         "scores.md",
     ] {
         let text = std::fs::read_to_string(dump.path().join(file)).unwrap();

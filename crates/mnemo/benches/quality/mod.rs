@@ -69,8 +69,13 @@ pub fn transcripts_in(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-pub fn run(bin: &Path, transcripts: &[PathBuf], questions: &[Question]) -> Report {
-    let replay = replay::run(bin, transcripts);
+pub fn run(
+    bin: &Path,
+    transcripts: &[PathBuf],
+    questions: &[Question],
+    worker: replay::Worker,
+) -> Report {
+    let replay = replay::run(bin, transcripts, worker);
     let memory = Memory::load(&replay.db()).expect("read the stored memory");
     let scores = score::score(&replay.sessions, &memory);
     let ranked = questions::rank_all(&replay, &memory, questions);

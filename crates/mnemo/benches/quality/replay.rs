@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -68,10 +68,19 @@ impl Replay {
     }
 }
 
+/// When the worker runs: after the replay (deterministic: every turn is
+/// complete when it is compressed) or during it, as in real use (the worker
+/// may compress a turn in pieces; results vary with timing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Worker {
+    After,
+    Live,
+}
+
 /// Reads every transcript, oldest session first, replays them all, drains
 /// the queue. Panics on a setup failure (a harness that cannot run measures
 /// nothing).
-pub fn run(bin: &Path, transcripts: &[PathBuf]) -> Replay {
+pub fn run(bin: &Path, transcripts: &[PathBuf], worker: Worker) -> Replay {
     let dir = tempfile::tempdir().expect("temp dir");
     let mut replay = Replay {
         dir,
@@ -110,12 +119,14 @@ pub fn run(bin: &Path, transcripts: &[PathBuf]) -> Replay {
         loaded.push((session, copy));
     }
     loaded.sort_by(|a, b| a.0.first_timestamp.cmp(&b.0.first_timestamp));
+    let live = (worker == Worker::Live).then(|| start_worker(&replay));
     for (session, copy) in &loaded {
         replay_session(&mut replay, session, copy);
     }
     replay.sessions = loaded.into_iter().map(|(s, _)| s).collect();
     let started = Instant::now();
-    drain(&replay);
+    let child = live.unwrap_or_else(|| start_worker(&replay));
+    drain_and_stop(&replay, child);
     replay.drain_time = started.elapsed();
     replay
 }
@@ -234,10 +245,9 @@ fn run_hook(replay: &mut Replay, payload: &Value) {
     }
 }
 
-/// Runs the worker until no event is pending or leased and the stored
-/// memory stops changing, then stops it.
-fn drain(replay: &Replay) {
-    let mut worker = replay
+/// `mnemo worker run` on this replay's store, any free port.
+fn start_worker(replay: &Replay) -> Child {
+    replay
         .mnemo()
         .args(["worker", "run"])
         .env("MNEMO_PORT", "0")
@@ -246,7 +256,12 @@ fn drain(replay: &Replay) {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
-        .expect("spawn mnemo worker run");
+        .expect("spawn mnemo worker run")
+}
+
+/// Lets the worker run until no event is pending or leased and the stored
+/// memory stops changing, then stops it.
+fn drain_and_stop(replay: &Replay, mut worker: Child) {
     let deadline = Instant::now() + Duration::from_secs(600);
     let mut last = None;
     loop {
