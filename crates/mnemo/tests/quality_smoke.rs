@@ -274,6 +274,8 @@ fn scoring_rules() {
         "mix test"
     );
     assert_eq!(intent("/usr/bin/ls -la"), "ls");
+    assert_eq!(intent("mix phx.server"), "mix phx.server");
+    assert_eq!(intent("mix test test/foo_test.exs:12"), "mix test");
     assert!(score::log_like("Ran `git status`, `git add` and 18 more"));
     assert!(score::log_like("Edited lib/foo.ex"));
     assert!(!score::log_like("Edited lib/foo.ex to retry on timeout"));

@@ -258,7 +258,8 @@ pub fn command(call: &ToolCall) -> &str {
 
 /// Program and subcommand of a shell command: the first segment that is not
 /// a `cd`, without leading `VAR=value` assignments; the subcommand is the
-/// next word unless it is an option or a path.
+/// next word unless it is an option or a path (`mix phx.server`,
+/// `mix ash.codegen` and `mix test` are three intents).
 pub fn intent(command: &str) -> String {
     let segment = command
         .split(['&', ';', '|', '\n'])
@@ -274,7 +275,7 @@ pub fn intent(command: &str) -> String {
         Some(sub)
             if sub
                 .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+                .all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c))
                 && !sub.starts_with('-') =>
         {
             format!("{program} {sub}")
