@@ -102,13 +102,39 @@ impl From<RecallError> for Refusal {
     }
 }
 
-type ToolResult = Result<String, Refusal>;
+/// A tool's answer: the text the agent reads and, for search, timeline and
+/// get_observations, the same result as JSON (`structuredContent`, the
+/// shape of `mnemo search|timeline|show --json` and of the HTTP API).
+struct Answer {
+    text: String,
+    data: Option<serde_json::Value>,
+}
+
+impl Answer {
+    fn with(text: String, data: &impl serde::Serialize) -> Answer {
+        Answer {
+            text,
+            data: serde_json::to_value(data).ok(),
+        }
+    }
+}
+
+impl From<String> for Answer {
+    fn from(text: String) -> Answer {
+        Answer { text, data: None }
+    }
+}
+
+type ToolResult = Result<Answer, Refusal>;
 
 fn finish(result: ToolResult) -> CallToolResult {
     match result {
-        Ok(text) | Err(Refusal::Note(text)) => {
-            CallToolResult::success(vec![ContentBlock::text(text)])
+        Ok(Answer { text, data }) => {
+            let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+            r.structured_content = data;
+            r
         }
+        Err(Refusal::Note(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
         Err(Refusal::Error(text)) => CallToolResult::error(vec![ContentBlock::text(text)]),
     }
 }
@@ -196,7 +222,7 @@ impl MnemoServer {
                 "\nNext: timeline(id) for what surrounds one; get_observations(ids) for full records.",
             );
         }
-        Ok(text)
+        Ok(Answer::with(text, &results))
     }
 
     fn do_timeline(&self, p: TimelineParams) -> ToolResult {
@@ -209,7 +235,7 @@ impl MnemoServer {
             p.before.unwrap_or(5) as usize,
             p.after.unwrap_or(5) as usize,
         )?;
-        Ok(render::timeline(&t, &clock, Style::AGENT))
+        Ok(Answer::with(render::timeline(&t, &clock, Style::AGENT), &t))
     }
 
     fn do_get(&self, p: GetObservationsParams) -> ToolResult {
@@ -234,7 +260,7 @@ impl MnemoServer {
                 return Err(Refusal::Error(text));
             }
         }
-        Ok(text)
+        Ok(Answer::with(text, &fetched))
     }
 
     fn do_save(&self, p: SaveMemoryParams) -> ToolResult {
@@ -272,34 +298,33 @@ impl MnemoServer {
         Ok(format!(
             "Saved as {id} in {} ({root}); search finds it from now on.",
             identity.name
-        ))
+        )
+        .into())
     }
 
     fn do_context(&self, p: ContextParams) -> ToolResult {
-        let dir = match p
-            .project
-            .as_deref()
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
-        {
-            Some(d) => self.options.project_dir.join(d),
-            None => self.options.project_dir.clone(),
-        };
-        let identity = scope::identity_of(&dir);
-        let clock = self.options.clock.refreshed();
-        let request = ContextRequest {
-            root: &identity.root,
-            name: &identity.name,
-            cwd: Some(&dir),
-            config: &self.options.config.context,
-            clock,
-        };
-        let index = match self.read() {
-            Ok(store) => build(store.conn(), &request)?,
-            Err(Refusal::Note(_)) => nothing_yet(&request),
+        let store = match self.read() {
+            Ok(store) => Some(store),
+            Err(Refusal::Note(_)) => None,
             Err(e) => return Err(e),
         };
-        Ok(index.text)
+        let target = scope::target(
+            store.as_ref().map(Store::conn),
+            p.project.as_deref(),
+            &self.options.project_dir,
+        )?;
+        let request = ContextRequest {
+            root: &target.root,
+            name: &target.name,
+            cwd: target.dir.as_deref(),
+            config: &self.options.config.context,
+            clock: self.options.clock.refreshed(),
+        };
+        let index = match &store {
+            Some(store) => build(store.conn(), &request)?,
+            None => nothing_yet(&request),
+        };
+        Ok(index.text.into())
     }
 }
 

@@ -18,7 +18,7 @@ pub struct SearchParams {
     /// Project directory or name; default: the current project. "all" searches every project.
     #[serde(default)]
     pub project: Option<String>,
-    /// Only this type: bugfix, feature, refactor, change, discovery, decision, memory; or summary, prompt.
+    /// Only these types (comma-separated): bugfix (fix), feature (feat), refactor, change, discovery, decision, memory; or summary, prompt.
     #[serde(default, rename = "type")]
     pub kind: Option<String>,
     /// Only observations about this file (absolute or relative path, or a file name).
@@ -88,7 +88,7 @@ pub struct SaveMemoryParams {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ContextParams {
-    /// The project directory (default: the current project).
+    /// The project: a directory, its stored path (even if it moved), or its name (default: the current project).
     #[serde(default)]
     pub project: Option<String>,
 }
