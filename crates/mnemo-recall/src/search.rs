@@ -232,11 +232,14 @@ fn kinds_of(req: &SearchRequest) -> Kinds {
         .collect();
     let summaries = canonical.is_empty() || canonical.iter().any(|t| t == "summary");
     let prompts = canonical.is_empty() || canonical.iter().any(|t| t == "prompt");
+    // `observation` is every observation type: no type filter.
+    let any_observation = canonical.iter().any(|t| t == crate::types::ANY_OBSERVATION);
     let types: Vec<String> = canonical
         .into_iter()
         .filter(|t| t != "summary" && t != "prompt" && !t.is_empty())
+        .filter(|_| !any_observation)
         .collect();
-    let observations = req.types.is_empty() || !types.is_empty();
+    let observations = req.types.is_empty() || any_observation || !types.is_empty();
     // Summaries and prompts name no files.
     let files_only = req.file.is_some();
     Kinds {

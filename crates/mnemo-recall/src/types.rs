@@ -1,7 +1,8 @@
 //! The vocabulary of item types, shared by the CLI (`-t`), the MCP tools
 //! (`type`) and the HTTP API (`?type=`): the observation types of
-//! [`mnemo_core::model::OBSERVATION_TYPES`], `summary` and `prompt` where an
-//! interface lists every kind, and the short names people type (`fix`,
+//! [`mnemo_core::model::OBSERVATION_TYPES`], `observation` for any of them,
+//! `summary` and `prompt` where an interface lists every kind, and the short
+//! names people type (`fix`,
 //! `feat`, the index's `[disc]` markers). A type outside the vocabulary is
 //! accepted only when stored observations carry it (an import may bring its
 //! own); anything else is an input error that lists what is accepted.
@@ -25,7 +26,12 @@ const ALIASES: &[(&str, &str)] = &[
     ("summaries", "summary"),
     ("turn", "summary"),
     ("prompts", "prompt"),
+    ("observations", "observation"),
+    ("obs", "observation"),
 ];
+
+/// Any observation, whatever its type.
+pub const ANY_OBSERVATION: &str = "observation";
 
 /// Kinds that are not observation types but may be asked for by type.
 pub const OTHER_KINDS: &[&str] = &["summary", "prompt"];
@@ -61,7 +67,8 @@ pub fn check(conn: &Connection, types: &[String], allowed: Allowed) -> Result<Ve
             continue;
         }
         let name = canonical(t);
-        let known = OBSERVATION_TYPES.contains(&name.as_str())
+        let known = name == ANY_OBSERVATION
+            || OBSERVATION_TYPES.contains(&name.as_str())
             || (allowed == Allowed::Everything && OTHER_KINDS.contains(&name.as_str()))
             || stored(conn, &name)?;
         if !known {
@@ -89,7 +96,8 @@ fn stored(conn: &Connection, name: &str) -> Result<bool> {
 
 /// `bugfix (fix), feature (feat), ...` for messages.
 pub fn accepted(allowed: Allowed) -> String {
-    let mut names: Vec<&str> = OBSERVATION_TYPES.to_vec();
+    let mut names = vec![ANY_OBSERVATION];
+    names.extend(OBSERVATION_TYPES);
     if allowed == Allowed::Everything {
         names.extend(OTHER_KINDS);
     }
@@ -140,6 +148,10 @@ mod tests {
         .unwrap();
         assert_eq!(ok, ["bugfix", "feature", "custom"]);
         assert_eq!(
+            check(&c, &["obs".into()], Allowed::Observations).unwrap(),
+            ["observation"]
+        );
+        assert_eq!(
             check(&c, &["summary".into()], Allowed::Everything).unwrap(),
             ["summary"]
         );
@@ -154,7 +166,8 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(
-            err.contains("bugfix (fix), feature (feat)") && err.contains("summary (turn), prompt"),
+            err.contains("observation (obs), bugfix (fix), feature (feat)")
+                && err.contains("summary (turn), prompt"),
             "{err}"
         );
     }

@@ -237,8 +237,8 @@ impl Store {
 /// Reads what export writes and what the README documents into the flat
 /// fields [`import_record`] reads: `project` as `{root, name}` or a root,
 /// `session` as `{platform, session_id}` or flat fields; a line without a
-/// `kind` is an observation in the claude-mem shape. Observations and
-/// summaries need a project (or `default_project`).
+/// `kind` is an observation in the claude-mem shape. `default_project` is
+/// the project of records that name none.
 fn normalized(
     mut map: Map<String, Value>,
     default_project: Option<&str>,
@@ -269,22 +269,9 @@ fn normalized(
             }
         }
     }
-    let needs_project = matches!(
-        map.get("kind").and_then(Value::as_str),
-        Some("observation" | "summary")
-    );
     let has_project = matches!(map.get("project"), Some(Value::String(p)) if !p.is_empty());
-    if needs_project && !has_project {
-        match default_project {
-            Some(root) => {
-                map.insert("project".into(), json!(root));
-            }
-            None => {
-                return Err("no `project`: nothing could find this record; add \
-                     \"project\": \"/path/to/project\" or import with `--project DIR`"
-                    .into());
-            }
-        }
+    if let (false, Some(root)) = (has_project, default_project) {
+        map.insert("project".into(), json!(root));
     }
     Ok(map)
 }
@@ -366,6 +353,18 @@ impl Fields<'_> {
     fn required(&self, key: &str) -> ImportResult<String> {
         self.str(key)
             .ok_or_else(|| ImportError::Invalid(format!("missing or empty string field `{key}`")))
+    }
+
+    /// The project root an observation or a summary must name: without
+    /// one, nothing could ever find it.
+    fn project(&self) -> ImportResult<String> {
+        self.str("project").ok_or_else(|| {
+            ImportError::Invalid(
+                "no `project`: nothing could find this record; add \"project\": \
+                 \"/path/to/project\" or import with `--project DIR`"
+                    .into(),
+            )
+        })
     }
 
     fn int(&self, key: &str) -> Option<i64> {
@@ -561,9 +560,9 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
         }
         "observation" => {
             let title = f.required("title")?;
+            let project = Some(f.project()?);
             let kind = f.str("type").unwrap_or_else(|| "discovery".into());
             let created = f.time("created_at")?;
-            let project = f.str("project");
             let narrative = f.str("narrative").unwrap_or_default();
             let uid = f.str("uid").unwrap_or_else(|| {
                 content_uid(&[
@@ -602,8 +601,8 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
             Ok(Some("observation"))
         }
         "summary" => {
+            let project = Some(f.project()?);
             let created = f.time("created_at")?;
-            let project = f.str("project");
             let text = |k: &str| f.str(k).unwrap_or_default();
             let uid = f.str("uid").unwrap_or_else(|| {
                 content_uid(&[

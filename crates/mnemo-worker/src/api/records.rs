@@ -196,7 +196,10 @@ pub async fn observations(
         let mut filter = Filter::new(conn, &state, &q, "o", "created_at")?;
         if let Some(kind) = given(&q.kind) {
             let names = types::check(conn, &[kind.to_owned()], Allowed::Observations)?;
-            filter.push_in("o.type", names.into_iter().map(SqlValue::Text));
+            // `observation` is any type.
+            if !names.iter().any(|n| n == types::ANY_OBSERVATION) {
+                filter.push_in("o.type", names.into_iter().map(SqlValue::Text));
+            }
         }
         let page = list(
             conn,
