@@ -166,4 +166,28 @@ mod tests {
             "\"S4\""
         );
     }
+
+    #[test]
+    fn records_carry_the_number_and_the_ref() {
+        #[derive(Serialize)]
+        struct Line {
+            #[serde(flatten, serialize_with = "as_fields")]
+            id: ItemRef,
+            title: &'static str,
+        }
+        let line = Line {
+            id: ItemRef::prompt(7),
+            title: "t",
+        };
+        assert_eq!(
+            serde_json::to_value(&line).unwrap(),
+            serde_json::json!({"id": 7, "ref": "P7", "title": "t"})
+        );
+        // The store writes the same refs into every record.
+        assert_eq!(ItemRef::observation(3).to_string(), "#3");
+        assert_eq!(
+            ItemRef::summary(3).to_string(),
+            mnemo_store::shape::summary_ref(3)
+        );
+    }
 }

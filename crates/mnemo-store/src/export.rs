@@ -862,4 +862,51 @@ mod tests {
         assert_eq!(again.inserted.total(), 0);
         assert_eq!(again.skipped, 2);
     }
+
+    #[test]
+    fn the_readme_shape_imports_and_projectless_records_need_a_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut s = store(tmp.path(), "p.db");
+        let file = concat!(
+            r#"{"project":"/home/dev/shop","type":"bugfix","title":"No kind needed","created_at":"2026-11-02T10:00:00Z"}"#,
+            "\n",
+            r#"{"kind":"observation","project":{"root":"/home/dev/blog","name":"Blog"},"session":{"platform":"claude-code","session_id":"s-1"},"title":"Objects","created_at":"2026-11-02T10:00:00Z"}"#,
+            "\n",
+            r#"{"type":"decision","title":"Loose","created_at":"2026-11-02T10:00:00Z"}"#,
+            "\n",
+        );
+        let sanitizer = Sanitizer::new(&PrivacyConfig::default());
+        let report = s.import(&mut file.as_bytes(), &sanitizer, None).unwrap();
+        assert_eq!(report.inserted.observations, 2, "{report:?}");
+        assert_eq!(report.invalid.len(), 1);
+        assert_eq!(report.invalid[0].0, 3);
+        assert!(report.invalid[0].1.contains("--project"), "{report:?}");
+        let (name, session): (String, String) = s
+            .conn()
+            .query_row(
+                "SELECT p.name, x.platform_session_id FROM observations o
+                 JOIN projects p ON p.id = o.project_id JOIN sessions x ON x.id = o.session_id
+                 WHERE o.title = 'Objects'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((name.as_str(), session.as_str()), ("Blog", "s-1"));
+
+        let report = s
+            .import(&mut file.as_bytes(), &sanitizer, Some("/home/dev/misc"))
+            .unwrap();
+        assert_eq!(report.inserted.observations, 1, "{report:?}");
+        assert!(report.invalid.is_empty());
+        let root: String = s
+            .conn()
+            .query_row(
+                "SELECT p.root FROM observations o JOIN projects p ON p.id = o.project_id
+                 WHERE o.title = 'Loose'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(root, "/home/dev/misc");
+    }
 }

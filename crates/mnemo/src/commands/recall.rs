@@ -13,10 +13,9 @@ use mnemo_core::{Config, DataDir};
 use mnemo_recall::context::{ContextRequest, build, nothing_yet};
 use mnemo_recall::render::{self, Style};
 use mnemo_recall::scope::{self, Resolved};
-use mnemo_recall::search::{FileFilter, SearchRequest, search as run_search};
+use mnemo_recall::search::{FileFilter, SearchRequest, SearchResults, search as run_search};
 use mnemo_recall::{Clock, ItemRef, records, timeline as tl};
 use mnemo_store::Store;
-use serde_json::json;
 
 use crate::output::{data_and_config, open_store_read_only};
 
@@ -155,7 +154,12 @@ pub fn search(args: SearchArgs) -> anyhow::Result<i32> {
         Some(Resolved::Found(p)) => Some(p),
         Some(Resolved::Unknown(identity)) => {
             if args.json {
-                print_json(&json!({"query": args.query.join(" "), "hits": []}))?;
+                print_json(&SearchResults {
+                    query: args.query.join(" "),
+                    fts_query: None,
+                    relaxed: false,
+                    hits: Vec::new(),
+                })?;
             } else {
                 out("No matches.")?;
             }

@@ -347,7 +347,7 @@ fn retry(all: bool, ids: &[i64]) -> Result<i32> {
     };
     let unknown = store.unknown_events(ids)?;
     for id in &unknown {
-        eprintln!("mnemo: no event {id}; `mnemo worker status` lists the failed ones");
+        eprintln!("mnemo: no event {id}; `mnemo doctor` lists the failed ones");
     }
     if !all && unknown.len() == ids.len() {
         return Ok(1);
