@@ -102,19 +102,27 @@ impl From<RecallError> for Refusal {
     }
 }
 
-/// A tool's answer: the text the agent reads and, for search, timeline and
-/// get_observations, the same result as JSON (`structuredContent`, the
-/// shape of `mnemo search|timeline|show --json` and of the HTTP API).
+/// A tool's answer: the text the agent reads, or, when the call asked for
+/// `format: "json"`, the result as JSON (in `structuredContent` and as the
+/// text), the shape of `mnemo search|timeline|show --json` and of the HTTP
+/// API. Text is the default: it is what an agent weighs at the least cost.
 struct Answer {
     text: String,
     data: Option<serde_json::Value>,
 }
 
 impl Answer {
-    fn with(text: String, data: &impl serde::Serialize) -> Answer {
-        Answer {
-            text,
-            data: serde_json::to_value(data).ok(),
+    /// `text`, or `data` as JSON when `json`.
+    fn either(json: bool, text: impl FnOnce() -> String, data: &impl serde::Serialize) -> Answer {
+        if !json {
+            return text().into();
+        }
+        match serde_json::to_value(data) {
+            Ok(value) => Answer {
+                text: value.to_string(),
+                data: Some(value),
+            },
+            Err(e) => format!("cannot serialize the result: {e}").into(),
         }
     }
 }
@@ -122,6 +130,17 @@ impl Answer {
 impl From<String> for Answer {
     fn from(text: String) -> Answer {
         Answer { text, data: None }
+    }
+}
+
+/// Whether a call's `format` asks for JSON (`text`, the default, or `json`).
+fn wants_json(format: Option<&str>) -> Result<bool, Refusal> {
+    match format.map(|f| f.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("" | "text") => Ok(false),
+        Some("json") => Ok(true),
+        Some(other) => Err(Refusal::Error(format!(
+            "unknown format `{other}`: use text (the default) or json"
+        ))),
     }
 }
 
@@ -190,6 +209,7 @@ impl MnemoServer {
     }
 
     fn do_search(&self, p: SearchParams) -> ToolResult {
+        let json = wants_json(p.format.as_deref())?;
         let store = self.read()?;
         let project = self.project(&store, p.project.as_deref())?;
         let clock = self.options.clock.refreshed();
@@ -216,16 +236,20 @@ impl MnemoServer {
             limit: p.limit.unwrap_or(10).clamp(1, 50) as usize,
         };
         let results = search(store.conn(), &request)?;
-        let mut text = render::search_results(&results, &clock, Style::AGENT);
-        if !results.hits.is_empty() {
-            text.push_str(
-                "\nNext: timeline(id) for what surrounds one; get_observations(ids) for full records.",
-            );
-        }
-        Ok(Answer::with(text, &results))
+        let text = || {
+            let mut text = render::search_results(&results, &clock, Style::AGENT);
+            if !results.hits.is_empty() {
+                text.push_str(
+                    "\nNext: timeline(id) for what surrounds one; get_observations(ids) for full records.",
+                );
+            }
+            text
+        };
+        Ok(Answer::either(json, text, &results))
     }
 
     fn do_timeline(&self, p: TimelineParams) -> ToolResult {
+        let json = wants_json(p.format.as_deref())?;
         let anchor = p.id.parse()?;
         let store = self.read()?;
         let clock = self.options.clock.refreshed();
@@ -235,10 +259,15 @@ impl MnemoServer {
             p.before.unwrap_or(5) as usize,
             p.after.unwrap_or(5) as usize,
         )?;
-        Ok(Answer::with(render::timeline(&t, &clock, Style::AGENT), &t))
+        Ok(Answer::either(
+            json,
+            || render::timeline(&t, &clock, Style::AGENT),
+            &t,
+        ))
     }
 
     fn do_get(&self, p: GetObservationsParams) -> ToolResult {
+        let json = wants_json(p.format.as_deref())?;
         let ids: Vec<ItemRef> = p.ids.iter().map(IdArg::parse).collect::<Result<_, _>>()?;
         if ids.is_empty() {
             return Err(Refusal::Error(
@@ -260,7 +289,7 @@ impl MnemoServer {
                 return Err(Refusal::Error(text));
             }
         }
-        Ok(Answer::with(text, &fetched))
+        Ok(Answer::either(json, || text, &fetched))
     }
 
     fn do_save(&self, p: SaveMemoryParams) -> ToolResult {

@@ -34,6 +34,9 @@ pub struct SearchParams {
     #[serde(default, deserialize_with = "lenient_u32")]
     #[schemars(with = "Option<u32>")]
     pub limit: Option<u32>,
+    /// `text` (the default: one line per item, cheapest to read) or `json` (the records as `mnemo --json` and the HTTP API give them).
+    #[serde(default)]
+    pub format: Option<String>,
 }
 
 /// An id as an agent may send it: `12`, `"12"`, `"#12"`, `"S3"`, `"P7"`.
@@ -65,6 +68,9 @@ pub struct TimelineParams {
     #[serde(default, deserialize_with = "lenient_u32")]
     #[schemars(with = "Option<u32>")]
     pub after: Option<u32>,
+    /// `text` (the default: one line per item, cheapest to read) or `json` (the records as `mnemo --json` and the HTTP API give them).
+    #[serde(default)]
+    pub format: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -72,6 +78,9 @@ pub struct GetObservationsParams {
     /// Ids from search or timeline: ["#12", "S3", "P7"] (numbers mean observations).
     #[serde(deserialize_with = "lenient_ids")]
     pub ids: Vec<IdArg>,
+    /// `text` (the default: one line per item, cheapest to read) or `json` (the records as `mnemo --json` and the HTTP API give them).
+    #[serde(default)]
+    pub format: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]

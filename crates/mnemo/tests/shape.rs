@@ -284,9 +284,15 @@ fn every_interface_returns_the_same_observation_and_summary() {
     assert_same("export", record, &exported[0], &full);
 
     let mut mcp = Mcp::start(&env, &proj);
-    let (got, error) = mcp.call("get_observations", json!({"ids": [reference]}));
+    let (got, error) = mcp.call(
+        "get_observations",
+        json!({"ids": [reference], "format": "json"}),
+    );
     assert!(!error, "{got}");
     assert_same("mcp get_observations", record, &got["records"][0], &full);
+    // Text stays the default: what an agent reads at the least cost.
+    let (plain, _) = mcp.call("get_observations", json!({"ids": [reference]}));
+    assert!(plain.is_null(), "no JSON unless asked: {plain}");
 
     // Search hits are one line per item, with the same common fields.
     let hits = cli_json(&env, &proj, &["search", "--json"]);
@@ -299,7 +305,7 @@ fn every_interface_returns_the_same_observation_and_summary() {
         find_ref(&api_hits["hits"], &reference),
         HIT_KEYS,
     );
-    let (mcp_hits, error) = mcp.call("search", json!({"query": ""}));
+    let (mcp_hits, error) = mcp.call("search", json!({"query": "", "format": "json"}));
     assert!(!error, "{mcp_hits}");
     assert_same(
         "mcp search",
@@ -514,11 +520,17 @@ fn types_ids_and_dates_mean_the_same_everywhere() {
     assert_eq!(code, 404, "{body}");
 
     let mut mcp = Mcp::start(&env, &shop);
-    let (got, error) = mcp.call("get_observations", json!({"ids": [bug, "#99999"]}));
+    let (got, error) = mcp.call(
+        "get_observations",
+        json!({"ids": [bug, "#99999"], "format": "json"}),
+    );
     assert!(!error, "{got}");
     assert_eq!(got["missing"], json!(["#99999"]));
     assert_eq!(got["records"][0]["id"], bug);
-    let (got, _) = mcp.call("search", json!({"query": "", "type": "fix"}));
+    let (got, _) = mcp.call(
+        "search",
+        json!({"query": "", "type": "fix", "format": "json"}),
+    );
     assert_eq!(titles(&got["hits"]), ["Token refresh race fixed"]);
 
     // CLI: a line per missing id, non-zero only when none was found.
@@ -552,6 +564,8 @@ fn unknown_values_are_errors_that_list_what_is_accepted() {
         json!({"name": "search", "arguments": {"query": "", "type": "bogus"}}),
     );
     assert_eq!(v["result"]["isError"], true, "{v}");
+    let (_, error) = mcp.call("search", json!({"query": "", "format": "xml"}));
+    assert!(error, "an unknown format is an error");
 
     // A session that matches nothing.
     let err = cli_error(&env, &shop, &["search", "--session", "11"]);
