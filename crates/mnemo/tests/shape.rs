@@ -641,6 +641,26 @@ fn context_project_resolves_as_search_project_does() {
             "context {arg}: {ctx}"
         );
     }
+    // The MCP tool and the API resolve it the same way.
+    let mut mcp = Mcp::start(&env, here);
+    let v = mcp.request(
+        "tools/call",
+        json!({"name": "context", "arguments": {"project": "shop"}}),
+    );
+    let text = v["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("Prices are integers"), "{v}");
+    let w = Worker::start(&env, |_| {});
+    let (code, ctx) = w.get(&format!(
+        "/api/context?project={}",
+        moved.to_str().unwrap().replace('/', "%2F")
+    ));
+    assert_eq!(code, 200, "{ctx}");
+    assert!(
+        ctx["text"]
+            .as_str()
+            .unwrap()
+            .contains("Prices are integers")
+    );
     let err = cli_error(&env, here, &["context", "--project", "site"]);
     assert!(
         err.contains("/elsewhere/site") && err.contains("/other/site"),
