@@ -11,6 +11,7 @@
 //! - [`queue`]: the events table as the worker's durable queue (leases,
 //!   batches per turn, retries);
 //! - [`ledger`]: the LLM calls the worker made, and the token budgets;
+//! - [`shape`]: the one JSON shape of each stored record, for every interface;
 //! - [`export`]: JSON Lines out and in;
 //! - [`status`]: counts and health for `doctor`.
 //!
@@ -24,6 +25,7 @@ pub mod memory;
 pub mod queue;
 pub mod record;
 pub mod schema;
+pub mod shape;
 pub mod spool;
 pub mod status;
 

@@ -333,6 +333,21 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
+    /// Which of `ids` name no event at all (for "no such event" messages).
+    pub fn unknown_events(&self, ids: &[i64]) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT value FROM json_each(?1) WHERE value NOT IN (SELECT id FROM events)",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([ids_json(ids)], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
+            .map_err(|e| self.err(e))
+    }
+
     /// Events by queue state.
     pub fn queue_counts(&self, now: i64) -> Result<QueueCounts> {
         let mut counts = QueueCounts::default();

@@ -26,11 +26,11 @@ use mnemo_core::time::now_ms;
 use mnemo_store::ledger::{Exhausted, NewLlmCall};
 use mnemo_store::memory::{NewObservation, NewSummary};
 use mnemo_store::queue::{BatchResult, Lease, QueueLimits, QueuedEvent, Stored};
+use mnemo_store::shape;
 use mnemo_store::{Store, StoreError};
 use tokio::sync::watch;
 use tracing::{error, info, warn};
 
-use crate::api::records::{new_observation_json, new_summary_json};
 use crate::api::{AppState, StreamEvent};
 use crate::info::{ExhaustedInfo, WorkerInfo};
 
@@ -234,7 +234,7 @@ impl Drain {
                     },
                     started.elapsed().as_millis()
                 );
-                self.publish(&lease, &result, &stored);
+                self.publish(stored).await;
             }
             Err(e) => self.fail(lease, format!("storing the result: {e}")).await,
         }
@@ -301,28 +301,48 @@ impl Drain {
         }
     }
 
-    /// Sends what was stored to `/api/stream` subscribers.
-    fn publish(&self, lease: &Lease, result: &BatchResult, stored: &Stored) {
+    /// Sends what was stored to `/api/stream` subscribers, read back as
+    /// every other interface shows it.
+    async fn publish(&mut self, stored: Stored) {
         if self.app.stream.receiver_count() == 0 {
             return;
         }
-        // insert_observation returns ids only for new rows, in order.
-        let fresh = result
-            .observations
-            .iter()
-            .zip(&stored.observation_ids)
-            .map(|(o, id)| new_observation_json(*id, o, &lease.turn));
-        for data in fresh {
-            let _ = self.app.stream.send(StreamEvent {
-                kind: "observation",
-                data: Arc::new(data),
-            });
-        }
-        if let (Some(s), Some(id)) = (&result.summary, stored.summary_id) {
-            let _ = self.app.stream.send(StreamEvent {
-                kind: "summary",
-                data: Arc::new(new_summary_json(id, s, &lease.turn)),
-            });
+        let path = self.app.data.db_path();
+        let read = self
+            .with_store(move |s| {
+                let conn = s.conn();
+                let sql = |source| StoreError::Sqlite {
+                    path: path.clone(),
+                    source,
+                };
+                let mut events = Vec::new();
+                for id in &stored.observation_ids {
+                    if let Some(o) = shape::observation(conn, *id).map_err(sql)? {
+                        events.push(("observation", serde_json::to_value(o)));
+                    }
+                }
+                if let Some(id) = stored.summary_id
+                    && let Some(m) = shape::summary(conn, id).map_err(sql)?
+                {
+                    events.push(("summary", serde_json::to_value(m)));
+                }
+                Ok(events)
+            })
+            .await;
+        let events = match read {
+            Ok(events) => events,
+            Err(e) => {
+                warn!("could not read back what was stored for the stream: {e}");
+                return;
+            }
+        };
+        for (kind, data) in events {
+            if let Ok(data) = data {
+                let _ = self.app.stream.send(StreamEvent {
+                    kind,
+                    data: Arc::new(data),
+                });
+            }
         }
     }
 }

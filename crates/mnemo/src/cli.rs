@@ -48,6 +48,10 @@ pub enum Command {
     Import {
         /// The file to read, or - for stdin.
         file: PathBuf,
+        /// The project of observations and summaries that name none (a
+        /// directory); without it, such lines are refused.
+        #[arg(long)]
+        project: Option<PathBuf>,
     },
     /// The background worker that compresses captured events.
     Worker(commands::worker::WorkerArgs),
@@ -116,7 +120,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Command::Install(args) => commands::install::install(&args),
         Command::Uninstall(args) => commands::install::uninstall(&args),
         Command::Export { output } => commands::transfer::export(output.as_deref()),
-        Command::Import { file } => commands::transfer::import(&file),
+        Command::Import { file, project } => commands::transfer::import(&file, project.as_deref()),
         Command::Doctor { fix, json } => commands::doctor::run(fix, json),
         Command::Worker(args) => commands::worker::worker(args),
         Command::Stats(args) => commands::worker::stats(args),

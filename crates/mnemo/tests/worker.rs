@@ -251,7 +251,7 @@ fn captured_turns_become_observations_and_one_summary_each() {
     let (_, prompts) = worker.get("/api/prompts");
     assert_eq!(prompts["total"], 2);
     let (_, sessions) = worker.get("/api/sessions");
-    assert_eq!(sessions["items"][0]["session"], session);
+    assert_eq!(sessions["items"][0]["session_id"], session);
     assert_eq!(sessions["items"][0]["summaries"], 2);
 }
 

@@ -39,8 +39,22 @@ pub fn export(output: Option<&Path>) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-pub fn import(file: &Path) -> anyhow::Result<i32> {
+/// Imports `file`; `project` (a directory) is the project of records that
+/// name none, identified as capture identifies projects.
+pub fn import(file: &Path, project: Option<&Path>) -> anyhow::Result<i32> {
     let (data, config) = data_and_config()?;
+    let project_root = match project {
+        Some(dir) if !dir.is_dir() => {
+            anyhow::bail!("--project {}: not a directory", dir.display())
+        }
+        Some(dir) => Some(
+            mnemo_core::project::identify(dir)
+                .root
+                .to_string_lossy()
+                .into_owned(),
+        ),
+        None => None,
+    };
     let mut input: Box<dyn BufRead> = if file == Path::new("-") {
         Box::new(BufReader::new(std::io::stdin().lock()))
     } else {
@@ -50,7 +64,7 @@ pub fn import(file: &Path) -> anyhow::Result<i32> {
     };
     let mut store = open_store(&data, &config)?;
     let sanitizer = Sanitizer::new(&config.privacy);
-    let report = store.import(&mut input, &sanitizer)?;
+    let report = store.import(&mut input, &sanitizer, project_root.as_deref())?;
     let n = &report.inserted;
     println!(
         "imported {} records ({} projects, {} sessions, {} prompts, {} events, {} observations, {} summaries); {} already present",

@@ -66,8 +66,8 @@ pub struct StatsArgs {
     /// Machine-readable output.
     #[arg(long)]
     json: bool,
-    /// How many days back (today included).
-    #[arg(long, default_value_t = 7)]
+    /// How many days back (today included), 1 to 3660.
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=3660))]
     days: u32,
 }
 
@@ -345,6 +345,13 @@ fn retry(all: bool, ids: &[i64]) -> Result<i32> {
     } else {
         RetrySelection::Ids(ids)
     };
+    let unknown = store.unknown_events(ids)?;
+    for id in &unknown {
+        eprintln!("mnemo: no event {id}; `mnemo doctor` lists the failed ones");
+    }
+    if !all && unknown.len() == ids.len() {
+        return Ok(1);
+    }
     let n = store.retry_events(which)?;
     println!("{n} events back in the queue");
     if n > 0 && !mnemo_worker::lock::is_held(&data.worker_lock_path())? {
