@@ -34,6 +34,7 @@ enum WorkerCommand {
     },
     /// Stop the worker gracefully (its current batch is finished or given back).
     Stop {
+        /// Give up waiting for it to stop after this many seconds.
         #[arg(long, default_value_t = 15)]
         timeout: u64,
     },
@@ -41,11 +42,13 @@ enum WorkerCommand {
     ///
     /// Exit status 0 when it runs and answers, 3 when it does not run.
     Status {
+        /// Machine-readable output.
         #[arg(long)]
         json: bool,
     },
     /// Stop, then start.
     Restart {
+        /// Give up waiting at each step after this many seconds.
         #[arg(long, default_value_t = 15)]
         timeout: u64,
     },
