@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use mnemo_core::words::{count, count_s};
 use mnemo_core::{Config, DataDir};
 use mnemo_store::{Failure, Store, spool};
 use serde_json::json;
@@ -141,19 +142,14 @@ fn print_report(data: &DataDir, checks: &[Check], verdict: Status) {
         Status::Ok => println!("All good."),
         _ if failures == 0 => println!(
             "{}: mnemo works, but see what to fix above.",
-            plural(warnings, "warning", "warnings")
+            count_s(warnings, "warning")
         ),
         _ => println!(
             "{} and {}: see the fixes above.",
-            plural(failures, "failure", "failures"),
-            plural(warnings, "warning", "warnings")
+            count_s(failures, "failure"),
+            count_s(warnings, "warning")
         ),
     }
-}
-
-/// `1 warning`, `2 warnings`.
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// `path` as shown under the data directory, which the report's first line
@@ -306,14 +302,14 @@ fn check_database(data: &DataDir, config: &Config) -> Check {
     let events: i64 = counts.events.values().sum();
     let failed = counts.events.get("failed").copied().unwrap_or(0);
     let detail = format!(
-        "{shown}: schema {version}, {} projects, {} sessions, {} prompts, {events} events ({} pending, {failed} failed), \
-         {} observations, {} summaries; {}",
-        counts.projects,
-        counts.sessions,
-        counts.prompts,
+        "{shown}: schema {version}, {}, {}, {}, {} ({} pending, {failed} failed), {}, {}; {}",
+        count_s(counts.projects, "project"),
+        count_s(counts.sessions, "session"),
+        count_s(counts.prompts, "prompt"),
+        count_s(events, "event"),
         counts.events.get("pending").copied().unwrap_or(0),
-        counts.observations,
-        counts.summaries,
+        count_s(counts.observations, "observation"),
+        count(counts.summaries, "summary", "summaries"),
         human_bytes(size)
     );
     // The full-text indexes are kept in step by our code, not by triggers; a
@@ -388,7 +384,9 @@ fn check_spool(data: &DataDir) -> Check {
             "spool",
             Status::Warn,
             format!(
-                "empty, but {rejected_lines} records could not be applied and were kept in {}",
+                "empty, but {} could not be applied and {} kept in {}",
+                count_s(rejected_lines, "record"),
+                if rejected_lines == 1 { "was" } else { "were" },
                 rejected.display()
             ),
             "inspect the file; it is kept for you and never read again by mnemo",
@@ -820,10 +818,10 @@ fn check_queue(store: &Store) -> Check {
         .iter()
         .map(|f| {
             format!(
-                "#{} {} ({} attempts): {}",
+                "#{} {} ({}): {}",
                 f.id,
                 f.tool_name.as_deref().unwrap_or(&f.kind),
-                f.attempts,
+                count_s(f.attempts, "attempt"),
                 f.last_error.as_deref().unwrap_or("no error recorded")
             )
         })

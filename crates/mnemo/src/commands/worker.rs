@@ -349,7 +349,10 @@ fn retry(all: bool, ids: &[i64]) -> Result<i32> {
         RetrySelection::Ids(ids)
     };
     let n = store.retry_events(which)?;
-    println!("{n} events back in the queue");
+    println!(
+        "{} back in the queue",
+        mnemo_core::words::count_s(n, "event")
+    );
     if n > 0 && !mnemo_worker::lock::is_held(&data.worker_lock_path())? {
         println!("the worker is not running: `mnemo worker start` (or the next prompt starts it)");
     }

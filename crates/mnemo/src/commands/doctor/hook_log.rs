@@ -10,6 +10,7 @@
 
 use std::path::Path;
 
+use mnemo_core::words::count_s;
 use mnemo_core::{Config, DataDir};
 
 use super::{Check, Status, in_data};
@@ -114,8 +115,8 @@ fn problems(lines: &[&Line<'_>], log: &str) -> Option<Check> {
         if errors > 0 { Status::Warn } else { Status::Ok },
         format!(
             "{} and {} in the last 24 h; latest: {}",
-            super::plural(errors, "error", "errors"),
-            super::plural(warnings, "warning", "warnings"),
+            count_s(errors, "error"),
+            count_s(warnings, "warning"),
             latest.text.chars().take(240).collect::<String>()
         ),
         format!("details in {log}"),
@@ -134,7 +135,7 @@ fn ignored(lines: &[Line<'_>], log: &str) -> Option<Check> {
     if counts.is_empty() {
         return None;
     }
-    counts.sort_by(|a, b| b.1.cmp(&a.1));
+    counts.sort_by_key(|&(_, n)| std::cmp::Reverse(n));
     let total: usize = counts.iter().map(|(_, n)| n).sum();
     let unsupported = counts.iter().any(|(w, _)| w.contains("not supported"));
     let listed: Vec<String> = counts
@@ -144,7 +145,7 @@ fn ignored(lines: &[Line<'_>], log: &str) -> Option<Check> {
         .collect();
     let detail = format!(
         "{} not captured in the last 24 h: {}",
-        super::plural(total, "event", "events"),
+        count_s(total, "event"),
         listed.join("; ")
     );
     Some(if unsupported {
