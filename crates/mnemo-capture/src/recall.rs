@@ -109,9 +109,9 @@ fn session_context(
     .map_err(|e| e.to_string())?;
     let system_message = (config.context.system_message && !index.empty).then(|| {
         format!(
-            "mnemo: {} of {} of {} in context ({} characters)",
+            "mnemo: {} of {} observations of {} in context ({} characters)",
             index.observations_shown.len(),
-            mnemo_core::words::count_s(index.observations_total, "observation"),
+            index.observations_total,
             index.project,
             index.chars
         )

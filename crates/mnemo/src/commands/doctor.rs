@@ -367,8 +367,10 @@ fn check_spool(data: &DataDir) -> Check {
             "spool",
             Status::Fail,
             format!(
-                "{lines} captured events ({}) wait in {} because the database could not be written",
+                "{} ({}) {} in {} because the database could not be written",
+                count_s(lines, "captured event"),
                 human_bytes(bytes),
+                if lines == 1 { "waits" } else { "wait" },
                 spool::spool_files(data)
                     .iter()
                     .filter(|f| f.exists())
