@@ -10,15 +10,17 @@ use crate::commands;
 /// The environment variables every command reads, for `mnemo --help`.
 const ENVIRONMENT: &str = "\
 Environment:
-  MNEMO_DATA_DIR          where the database, config.toml and logs live (default ~/.mnemo)
-  MNEMO_PORT              the worker's port on 127.0.0.1 (default: derived from the user and
-                          the data directory, so two data directories never collide)
+  MNEMO_DATA_DIR          where the database, logs and spool live (default ~/.mnemo)
+  MNEMO_CONFIG            another configuration file (default config.toml in the data directory)
+  MNEMO_PORT              the worker's port on 127.0.0.1 (default 38377; when another worker
+                          holds it, a free port is taken and published in worker.json)
   MNEMO_DISABLED=1        hooks capture nothing and answer {} (`mnemo doctor` says so)
   MNEMO_NO_WORKER=1       hooks never start the background worker
-  MNEMO_<SECTION>_<KEY>   overrides one key of config.toml, e.g. MNEMO_PROVIDER_NAME=anthropic,
-                          MNEMO_BUDGET_DAILY_TOKENS=0 (`mnemo doctor` lists problems)
+  MNEMO_PROVIDER          the compression provider: offline, anthropic, openai, claude-cli
+  MNEMO_<SECTION>_<KEY>   overrides one key of config.toml, e.g. MNEMO_BUDGET_DAILY_TOKENS=0
   ANTHROPIC_API_KEY, OPENAI_API_KEY
                           the provider's key when [provider] api_key is empty
+  MNEMO_LOG               the worker's log filter (default info)
   CLAUDE_CONFIG_DIR       where Claude Code keeps its settings (default ~/.claude)";
 
 /// What `mnemo doctor`'s exit code means.
