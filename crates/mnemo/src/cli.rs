@@ -1,4 +1,6 @@
-//! The command line: definitions and dispatch.
+//! The command line: every clap type (but the recall commands', which
+//! `commands::recall` still holds) and the dispatch to one `run` per
+//! command family in [`crate::commands`].
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -73,9 +75,9 @@ pub enum Command {
         file: PathBuf,
     },
     /// The background worker that compresses captured events.
-    Worker(commands::worker::WorkerArgs),
+    Worker(WorkerArgs),
     /// Token spend per day and per project, and the queue.
-    Stats(commands::worker::StatsArgs),
+    Stats(StatsArgs),
     /// Full-text search over observations, summaries and prompts.
     Search(commands::recall::SearchArgs),
     /// Show observations (or summaries, prompts) in full by id.
@@ -85,7 +87,7 @@ pub enum Command {
     /// Print the context index that SessionStart injects for a project.
     Context(commands::recall::ContextArgs),
     /// The MCP server on stdio (what Claude Code runs).
-    Mcp(commands::mcp::McpArgs),
+    Mcp(McpArgs),
     /// Check that everything is wired and healthy, and say how to fix what is not.
     #[command(after_help = DOCTOR_EXIT)]
     Doctor {
@@ -97,6 +99,66 @@ pub enum Command {
         json: bool,
     },
 }
+
+#[derive(clap::Args, Clone)]
+pub struct WorkerArgs {
+    #[command(subcommand)]
+    pub command: WorkerCommand,
+}
+
+#[derive(clap::Subcommand, Clone)]
+pub enum WorkerCommand {
+    /// Start the worker in the background; returns once it answers.
+    Start {
+        /// Give up waiting for it after this many seconds.
+        #[arg(long, default_value_t = 15)]
+        timeout: u64,
+    },
+    /// Stop the worker gracefully (its current batch is finished or given back).
+    Stop {
+        /// Give up waiting for it to stop after this many seconds.
+        #[arg(long, default_value_t = 15)]
+        timeout: u64,
+    },
+    /// Is the worker running, on which port, with what backlog?
+    ///
+    /// Exit status 0 when it runs and answers, 3 when it does not run.
+    Status {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop, then start.
+    Restart {
+        /// Give up waiting at each step after this many seconds.
+        #[arg(long, default_value_t = 15)]
+        timeout: u64,
+    },
+    /// Run the worker in the foreground (logs to logs/worker.log, and to the terminal).
+    Run,
+    /// Put failed events back in the queue.
+    Retry {
+        /// Every failed event.
+        #[arg(long, conflicts_with = "ids")]
+        all: bool,
+        /// Event ids (from `mnemo doctor`, `mnemo worker status` or /api/queue).
+        ids: Vec<i64>,
+    },
+}
+
+#[derive(clap::Args, Clone)]
+pub struct StatsArgs {
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+    /// How many days back (today included).
+    #[arg(long, default_value_t = 7)]
+    pub days: u32,
+}
+
+/// `mnemo mcp` takes no arguments.
+#[derive(clap::Args, Clone)]
+pub struct McpArgs {}
 
 #[derive(clap::Args, Clone)]
 pub struct InstallArgs {
@@ -146,8 +208,8 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Command::Export { output } => commands::transfer::export(output.as_deref()),
         Command::Import { file } => commands::transfer::import(&file),
         Command::Doctor { fix, json } => commands::doctor::run(fix, json),
-        Command::Worker(args) => commands::worker::worker(args),
-        Command::Stats(args) => commands::worker::stats(args),
+        Command::Worker(args) => commands::worker::run(args),
+        Command::Stats(args) => commands::stats::run(args),
         Command::Search(args) => commands::recall::search(args),
         Command::Show(args) => commands::recall::show(args),
         Command::Timeline(args) => commands::recall::timeline(args),
