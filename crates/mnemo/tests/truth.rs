@@ -128,6 +128,40 @@ fn doctor_reports_only_current_hook_log_problems() {
 }
 
 #[test]
+fn doctor_forgets_hook_errors_that_a_later_capture_proved_past() {
+    let env = installed();
+    let log = env.data().join("logs/hook.log");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    let at =
+        |offset_ms: i64| mnemo_core::time::format_rfc3339(mnemo_core::time::now_ms() + offset_ms);
+    std::fs::write(
+        &log,
+        format!(
+            "{} ERROR claude-code Stop session=a: database is locked: earlier\n",
+            at(-600_000)
+        ),
+    )
+    .unwrap();
+    let (_, out, _) = run(&env, &["doctor"]);
+    assert!(out.contains("earlier"), "no capture since: current: {out}");
+
+    assert_hook_ok(&env.hook("PostToolUse", &fixture("PostToolUse.Write.json")));
+    let (code, out, _) = run(&env, &["doctor"]);
+    assert!(!out.contains("earlier"), "{out}");
+    assert_eq!(code, 0, "{out}");
+
+    let mut text = std::fs::read_to_string(&log).unwrap();
+    text.push_str(&format!(
+        "{} ERROR claude-code Stop session=a: database is locked: later\n",
+        at(60_000)
+    ));
+    std::fs::write(&log, text).unwrap();
+    let (code, out, _) = run(&env, &["doctor"]);
+    assert!(out.contains("later"), "{out}");
+    assert_eq!(code, 1, "{out}");
+}
+
+#[test]
 fn doctor_names_the_data_directory_once() {
     let env = installed();
     let (_, out, _) = run(&env, &["doctor"]);

@@ -100,7 +100,11 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
     checks.extend(worker_checks(&data, &config));
     checks.push(check_hooks(&binary));
     checks.push(check_mcp(&binary, fix));
-    checks.extend(hook_log::checks(&data, &config));
+    let last_capture = Store::open_read_only(&data.db_path(), busy(&config))
+        .and_then(|s| s.last_capture_ms())
+        .ok()
+        .flatten();
+    checks.extend(hook_log::checks(&data, last_capture));
 
     let verdict = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok);
     if as_json {

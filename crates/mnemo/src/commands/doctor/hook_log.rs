@@ -2,7 +2,8 @@
 //! problems to anyone, so doctor reads them here, but only those that are
 //! current. A line is current when it is younger than [`CURRENT_FOR_MS`]
 //! and than the last fix (the last change to `config.toml`, the last
-//! `mnemo doctor --fix`); older lines describe problems already dealt with.
+//! `mnemo doctor --fix`), and an error only when no hook has stored anything
+//! since; older lines describe problems already dealt with.
 //!
 //! The same lines count what hooks ignored (an unsupported host, an event
 //! mnemo does not capture): capture writes one `ignored: <what>; <why>`
@@ -10,8 +11,8 @@
 
 use std::path::Path;
 
+use mnemo_core::DataDir;
 use mnemo_core::words::count_s;
-use mnemo_core::{Config, DataDir};
 
 use super::{Check, Status, in_data};
 
@@ -23,7 +24,7 @@ const FIX_STAMP: &str = "doctor-fix.stamp";
 const IGNORED: &str = "ignored: ";
 
 /// The hook-log checks: current warnings and errors, and what was ignored.
-pub(super) fn checks(data: &DataDir, _config: &Config) -> Vec<Check> {
+pub(super) fn checks(data: &DataDir, last_capture_ms: Option<i64>) -> Vec<Check> {
     let Ok(text) = std::fs::read_to_string(data.hook_log_path()) else {
         return Vec::new();
     };
@@ -37,7 +38,11 @@ pub(super) fn checks(data: &DataDir, _config: &Config) -> Vec<Check> {
     let mut checks = Vec::new();
     // A fix makes earlier problems past; what was ignored stays counted.
     let since_fix = current_since(data);
-    let current: Vec<&Line<'_>> = lines.iter().filter(|l| l.at_ms >= since_fix).collect();
+    let after_capture = |l: &Line<'_>| l.level != "ERROR" || Some(l.at_ms) > last_capture_ms;
+    let current: Vec<&Line<'_>> = lines
+        .iter()
+        .filter(|l| l.at_ms >= since_fix && after_capture(l))
+        .collect();
     if let Some(c) = problems(&current, &log) {
         checks.push(c);
     }
