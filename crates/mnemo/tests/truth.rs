@@ -185,6 +185,21 @@ fn install_that_half_succeeds_says_what_is_in_and_exits_non_zero() {
 }
 
 #[test]
+fn a_dry_run_and_an_uninstall_say_when_the_mcp_file_is_broken() {
+    let env = installed();
+    std::fs::write(env.home().join(".claude.json"), "{ broken").unwrap();
+    let (code, out, err) = run(&env, &["install", "--dry-run"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("MCP registration would fail"), "{err}");
+
+    let (code, out, err) = run(&env, &["uninstall"]);
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(out.contains("hooks: removed"), "{out}");
+    assert!(out.contains("MCP server: still registered"), "{out}");
+    assert!(err.contains("mnemo uninstall"), "{err}");
+}
+
+#[test]
 fn project_scope_install_is_fit_to_commit_and_uninstall_leaves_nothing() {
     let env = Env::new();
     let project = env.dir.path().join("proj");

@@ -183,7 +183,13 @@ pub fn install(args: &InstallArgs) -> anyhow::Result<i32> {
         Scope::Project => None,
     };
     if args.dry_run {
-        return Ok(0);
+        return match mcp {
+            Some(Err(e)) => {
+                crate::output::error(&format!("the MCP registration would fail: {e:#}"));
+                Ok(1)
+            }
+            _ => Ok(0),
+        };
     }
     let (data, config) = data_and_config()?;
     open_store(&data, &config)?;
@@ -267,8 +273,15 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<i32> {
             remove_left_empty(&path, args.scope)?;
         }
     }
-    if args.scope == Scope::User {
-        uninstall_mcp(args.dry_run)?;
+    if args.scope == Scope::User
+        && let Err(e) = uninstall_mcp(args.dry_run)
+    {
+        println!("Partly uninstalled:");
+        println!("  hooks: removed from {}", path.display());
+        println!("  MCP server: still registered (its file could not be edited)");
+        crate::output::error(&format!("{e:#}"));
+        eprintln!("  to finish: fix the file named, then run `mnemo uninstall` again");
+        return Ok(1);
     }
     if !args.dry_run {
         println!("Done. Your data stays in the data directory until you delete it.");
