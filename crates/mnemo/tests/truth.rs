@@ -330,7 +330,14 @@ fn a_bad_config_value_does_not_stop_read_commands() {
 #[test]
 fn a_closed_pipe_ends_quietly() {
     let env = installed();
-    for args in [&["stats"][..], &["export"], &["doctor"], &["--help"]] {
+    assert_hook_ok(&env.hook("PostToolUse", &fixture("PostToolUse.Write.json")));
+    for args in [
+        &["stats"][..],
+        &["export"],
+        &["doctor"],
+        &["--help"],
+        &["search", "--all", "login"],
+    ] {
         let mut child = env
             .mnemo()
             .args(args)
