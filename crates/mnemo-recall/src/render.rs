@@ -144,7 +144,7 @@ fn field(out: &mut String, style: Style, label: &str, value: Option<String>) {
 }
 
 fn when_text(ms: i64, clock: &Clock) -> String {
-    format!("{} ({} ago)", clock.datetime(ms), clock.age(ms))
+    format!("{} ({})", clock.datetime(ms), clock.ago(ms))
 }
 
 fn block(out: &mut String, style: Style, label: &str, text: &str) {

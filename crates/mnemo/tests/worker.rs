@@ -394,7 +394,7 @@ fn failed_events_show_in_doctor_and_the_api_and_retry_brings_them_back() {
         .output()
         .unwrap();
     assert!(
-        stdout(&retry).contains("1 events back in the queue"),
+        stdout(&retry).contains("1 event back in the queue"),
         "{}",
         stdout(&retry)
     );

@@ -4,5 +4,6 @@ pub mod doctor;
 pub mod install;
 pub mod mcp;
 pub mod recall;
+pub mod stats;
 pub mod transfer;
 pub mod worker;
