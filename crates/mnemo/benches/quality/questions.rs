@@ -122,10 +122,11 @@ pub fn mnemo_search(replay: &Replay, question: &str) -> Vec<String> {
     };
     hits.iter()
         .map(|h| {
-            h["id"]
+            h["ref"]
                 .as_str()
+                .or_else(|| h["id"].as_str())
                 .map(str::to_owned)
-                .unwrap_or_else(|| panic!("a search hit without a string `id`: {h}"))
+                .unwrap_or_else(|| panic!("a search hit without a `ref` (#12, S3, P4): {h}"))
         })
         .collect()
 }
