@@ -211,6 +211,10 @@ pub struct Outcome {
     pub observations: Vec<ObservationDraft>,
     /// Present when the batch's turn is complete.
     pub summary: Option<SummaryDraft>,
+    /// Present for a piece of a turn still running (not `turn_complete`)
+    /// that did something: its partial summary, for the worker to keep and
+    /// hand to the turn's last piece as [`TurnBatch::earlier_pieces`].
+    pub piece_summary: Option<SummaryDraft>,
     /// Who wrote the result: `offline` or the provider's name.
     pub source: String,
     /// Every LLM call made (also the failed ones), one per HTTP attempt.
@@ -511,6 +515,7 @@ impl Compressor {
                 Outcome {
                     observations: parsed.observations,
                     summary,
+                    piece_summary: offline::piece_summary(batch),
                     source: self.provider.clone(),
                     calls,
                     fallback_error: None,

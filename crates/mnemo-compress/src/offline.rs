@@ -29,13 +29,29 @@ const TITLE_MAX: usize = 120;
 pub fn offline(batch: &TurnBatch) -> Outcome {
     let analysis = Analysis::of(batch);
     let observations = analysis.observations();
-    let summary = batch.turn_complete.then(|| analysis.summary(&observations));
+    let piece = !batch.turn_complete && !batch.events.is_empty();
+    let summary = (batch.turn_complete || piece).then(|| analysis.summary(&observations));
+    let (summary, piece_summary) = if piece {
+        (None, summary)
+    } else {
+        (summary, None)
+    };
     Outcome {
         observations,
         summary,
+        piece_summary,
         source: "offline".into(),
         ..Default::default()
     }
+}
+
+/// The partial summary of a piece of a turn still running (None for a
+/// complete turn or an empty piece).
+pub(crate) fn piece_summary(batch: &TurnBatch) -> Option<SummaryDraft> {
+    if batch.turn_complete || batch.events.is_empty() {
+        return None;
+    }
+    offline(batch).piece_summary
 }
 
 /// The work done on one file in the batch.
