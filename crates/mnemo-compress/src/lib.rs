@@ -35,6 +35,7 @@ mod answer;
 mod code;
 mod command;
 mod event;
+mod narrative;
 mod offline;
 mod provider;
 mod render;

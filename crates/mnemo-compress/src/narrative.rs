@@ -1,0 +1,542 @@
+//! What the turn's narrative (the assistant's words, the questions it asked,
+//! its final report) adds to the offline compressor: the explanation of a
+//! change in whole sentences, a title made of it, the findings worth
+//! remembering, the decisions a user's answer settled, the request a
+//! continuation belongs to, and the merging of a long turn's piece summaries.
+
+use serde_json::Value;
+
+use crate::text::{self, one_line};
+use crate::{SummaryDraft, TurnBatch, TurnOrigin};
+
+/// Bytes of explanation kept per change.
+const WHY_MAX: usize = 400;
+
+/// Openers of a sentence that only announces the next tool call.
+const CHATTER: &[&str] = &[
+    "let me ",
+    "now let me ",
+    "let's ",
+    "now let's ",
+    "i'll ",
+    "now i'll ",
+    "i will ",
+    "now i will ",
+    "i'm going to ",
+    "next, let me",
+    "first, let me",
+    "then let me",
+    "ok",
+    "okay",
+    "good",
+    "great",
+    "perfect",
+    "excellent",
+    "alright",
+    "now i have",
+    "now i can",
+    "now i understand",
+    "i now have",
+    "i have a clear",
+    "all ",
+    "done",
+    "looks good",
+    "that's",
+];
+
+/// Words that make a sentence say why, not only what.
+const REASONS: &[&str] = &[
+    "because",
+    "since ",
+    "so that",
+    "so the ",
+    "instead",
+    "to avoid",
+    "otherwise",
+    "caus",
+    "the issue",
+    "the problem",
+    "the bug",
+    "root cause",
+    "doesn't",
+    "does not",
+    "isn't",
+    "is not",
+    "wasn't",
+    "can't",
+    "cannot",
+    "won't",
+    "needs",
+    "must",
+    "should",
+    "fails",
+    "failing",
+    "error",
+    "broken",
+    "missing",
+    "wrong",
+    "turns out",
+    "which means",
+    "so it",
+    " fix",
+];
+
+/// Words that make a sentence a finding (for the summary's `learned`).
+const FINDINGS: &[&str] = &[
+    "because",
+    "caused by",
+    "root cause",
+    "turns out",
+    "the issue is",
+    "the issue was",
+    "the problem is",
+    "the problem was",
+    "the bug is",
+    "the bug was",
+    "the reason",
+    "i found",
+    "found that",
+    "which means",
+    "doesn't work",
+    "does not work",
+    "isn't",
+    "is not",
+    "wasn't",
+    "was not",
+    "instead of",
+];
+
+/// Openers dropped when a sentence becomes a title.
+const TITLE_OPENERS: &[&str] = &[
+    "now ",
+    "let me ",
+    "let's ",
+    "i'll ",
+    "i will ",
+    "i need to ",
+    "i'm going to ",
+    "we need to ",
+    "need to ",
+    "next, ",
+    "first, ",
+    "then ",
+    "then, ",
+    "finally, ",
+    "okay, ",
+    "ok, ",
+    "good, ",
+    "great, ",
+    "perfect, ",
+    "also ",
+    "also, ",
+];
+
+fn lower_starts(s: &str, prefixes: &[&str]) -> bool {
+    let lower = s.to_lowercase();
+    prefixes.iter().any(|p| lower.starts_with(p))
+}
+
+fn has_any(s: &str, words: &[&str]) -> bool {
+    let lower = s.to_lowercase();
+    words.iter().any(|w| lower.contains(w))
+}
+
+/// True when a sentence only announces the next step ("Let me read the
+/// file.") without saying why.
+fn is_chatter(sentence: &str) -> bool {
+    lower_starts(sentence, CHATTER) && !has_any(sentence, REASONS)
+}
+
+/// The explanation in an assistant's note: its sentences that are not
+/// chatter, whole, up to [`WHY_MAX`] bytes. None when nothing is left.
+pub(crate) fn explanation(note: &str) -> Option<String> {
+    let mut out = String::new();
+    for s in text::sentences(note, 8) {
+        if is_chatter(&s) || s.ends_with('?') {
+            continue;
+        }
+        let s = s.trim_end_matches(':').trim().to_owned();
+        let s = if s.ends_with(['.', '!', ')', '`', '"']) {
+            s
+        } else {
+            format!("{s}.")
+        };
+        if !out.is_empty() && out.len() + 1 + s.len() > WHY_MAX {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&s);
+    }
+    if out.is_empty() {
+        return None;
+    }
+    Some(text::clamp_sentences(&out, WHY_MAX))
+}
+
+/// A title made of an explanation's first sentence ("Let me fix the router
+/// so that slugs resolve." gives "Fix the router so that slugs resolve"),
+/// None when it would not read as one.
+pub(crate) fn title_of(explanation: &str, max: usize) -> Option<String> {
+    let first = text::sentences(explanation, 1).into_iter().next()?;
+    let mut t = first.as_str();
+    loop {
+        let lower = t.to_lowercase();
+        match TITLE_OPENERS.iter().find(|o| lower.starts_with(*o)) {
+            Some(o) => t = t[o.len()..].trim_start(),
+            None => break,
+        }
+    }
+    let t = t.trim_end_matches(['.', ':', '!', ' ']);
+    if t.len() < 15 || t.contains("```") || t.ends_with('?') {
+        return None;
+    }
+    let mut out = text::capitalize(t);
+    if out.len() > max {
+        out = text::clamp_words(&out, max);
+    }
+    Some(out)
+}
+
+/// The sentences of `text` that say what was found out.
+pub(crate) fn findings(text: &str, max: usize) -> Vec<String> {
+    text::sentences(text, 40)
+        .into_iter()
+        .filter(|s| has_any(s, FINDINGS) && !s.ends_with('?') && s.len() >= 20)
+        .take(max)
+        .collect()
+}
+
+/// The turn's request: the prompt, or for a continuation (a background
+/// task finishing, a compaction) the request it continues, never the
+/// host's notification text.
+pub(crate) fn request(batch: &TurnBatch) -> String {
+    let continues = batch.narrative.as_ref().and_then(|n| {
+        (n.origin != TurnOrigin::User).then(|| n.continues_request.clone().unwrap_or_default())
+    });
+    let earlier = batch
+        .earlier_pieces
+        .iter()
+        .map(|p| p.request.trim())
+        .find(|r| !r.is_empty());
+    let prompt = batch.prompt.as_deref().map(str::trim).unwrap_or_default();
+    let request = match continues {
+        Some(c) if !c.trim().is_empty() => c,
+        Some(_) => earlier.unwrap_or_default().to_owned(),
+        None if is_host_text(prompt) => earlier.unwrap_or_default().to_owned(),
+        None => prompt.to_owned(),
+    };
+    text::clamp_sentences(request.trim(), 600)
+}
+
+/// True for a prompt the host wrote, not the user: a background task's
+/// notification, a compaction's summary.
+pub(crate) fn is_host_text(prompt: &str) -> bool {
+    let p = prompt.trim_start();
+    p.starts_with("<task-notification>")
+        || p.starts_with("This session is being continued from a previous conversation")
+        || p.starts_with("<system-reminder>")
+}
+
+/// A question the assistant asked and the user's answer, with the offered
+/// options and what each one meant.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Question {
+    pub question: String,
+    /// (label, description).
+    pub options: Vec<(String, String)>,
+    pub answer: String,
+}
+
+/// The questions the narrative tells of.
+pub(crate) fn narrative_questions(batch: &TurnBatch) -> Vec<Question> {
+    let Some(n) = &batch.narrative else {
+        return Vec::new();
+    };
+    n.questions
+        .iter()
+        .map(|q| Question {
+            question: q.question.clone(),
+            options: q
+                .options
+                .iter()
+                .map(|o| (o.clone(), String::new()))
+                .collect(),
+            answer: q.answer.clone(),
+        })
+        .collect()
+}
+
+/// The questions of an `AskUserQuestion` call, from its input and response
+/// (`{"questions": [...], "answers": {question: answer}}`).
+pub(crate) fn asked_questions(input: &Value, response: Option<&Value>) -> Vec<Question> {
+    let answers = response.and_then(|r| r.get("answers"));
+    let questions = input
+        .get("questions")
+        .or_else(|| response.and_then(|r| r.get("questions")))
+        .and_then(Value::as_array);
+    let Some(questions) = questions else {
+        return Vec::new();
+    };
+    questions
+        .iter()
+        .filter_map(|q| {
+            let question = q.get("question")?.as_str()?.to_owned();
+            let answer = answers
+                .and_then(|a| a.get(&question))
+                .and_then(Value::as_str)?
+                .to_owned();
+            let options = q
+                .get("options")
+                .and_then(Value::as_array)
+                .map(|opts| {
+                    opts.iter()
+                        .filter_map(|o| {
+                            let label = o.get("label").and_then(Value::as_str).or(o.as_str())?;
+                            let desc = o.get("description").and_then(Value::as_str);
+                            Some((label.to_owned(), desc.unwrap_or_default().to_owned()))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(Question {
+                question,
+                options,
+                answer,
+            })
+        })
+        .collect()
+}
+
+/// What a settled question becomes: title, subtitle, narrative and facts of
+/// a `decision` ("Chose X over Y: reason").
+pub(crate) struct Decision {
+    pub title: String,
+    pub subtitle: String,
+    pub narrative: String,
+    pub facts: Vec<String>,
+}
+
+/// The decision a user's answer settled; None for an empty answer.
+pub(crate) fn decision(q: &Question, title_max: usize) -> Option<Decision> {
+    let answer = one_line(&q.answer, 300);
+    if answer.is_empty() {
+        return None;
+    }
+    let lower = answer.to_lowercase();
+    let chosen = q
+        .options
+        .iter()
+        .find(|(label, _)| label.to_lowercase() == lower)
+        .or_else(|| {
+            q.options
+                .iter()
+                .filter(|(label, _)| label.len() >= 2 && lower.contains(&label.to_lowercase()))
+                .max_by_key(|(label, _)| label.len())
+        });
+    let title = match chosen {
+        Some((label, desc)) => {
+            let others: Vec<String> = q
+                .options
+                .iter()
+                .filter(|(l, _)| l != label)
+                .map(|(l, _)| clean_label(l))
+                .collect();
+            let extra = answer
+                .replacen(label.as_str(), "", 1)
+                .trim_matches([' ', '.', ',', ':', '-', '—'])
+                .to_owned();
+            let reason = if extra.len() > 3 {
+                extra
+            } else {
+                desc.trim().to_owned()
+            };
+            let mut t = format!("Chose {}", clean_label(label));
+            if !others.is_empty() {
+                t.push_str(&format!(" over {}", text::join_or(&others)));
+            }
+            if !reason.is_empty() {
+                t.push_str(&format!(": {reason}"));
+            }
+            t
+        }
+        None => format!("Decided: {answer}"),
+    };
+    let question = one_line(&q.question, 300);
+    let mut facts = vec![format!("Question: {question}")];
+    if !q.options.is_empty() {
+        let shown: Vec<String> = q
+            .options
+            .iter()
+            .map(|(l, d)| {
+                if d.is_empty() {
+                    l.clone()
+                } else {
+                    format!("{l} ({d})")
+                }
+            })
+            .collect();
+        facts.push(format!("Options: {}", shown.join("; ")));
+    }
+    facts.push(format!("Answer: {answer}"));
+    Some(Decision {
+        title: text::clamp_words(&title, title_max),
+        subtitle: question.clone(),
+        narrative: format!(
+            "The agent asked: {}{} The user answered: {}",
+            question,
+            if question.ends_with(['?', '.']) {
+                ""
+            } else {
+                "."
+            },
+            if answer.ends_with(['.', '!']) {
+                answer.clone()
+            } else {
+                format!("{answer}.")
+            }
+        ),
+        facts,
+    })
+}
+
+/// An option label without its "(Recommended)" tag.
+fn clean_label(label: &str) -> String {
+    label
+        .replace("(Recommended)", "")
+        .replace("(recommended)", "")
+        .trim()
+        .to_owned()
+}
+
+/// The items of a summary field, as the compressor joins them.
+pub(crate) fn items(field: &str) -> impl Iterator<Item = &str> {
+    field.split("; ").map(str::trim).filter(|s| !s.is_empty())
+}
+
+/// A long turn's summary: the earlier pieces' partial summaries merged with
+/// the last piece's, in the order they happened, without repeats, each field
+/// within its budget.
+pub(crate) fn merge(earlier: &[SummaryDraft], last: SummaryDraft) -> SummaryDraft {
+    if earlier.is_empty() {
+        return last;
+    }
+    let field = |get: fn(&SummaryDraft) -> &str, max: usize| {
+        let mut all: Vec<String> = Vec::new();
+        for s in earlier.iter().chain(std::iter::once(&last)) {
+            all.extend(items(get(s)).map(str::to_owned));
+        }
+        text::join_within(all, max)
+    };
+    let request = if last.request.trim().is_empty() {
+        earlier
+            .iter()
+            .map(|p| p.request.clone())
+            .find(|r| !r.trim().is_empty())
+            .unwrap_or_default()
+    } else {
+        last.request.clone()
+    };
+    SummaryDraft {
+        request,
+        investigated: field(|s| &s.investigated, 800),
+        learned: field(|s| &s.learned, 1000),
+        completed: field(|s| &s.completed, 1200),
+        next_steps: field(|s| &s.next_steps, 600),
+        notes: field(|s| &s.notes, 600),
+    }
+}
+
+/// Fills the fields a model left empty from the earlier pieces, so that a
+/// long turn's work is never dropped by a model's summary of its last piece.
+pub(crate) fn backfill(earlier: &[SummaryDraft], mut summary: SummaryDraft) -> SummaryDraft {
+    if earlier.is_empty() {
+        return summary;
+    }
+    let merged = merge(earlier, SummaryDraft::default());
+    for (mine, theirs) in [
+        (&mut summary.request, merged.request),
+        (&mut summary.investigated, merged.investigated),
+        (&mut summary.learned, merged.learned),
+        (&mut summary.completed, merged.completed),
+        (&mut summary.next_steps, merged.next_steps),
+        (&mut summary.notes, merged.notes),
+    ] {
+        if mine.trim().is_empty() {
+            *mine = theirs;
+        }
+    }
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explanations_keep_the_why_and_drop_chatter() {
+        let e = explanation(
+            "Let me read the file. The router passes the raw id instead of the slug, so \
+             links break. Let me fix it:",
+        )
+        .unwrap();
+        assert_eq!(
+            e,
+            "The router passes the raw id instead of the slug, so links break."
+        );
+        assert_eq!(explanation("Now let me update the router."), None);
+        assert_eq!(
+            title_of(
+                "Now let me switch the parser to `serde_json` to avoid panics.",
+                100
+            )
+            .as_deref(),
+            Some("Switch the parser to `serde_json` to avoid panics")
+        );
+        assert_eq!(title_of("Good.", 100), None);
+    }
+
+    #[test]
+    fn continuations_never_make_the_notification_the_request() {
+        let mut b = TurnBatch {
+            prompt: Some("<task-notification>\n<task-id>b0</task-id>".into()),
+            ..Default::default()
+        };
+        assert_eq!(request(&b), "");
+        b.earlier_pieces.push(SummaryDraft {
+            request: "Implement the epic".into(),
+            ..Default::default()
+        });
+        assert_eq!(request(&b), "Implement the epic");
+        b.narrative = Some(crate::TurnNarrative {
+            origin: TurnOrigin::TaskNotification,
+            continues_request: Some("Implement spotter-gqc".into()),
+            ..Default::default()
+        });
+        assert_eq!(request(&b), "Implement spotter-gqc");
+    }
+
+    #[test]
+    fn merging_keeps_every_piece_in_order_once() {
+        let piece = |completed: &str, next: &str| SummaryDraft {
+            request: "big".into(),
+            completed: completed.into(),
+            next_steps: next.into(),
+            ..Default::default()
+        };
+        let m = merge(
+            &[
+                piece("created a.rs; changed b.rs", ""),
+                piece("changed b.rs", "x"),
+            ],
+            piece("committed \"Add a\"", "y"),
+        );
+        assert_eq!(m.request, "big");
+        assert_eq!(
+            m.completed,
+            "created a.rs; changed b.rs; committed \"Add a\""
+        );
+        assert_eq!(m.next_steps, "x; y");
+    }
+}
