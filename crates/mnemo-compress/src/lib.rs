@@ -503,10 +503,13 @@ impl Compressor {
             Ok(parsed) => {
                 let mut repairs = parsed.repairs;
                 let summary = if batch.turn_complete {
-                    parsed.summary.or_else(|| {
-                        repairs.push("summary written offline".into());
-                        offline(batch).summary
-                    })
+                    match parsed.summary {
+                        Some(s) => Some(narrative::backfill(batch, s)),
+                        None => {
+                            repairs.push("summary written offline".into());
+                            offline(batch).summary
+                        }
+                    }
                 } else {
                     None
                 };

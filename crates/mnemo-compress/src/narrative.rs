@@ -448,15 +448,18 @@ pub(crate) fn merge(earlier: &[SummaryDraft], last: SummaryDraft) -> SummaryDraf
     }
 }
 
-/// Fills the fields a model left empty from the earlier pieces, so that a
-/// long turn's work is never dropped by a model's summary of its last piece.
-pub(crate) fn backfill(earlier: &[SummaryDraft], mut summary: SummaryDraft) -> SummaryDraft {
-    if earlier.is_empty() {
+/// A model's summary made whole: fields it left empty are filled from the
+/// earlier pieces (a long turn's work is never dropped by a summary of its
+/// last piece), and a host's notification never stands as the request.
+pub(crate) fn backfill(batch: &TurnBatch, mut summary: SummaryDraft) -> SummaryDraft {
+    if is_host_text(&summary.request) || summary.request.trim().is_empty() {
+        summary.request = request(batch);
+    }
+    if batch.earlier_pieces.is_empty() {
         return summary;
     }
-    let merged = merge(earlier, SummaryDraft::default());
+    let merged = merge(&batch.earlier_pieces, SummaryDraft::default());
     for (mine, theirs) in [
-        (&mut summary.request, merged.request),
         (&mut summary.investigated, merged.investigated),
         (&mut summary.learned, merged.learned),
         (&mut summary.completed, merged.completed),

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use crate::code::{self, Definition};
 use crate::command::{self, CommandClass};
 use crate::event::{self, Action, Event};
+use crate::narrative::{self, Question};
 use crate::text::{self, join_and, list_some, one_line, plural};
 use crate::{ObservationDraft, Outcome, SummaryDraft, TurnBatch};
 
@@ -153,7 +154,10 @@ struct Run {
     summary: Option<String>,
     description: Option<String>,
     interrupted: bool,
+    /// The whole commit message, for a `git commit`.
     commit: Option<String>,
+    /// git that is not a commit, task-tracker updates: folded into the work.
+    bookkeeping: bool,
 }
 
 /// A command that failed and passed after files were edited (maybe
@@ -195,12 +199,24 @@ struct Analysis<'a> {
     looked_up: Vec<String>,
     other_tools: Vec<String>,
     notes: Vec<String>,
+    /// The assistant's explanation given right before event `i`.
+    why: HashMap<usize, String>,
+    /// Questions the user settled: (event index, question).
+    questions: Vec<(usize, Question)>,
+    /// The unfinished items of the turn's last todo list.
+    open_todos: Vec<String>,
+    /// Task ids closed by a tracker, with the reason given.
+    closed: Vec<(Vec<String>, Option<String>)>,
 }
 
 /// An observation being written.
 #[derive(Debug, Default)]
 struct Draft {
     first: usize,
+    /// The events this observation tells of (positions in the batch).
+    events: Vec<usize>,
+    /// The assistant's explanations of this work.
+    whys: Vec<String>,
     kind: &'static str,
     title: String,
     subtitle: String,
@@ -258,10 +274,13 @@ impl Draft {
         concepts.truncate(MAX_CONCEPTS);
         ObservationDraft {
             kind: self.kind.to_owned(),
-            title: text::clamp(&self.title, TITLE_MAX),
-            subtitle: text::clamp(&self.subtitle, 200),
-            narrative: text::clamp(&self.narrative.join(" "), 1500),
-            facts: facts.into_iter().map(|f| text::clamp(&f, 300)).collect(),
+            title: text::clamp_words(&self.title, TITLE_MAX),
+            subtitle: text::clamp_words(&self.subtitle, 200),
+            narrative: text::clamp_sentences(&self.narrative.join(" "), 1500),
+            facts: facts
+                .into_iter()
+                .map(|f| text::clamp_sentences(&f, 300))
+                .collect(),
             concepts,
             files_read: self.files_read,
             files_modified: self.files_modified,
@@ -312,6 +331,10 @@ impl<'a> Analysis<'a> {
             looked_up: Vec::new(),
             other_tools: Vec::new(),
             notes: Vec::new(),
+            why: HashMap::new(),
+            questions: Vec::new(),
+            open_todos: Vec::new(),
+            closed: Vec::new(),
         };
         let mut file_ids: HashMap<String, usize> = HashMap::new();
         for e in &events {
@@ -325,8 +348,48 @@ impl<'a> Analysis<'a> {
             a.take(e, &mut file_ids);
         }
         a.events = events;
+        a.read_narrative();
         a.find_episodes();
         a
+    }
+
+    /// The assistant's explanations, keyed by the event they came right
+    /// before, and the questions the narrative tells of.
+    fn read_narrative(&mut self) {
+        let Some(n) = &self.batch.narrative else {
+            return;
+        };
+        let by_id: HashMap<&str, usize> = self
+            .batch
+            .events
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.tool_use_id.as_deref().map(|id| (id, i)))
+            .collect();
+        for note in &n.notes {
+            let Some(&i) = note
+                .before_tool_use_id
+                .as_deref()
+                .and_then(|id| by_id.get(id))
+            else {
+                continue;
+            };
+            if let Some(why) = narrative::explanation(&note.text) {
+                let entry = self.why.entry(i).or_default();
+                if !entry.contains(&why) {
+                    if !entry.is_empty() {
+                        entry.push(' ');
+                    }
+                    entry.push_str(&why);
+                }
+            }
+        }
+        let told = narrative::narrative_questions(self.batch);
+        if !told.is_empty() {
+            // The transcript's account wins over what the tool events say.
+            let at = self.questions.first().map_or(0, |(i, _)| *i);
+            self.questions = told.into_iter().map(|q| (at, q)).collect();
+        }
     }
 
     fn look(&mut self, what: String) {
@@ -426,10 +489,14 @@ impl<'a> Analysis<'a> {
                     exit_code: *exit_code,
                     headline,
                     summary,
-                    description: description.as_deref().map(|d| one_line(d, 100)),
+                    description: description.as_deref().map(|d| one_line(d, 300)),
                     interrupted: *interrupted,
                     commit: command::commit_message(command),
+                    bookkeeping: command::is_bookkeeping(command, class),
                 });
+                if ok && let Some(closed) = command::closed_tasks(command) {
+                    self.closed.push(closed);
+                }
             }
             Action::Read { path, lines, .. } => {
                 if e.failed {
@@ -526,6 +593,21 @@ impl<'a> Analysis<'a> {
                     };
                     self.context_facts.push(format!("Used {what}{with}"));
                     self.look(format!("used {what}"));
+                }
+            }
+            _ if !e.failed && e.tool() == "AskUserQuestion" => {
+                let asked = narrative::asked_questions(&e.raw.input, e.raw.response.as_ref());
+                self.questions
+                    .extend(asked.into_iter().map(|q| (e.index, q)));
+            }
+            _ if !e.failed && e.tool() == "TodoWrite" => {
+                if let Some(todos) = e.raw.input.get("todos").and_then(|t| t.as_array()) {
+                    self.open_todos = todos
+                        .iter()
+                        .filter(|t| t.get("status").and_then(|s| s.as_str()) != Some("completed"))
+                        .filter_map(|t| t.get("content").and_then(|c| c.as_str()))
+                        .map(|c| one_line(c, 160))
+                        .collect();
                 }
             }
             _ => {
@@ -713,6 +795,18 @@ impl<'a> Analysis<'a> {
             .filter(|&id| !self.files[id].steps.is_empty() && !self.absorbed(id))
             .map(|id| (id, self.file_draft(id)))
             .collect();
+        // A commit names the work it recorded: the files changed before it.
+        for (r, run) in self.runs.iter().enumerate() {
+            let Some(message) = run.commit.as_deref().filter(|_| run.ok) else {
+                continue;
+            };
+            used_runs.push(r);
+            let (served, rest): (Vec<_>, Vec<_>) = file_drafts
+                .into_iter()
+                .partition(|(_, d)| d.first < run.index);
+            file_drafts = rest;
+            drafts.push(self.commit_draft(run, message, served));
+        }
         if file_drafts.len() > MAX_FILE_OBSERVATIONS {
             // Keep the biggest changes on their own, merge the rest.
             file_drafts.sort_by_key(|(id, _)| {
@@ -732,6 +826,7 @@ impl<'a> Analysis<'a> {
             {
                 let mut d = Draft {
                     first: *index,
+                    events: vec![*index],
                     kind: "discovery",
                     title: format!("Changing {} failed: {headline}", fw.rel),
                     subtitle: headline.clone(),
@@ -765,6 +860,11 @@ impl<'a> Analysis<'a> {
                     code_span(&run.shown),
                     run.headline.as_deref().unwrap_or("failed")
                 );
+                attach_fact(&mut drafts, &mut command_drafts, run.index, fact);
+                continue;
+            }
+            if run.bookkeeping && !(drafts.is_empty() && command_drafts.is_empty()) {
+                let fact = self.bookkeeping_fact(run);
                 attach_fact(&mut drafts, &mut command_drafts, run.index, fact);
                 continue;
             }
@@ -805,6 +905,7 @@ impl<'a> Analysis<'a> {
         for f in &self.failures {
             let mut d = Draft {
                 first: f.index,
+                events: vec![f.index],
                 kind: "discovery",
                 title: format!("{} failed: {}", f.what, f.headline),
                 subtitle: f.headline.clone(),
@@ -816,8 +917,10 @@ impl<'a> Analysis<'a> {
             push_failure(&mut failure_drafts, d);
         }
         drafts.extend(failure_drafts);
+        drafts.extend(self.decision_drafts());
 
         drafts.sort_by_key(|d| d.first);
+        self.explain(&mut drafts);
         if drafts.is_empty() && !self.events.is_empty() {
             drafts.push(self.context_draft());
         } else if let Some(primary) = drafts.first_mut() {
@@ -850,6 +953,168 @@ impl<'a> Analysis<'a> {
             .collect()
     }
 
+    /// One observation for the work a commit recorded: titled with its
+    /// subject, its body as the why, each file's change as a fact.
+    fn commit_draft(&self, run: &Run, message: &str, served: Vec<(usize, Draft)>) -> Draft {
+        let (subject, kind) = command::commit_subject(message);
+        let headline = message.lines().next().unwrap_or("").trim();
+        let kind = kind.unwrap_or_else(|| {
+            if served.iter().any(|(_, d)| d.kind == "feature") {
+                "feature"
+            } else {
+                served.first().map_or("change", |(_, d)| d.kind)
+            }
+        });
+        let names: Vec<String> = served.iter().map(|(id, _)| self.short(*id)).collect();
+        let (added, removed) = served.iter().fold((0, 0), |(a, r), (id, _)| {
+            let t = Tally::of(self.own_steps(*id));
+            (a + t.added, r + t.removed)
+        });
+        let mut d = Draft {
+            first: served
+                .iter()
+                .map(|(_, d)| d.first)
+                .min()
+                .unwrap_or(run.index),
+            events: vec![run.index],
+            kind,
+            title: match (subject.is_empty(), served.is_empty()) {
+                (true, _) => "Committed changes".to_owned(),
+                // Work recorded by an earlier piece: say it is a commit.
+                (false, true) => format!("Committed: {subject}"),
+                (false, false) => subject,
+            },
+            subtitle: if names.is_empty() {
+                format!("commit {}", code_span(&one_line(headline, 80)))
+            } else {
+                format!(
+                    "{}: {}, +{added} −{removed} lines",
+                    plural(names.len(), "file"),
+                    list_some(&names, 4)
+                )
+            },
+            ..Default::default()
+        };
+        d.concept("git");
+        let body: String = message.lines().skip(1).collect::<Vec<_>>().join("\n");
+        d.narrative.extend(text::sentences(&body, 6));
+        d.fact(format!("Committed \"{}\"", one_line(headline, 200)));
+        let several = served.len() > 1;
+        for (id, part) in served {
+            let fw = &self.files[id];
+            d.modified(&fw.path);
+            d.file_concepts(&fw.path);
+            d.events.extend(part.events);
+            if several {
+                d.fact(self.change_fact(id));
+            } else {
+                for f in part.facts {
+                    d.fact(f);
+                }
+            }
+            if let Some(first) = part.narrative.into_iter().next() {
+                d.narrative.push(first);
+            }
+        }
+        if d.narrative.is_empty() {
+            d.narrative
+                .push(format!("Committed \"{}\".", one_line(headline, 200)));
+        }
+        d
+    }
+
+    /// The fact a bookkeeping command leaves on the work it served.
+    fn bookkeeping_fact(&self, run: &Run) -> String {
+        let events = &self.batch.events;
+        let command = events
+            .get(run.index)
+            .and_then(|e| e.input.get("command"))
+            .and_then(|c| c.as_str())
+            .unwrap_or("");
+        if let Some((ids, reason)) = command::closed_tasks(command) {
+            return match reason {
+                Some(r) => format!("Closed {}: {r}", ids.join(", ")),
+                None => format!("Closed {}", ids.join(", ")),
+            };
+        }
+        match &run.description {
+            Some(desc) => format!("{} ({})", text::capitalize(desc), code_span(&run.shown)),
+            None => format!("Ran {}", code_span(&run.shown)),
+        }
+    }
+
+    /// A `decision` for each question the user's answer settled.
+    fn decision_drafts(&self) -> Vec<Draft> {
+        self.questions
+            .iter()
+            .filter_map(|(index, q)| {
+                let dec = narrative::decision(q, TITLE_MAX)?;
+                let mut d = Draft {
+                    first: *index,
+                    events: vec![*index],
+                    kind: "decision",
+                    title: dec.title,
+                    subtitle: dec.subtitle,
+                    narrative: vec![dec.narrative],
+                    ..Default::default()
+                };
+                for f in dec.facts {
+                    d.fact(f);
+                }
+                Some(d)
+            })
+            .collect()
+    }
+
+    /// Puts the assistant's explanations into the observations they
+    /// explain: a note said right before one of an observation's tool
+    /// calls, or before the reads and searches that led to its next one.
+    /// A title that only says "Edited x" takes the explanation's words.
+    fn explain(&self, drafts: &mut [Draft]) {
+        if self.why.is_empty() {
+            return;
+        }
+        let mut at: Vec<usize> = self.why.keys().copied().collect();
+        at.sort_unstable();
+        for i in at {
+            let own = drafts.iter().position(|d| d.events.contains(&i));
+            let next = || {
+                drafts
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| d.kind != "decision")
+                    .filter_map(|(n, d)| d.events.iter().filter(|&&e| e > i).min().map(|&e| (e, n)))
+                    .min()
+                    .map(|(_, n)| n)
+            };
+            if let Some(n) = own.or_else(next) {
+                let why = &self.why[&i];
+                if !drafts[n].whys.contains(why) {
+                    drafts[n].whys.push(why.clone());
+                }
+            }
+        }
+        for d in drafts.iter_mut().filter(|d| !d.whys.is_empty()) {
+            let why = text::clamp_sentences(&d.whys.join(" "), 700);
+            if is_bare_title(&d.title) {
+                let main = d
+                    .files_modified
+                    .first()
+                    .map(|p| file_name(p).to_owned())
+                    .unwrap_or_default();
+                let room = TITLE_MAX.saturating_sub(main.len() + 3);
+                if let Some(t) = d.whys.iter().find_map(|w| narrative::title_of(w, room)) {
+                    d.title = if main.is_empty() || t.contains(&main) {
+                        t
+                    } else {
+                        format!("{t} ({main})")
+                    };
+                }
+            }
+            d.narrative.insert(0, why);
+        }
+    }
+
     fn episode_fact(&self, ep: &Episode) -> String {
         let (fail, pass) = (&self.runs[ep.fail], &self.runs[ep.pass]);
         format!(
@@ -865,6 +1130,21 @@ impl<'a> Analysis<'a> {
     }
 
     fn episode_draft(&self, ep: &Episode) -> Draft {
+        let mut d = self.episode_story(ep);
+        d.events
+            .extend(ep.failures.iter().map(|&f| self.runs[f].index));
+        for &(f, p) in &ep.rounds {
+            d.events.push(self.runs[p].index);
+            let (from, to) = (self.runs[f].index, self.runs[p].index);
+            for &id in &ep.files {
+                d.events
+                    .extend(self.files[id].changes().filter(|&i| i > from && i < to));
+            }
+        }
+        d
+    }
+
+    fn episode_story(&self, ep: &Episode) -> Draft {
         let (fail, pass) = (&self.runs[ep.fail], &self.runs[ep.pass]);
         let names: Vec<String> = ep.files.iter().map(|&f| self.short(f)).collect();
         let mut title = format!(
@@ -1173,10 +1453,19 @@ impl<'a> Analysis<'a> {
         for (_, headline) in fw.failures.iter().take(2) {
             d.fact(format!("An edit of {name} failed first: {headline}"));
         }
+        d.events.extend(self.own_steps(id).map(|s| s.index));
+        d.events.extend(fw.failures.iter().map(|(i, _)| *i));
         d
     }
 
     fn merged_files_draft(&self, parts: Vec<(usize, Draft)>) -> Draft {
+        let events: Vec<usize> = parts.iter().flat_map(|(_, d)| d.events.clone()).collect();
+        let mut d = self.merged_files_story(parts);
+        d.events = events;
+        d
+    }
+
+    fn merged_files_story(&self, parts: Vec<(usize, Draft)>) -> Draft {
         let ids: Vec<usize> = parts.iter().map(|(id, _)| *id).collect();
         let first = parts.iter().map(|(_, d)| d.first).min().unwrap_or(0);
         let names: Vec<String> = ids.iter().map(|&id| self.short(id)).collect();
@@ -1220,7 +1509,10 @@ impl<'a> Analysis<'a> {
     fn run_draft(&self, run: &Run) -> Draft {
         let shown = code_span(&run.shown);
         let (kind, title) = match (run.class, &run.commit) {
-            (CommandClass::Git, Some(msg)) => ("change", format!("Committed: {msg}")),
+            (CommandClass::Git, Some(msg)) => {
+                let (subject, kind) = command::commit_subject(msg);
+                (kind.unwrap_or("change"), format!("Committed: {subject}"))
+            }
             (CommandClass::Test, _) => (
                 "discovery",
                 match &run.summary {
@@ -1231,10 +1523,17 @@ impl<'a> Analysis<'a> {
             (CommandClass::Build | CommandClass::Lint, _) => {
                 ("discovery", format!("Ran {shown}: succeeded"))
             }
-            _ => ("change", format!("Ran {shown}")),
+            _ => (
+                "change",
+                match &run.description {
+                    Some(desc) => format!("{} ({shown})", text::capitalize(desc)),
+                    None => format!("Ran {shown}"),
+                },
+            ),
         };
         let mut d = Draft {
             first: run.index,
+            events: vec![run.index],
             kind,
             title,
             subtitle: run.description.clone().unwrap_or_default(),
@@ -1271,6 +1570,7 @@ impl<'a> Analysis<'a> {
         let bare_exit = headline.starts_with("exit code");
         let mut d = Draft {
             first: run.index,
+            events: vec![run.index],
             kind: "discovery",
             title: if bare_exit {
                 format!("Command {shown} {verb} with {headline}")
@@ -1400,14 +1700,58 @@ impl<'a> Analysis<'a> {
         }
     }
 
+    /// The turn's summary (or, for a piece of a turn still running, its
+    /// partial summary), merged with the earlier pieces' when there are.
     fn summary(&self, observations: &[ObservationDraft]) -> SummaryDraft {
-        let request = self
+        let report = self
             .batch
-            .prompt
-            .as_deref()
-            .map(|p| text::clamp(p.trim(), 600))
-            .unwrap_or_default();
+            .narrative
+            .as_ref()
+            .and_then(|n| n.final_report.as_deref())
+            .or(self.batch.last_assistant_message.as_deref())
+            .filter(|_| self.batch.turn_complete);
+        let (said_done, said_learned, said_next) = report.map(split_assistant).unwrap_or_default();
 
+        let mut notes = self.notes.clone();
+        let interrupted: Vec<String> = self
+            .runs
+            .iter()
+            .filter(|r| r.interrupted)
+            .map(|r| code_span(&r.shown))
+            .collect();
+        if !interrupted.is_empty() {
+            notes.push(format!("interrupted: {}", list_some(&interrupted, 3)));
+        }
+        if !self.unresolved.is_empty() || !self.failures.is_empty() {
+            notes.push(format!(
+                "{} still failing at the end of {}",
+                plural(self.unresolved.len() + self.failures.len(), "tool call"),
+                if self.batch.turn_complete {
+                    "the turn"
+                } else {
+                    "this part of the turn"
+                }
+            ));
+        }
+        let mut learned = self.learned();
+        learned.extend(said_learned);
+        let mut completed = self.completed(observations);
+        completed.extend(said_done);
+        let mut next = said_next;
+        next.extend(self.left_open());
+
+        let last = SummaryDraft {
+            request: narrative::request(self.batch),
+            investigated: text::capitalize(&text::join_within(self.investigated(), 800)),
+            learned: text::join_within(learned, 1000),
+            completed: text::join_within(completed, 1200),
+            next_steps: text::join_within(next, 600),
+            notes: text::join_within(notes, 600),
+        };
+        narrative::merge(&self.batch.earlier_pieces, last)
+    }
+
+    fn investigated(&self) -> Vec<String> {
         let mut investigated = Vec::new();
         if !self.reads.is_empty() {
             let names: Vec<String> = self.reads.iter().map(|(p, _)| self.rel(p)).collect();
@@ -1418,14 +1762,12 @@ impl<'a> Analysis<'a> {
         if !inspect.is_empty() {
             investigated.push(format!("ran {}", list_some(&inspect, 4)));
         }
+        investigated
+    }
 
-        let (said_done, said_learned, said_next) = self
-            .batch
-            .last_assistant_message
-            .as_deref()
-            .map(split_assistant)
-            .unwrap_or_default();
-
+    /// What was found out: failures and their fixes, commands that still
+    /// fail, and the causes the assistant named along the way.
+    fn learned(&self) -> Vec<String> {
         let mut learned: Vec<String> = Vec::new();
         for ep in &self.episodes {
             let fail = &self.runs[ep.fail];
@@ -1447,67 +1789,93 @@ impl<'a> Analysis<'a> {
                 run.headline.as_deref().unwrap_or("failed")
             ));
         }
+        if let Some(n) = &self.batch.narrative {
+            for note in &n.notes {
+                for f in narrative::findings(&note.text, 2) {
+                    if learned.len() < 8 {
+                        learned.push(f);
+                    }
+                }
+            }
+        }
+        learned
+    }
+
+    /// What was achieved: commits, tasks closed, checks that pass, files
+    /// created and changed, decisions taken.
+    fn completed(&self, observations: &[ObservationDraft]) -> Vec<String> {
+        let mut completed: Vec<String> = Vec::new();
+        for run in self.runs.iter().filter(|r| r.ok) {
+            if let Some(message) = &run.commit {
+                let subject = message.lines().next().unwrap_or("").trim();
+                completed.push(format!("committed \"{}\"", one_line(subject, 160)));
+            }
+        }
+        for (ids, reason) in &self.closed {
+            completed.push(match reason {
+                Some(r) => format!("closed {} ({})", ids.join(", "), one_line(r, 120)),
+                None => format!("closed {}", ids.join(", ")),
+            });
+        }
         let mut passing: Vec<&str> = Vec::new();
-        for (r, run) in self.runs.iter().enumerate().rev() {
+        for run in self.runs.iter().rev() {
             let check = matches!(
                 run.class,
                 CommandClass::Test | CommandClass::Build | CommandClass::Lint
             );
-            if !check || !run.ok || passing.contains(&run.key.as_str()) {
+            if !check || passing.contains(&run.key.as_str()) {
                 continue;
             }
             passing.push(&run.key);
-            if self
-                .episodes
-                .iter()
-                .any(|ep| ep.rounds.iter().any(|&(_, p)| p == r))
-            {
-                continue;
+            if run.ok {
+                completed.push(match &run.summary {
+                    Some(s) => format!("{} passes ({s})", code_span(&run.shown)),
+                    None => format!("{} passes", code_span(&run.shown)),
+                });
             }
-            learned.push(match &run.summary {
-                Some(s) => format!("{} passes ({s})", code_span(&run.shown)),
-                None => format!("{} passes", code_span(&run.shown)),
-            });
         }
-        learned.extend(said_learned);
-
-        let mut completed: Vec<String> = observations
-            .iter()
-            .filter(|o| o.kind != "discovery")
-            .map(|o| o.title.clone())
+        let changed: Vec<usize> = (0..self.files.len())
+            .filter(|&id| !self.files[id].steps.is_empty())
             .collect();
-        completed.extend(said_done);
+        let (created, edited): (Vec<usize>, Vec<usize>) =
+            changed.into_iter().partition(|&id| self.files[id].created);
+        for (verb, ids) in [("created", created), ("changed", edited)] {
+            if !ids.is_empty() {
+                let names: Vec<String> = ids.iter().map(|&id| self.short(id)).collect();
+                completed.push(format!("{verb} {}", list_some(&names, 16)));
+            }
+        }
+        completed.extend(
+            observations
+                .iter()
+                .filter(|o| o.kind == "decision")
+                .map(|o| o.title.clone()),
+        );
+        completed
+    }
 
-        let mut notes = self.notes.clone();
-        let interrupted: Vec<String> = self
-            .runs
+    /// What was left open: the todo list's unfinished items and the checks
+    /// still failing.
+    fn left_open(&self) -> Vec<String> {
+        let mut open: Vec<String> = self
+            .open_todos
             .iter()
-            .filter(|r| r.interrupted)
-            .map(|r| code_span(&r.shown))
+            .map(|t| format!("unfinished: {t}"))
             .collect();
-        if !interrupted.is_empty() {
-            notes.push(format!("interrupted: {}", list_some(&interrupted, 3)));
+        for &r in &self.unresolved {
+            let run = &self.runs[r];
+            if matches!(
+                run.class,
+                CommandClass::Test | CommandClass::Build | CommandClass::Lint
+            ) {
+                open.push(format!(
+                    "make {} pass ({})",
+                    code_span(&run.shown),
+                    run.headline.as_deref().unwrap_or("failing")
+                ));
+            }
         }
-        if !self.unresolved.is_empty() || !self.failures.is_empty() {
-            notes.push(format!(
-                "{} still failing at the end of the turn",
-                plural(self.unresolved.len() + self.failures.len(), "tool call")
-            ));
-        }
-
-        let join = |mut items: Vec<String>, max: usize| {
-            let mut seen = std::collections::HashSet::new();
-            items.retain(|i| seen.insert(i.to_ascii_lowercase()));
-            text::clamp(&items.join("; "), max)
-        };
-        SummaryDraft {
-            request,
-            investigated: capitalize(join(investigated, 800)),
-            learned: join(learned, 1000),
-            completed: join(completed, 1000),
-            next_steps: join(said_next, 600),
-            notes: join(notes, 600),
-        }
+        open
     }
 }
 
@@ -1523,6 +1891,15 @@ fn attach_fact(drafts: &mut [Draft], command_drafts: &mut [Draft], index: usize,
     }
 }
 
+/// True for a title that says which file or command, not what for.
+fn is_bare_title(title: &str) -> bool {
+    ["Edited ", "Rewrote ", "Ran ", "Changed imports of "]
+        .iter()
+        .any(|p| title.starts_with(p))
+        || (title.starts_with("Changed ") && !title.contains('`'))
+        || (title.starts_with("Created ") && !title.contains(" with "))
+}
+
 fn push_failure(list: &mut Vec<Draft>, d: Draft) {
     if list.len() < MAX_FAILURE_OBSERVATIONS {
         list.push(d);
@@ -1535,17 +1912,34 @@ fn push_failure(list: &mut Vec<Draft>, d: Draft) {
 
 fn merge_commands(drafts: Vec<Draft>) -> Draft {
     let first = drafts.iter().map(|d| d.first).min().unwrap_or(0);
-    let shown: Vec<String> = drafts
+    let count = drafts.len();
+    let described: Vec<String> = drafts
         .iter()
-        .map(|d| d.title.trim_start_matches("Ran ").to_owned())
+        .filter(|d| !d.subtitle.is_empty())
+        .map(|d| d.subtitle.clone())
+        .take(2)
         .collect();
+    let title = if described.is_empty() {
+        let shown: Vec<String> = drafts
+            .iter()
+            .take(2)
+            .map(|d| d.title.trim_start_matches("Ran ").to_owned())
+            .collect();
+        format!("Ran {} ({count} commands)", join_and(&shown))
+    } else {
+        format!(
+            "{} ({count} commands)",
+            text::capitalize(&described.join("; "))
+        )
+    };
     let mut merged = Draft {
         first,
         kind: "change",
-        title: format!("Ran {}", list_some(&shown, 2)),
+        title,
         ..Default::default()
     };
     for d in drafts {
+        merged.events.extend(d.events);
         for f in d.facts {
             merged.fact(f);
         }
@@ -1783,6 +2177,13 @@ fn split_assistant(message: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
         "in a future",
         "later,",
         "next time",
+        "left open",
+        "pending",
+        "out of scope",
+        "did not get to",
+        "didn't get to",
+        "not done",
+        "unfinished",
     ];
     const DONE: &[&str] = &[
         "added",

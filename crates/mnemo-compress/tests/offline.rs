@@ -108,7 +108,13 @@ fn a_fix_turn_gives_a_feature_and_a_bugfix_naming_files_and_functions() {
         "{}",
         s.learned
     );
-    assert!(s.completed.contains("Created auth.py"), "{}", s.completed);
+    assert!(s.completed.contains("created auth.py"), "{}", s.completed);
+    assert!(
+        s.completed
+            .contains("`python -m pytest tests/test_auth.py -q` passes"),
+        "{}",
+        s.completed
+    );
     assert!(s.completed.contains("Refactored login to use check_hash"));
     assert_eq!(s.next_steps, "Next, consider adding rate limiting.");
 }
