@@ -109,6 +109,7 @@ fn main_words(command: &str) -> Vec<&str> {
 /// What `command` is for: the strongest purpose among its parts
 /// (`ls && cargo test` is a test run).
 pub(crate) fn classify(command: &str) -> CommandClass {
+    let command = &without_quiet_redirects(command);
     let mut best = CommandClass::Inspect;
     for line in command.lines().take(10) {
         for segment in line.split(['&', ';', '|']) {
@@ -129,6 +130,28 @@ pub(crate) fn classify(command: &str) -> CommandClass {
         return CommandClass::Run;
     }
     best
+}
+
+/// `command` without the redirections that only silence or merge output
+/// (`2>&1`, `2>/dev/null`): they change nothing, and would make `git status
+/// 2>&1` look like a write.
+fn without_quiet_redirects(command: &str) -> std::borrow::Cow<'_, str> {
+    const QUIET: &[&str] = &[
+        "&>/dev/null",
+        "2>/dev/null",
+        ">/dev/null",
+        "2>&1",
+        ">&2",
+        "1>&2",
+    ];
+    if !QUIET.iter().any(|q| command.contains(q)) {
+        return std::borrow::Cow::Borrowed(command);
+    }
+    let mut out = command.to_owned();
+    for q in QUIET {
+        out = out.replace(q, " ");
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn rank(class: CommandClass) -> u8 {
@@ -267,13 +290,22 @@ pub(crate) fn closed_tasks(command: &str) -> Option<(Vec<String>, Option<String>
         }
         let mut ids = Vec::new();
         let mut skip_value = false;
+        let mut in_quote = false;
         for w in rest {
+            if in_quote {
+                in_quote = !w.ends_with(['"', '\'']);
+                continue;
+            }
             if skip_value {
-                skip_value = w.starts_with(['"', '\'']) && !closes_quote(w);
+                skip_value = false;
+                in_quote = w.starts_with(['"', '\'']) && !closes_quote(w);
                 continue;
             }
             if w.starts_with('-') {
-                skip_value = !w.contains('=');
+                match w.split_once('=') {
+                    Some((_, v)) => in_quote = v.starts_with(['"', '\'']) && !closes_quote(v),
+                    None => skip_value = true,
+                }
                 continue;
             }
             if w.chars()
@@ -350,6 +382,8 @@ pub(crate) fn summary_line(stdout: &str, stderr: &str) -> Option<String> {
                 || (lower.contains(" passed") && lower.chars().any(|c| c.is_ascii_digit()))
                 || (lower.contains(" failed") && lower.chars().any(|c| c.is_ascii_digit()))
                 || lower.contains(" passing")
+                || ((lower.contains(" failure") || lower.contains(" tests,"))
+                    && lower.chars().any(|c| c.is_ascii_digit()))
                 || lower.contains(" failing")
                 || lower.starts_with("finished ")
                 || lower.starts_with("ok ")
@@ -535,5 +569,19 @@ mod tests {
             ))
         );
         assert_eq!(closed_tasks("bd update x --status in_progress"), None);
+        assert_eq!(
+            closed_tasks(
+                "bd close spotter-gqc.6 --reason=\"Implemented the close event\" && git push"
+            ),
+            Some((
+                vec!["spotter-gqc.6".to_owned()],
+                Some("Implemented the close event".to_owned())
+            ))
+        );
+        assert_eq!(classify("git status 2>&1"), CommandClass::Inspect);
+        assert_eq!(
+            summary_line("Finished in 1.8 seconds\n65 tests, 0 failures\n", "").as_deref(),
+            Some("65 tests, 0 failures")
+        );
     }
 }

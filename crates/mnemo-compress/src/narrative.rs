@@ -141,10 +141,124 @@ fn has_any(s: &str, words: &[&str]) -> bool {
     words.iter().any(|w| lower.contains(w))
 }
 
+/// Openers of a progress report ("Now add the route.", "Still compiling.").
+const PROGRESS: &[&str] = &[
+    "now ",
+    "next ",
+    "next,",
+    "first ",
+    "first,",
+    "then ",
+    "still ",
+    "almost ",
+    "continuing",
+    "expected",
+    "right",
+    "clean ",
+    "pushed",
+    "migration ran",
+    "compiles",
+    "tests pass",
+];
+
 /// True when a sentence only announces the next step ("Let me read the
-/// file.") without saying why.
+/// file.") or reports progress ("Clean compile.") without saying why.
 fn is_chatter(sentence: &str) -> bool {
-    lower_starts(sentence, CHATTER) && !has_any(sentence, REASONS)
+    let announces = lower_starts(sentence, CHATTER) || lower_starts(sentence, PROGRESS);
+    (announces || sentence.len() < 30) && !has_any(sentence, REASONS)
+}
+
+/// Verbs a title of a change starts with.
+const ACTIONS: &[&str] = &[
+    "add",
+    "fix",
+    "update",
+    "implement",
+    "rewrite",
+    "extend",
+    "replace",
+    "remove",
+    "rename",
+    "move",
+    "create",
+    "write",
+    "register",
+    "wire",
+    "switch",
+    "use",
+    "make",
+    "change",
+    "refactor",
+    "convert",
+    "handle",
+    "support",
+    "allow",
+    "ensure",
+    "prevent",
+    "avoid",
+    "normalize",
+    "validate",
+    "introduce",
+    "extract",
+    "split",
+    "merge",
+    "drop",
+    "delete",
+    "guard",
+    "cache",
+    "skip",
+    "store",
+    "load",
+    "parse",
+    "render",
+    "show",
+    "hide",
+    "expose",
+    "limit",
+    "migrate",
+    "bump",
+    "upgrade",
+    "configure",
+    "enable",
+    "disable",
+    "set",
+    "simplify",
+    "clean",
+    "document",
+    "test",
+    "cover",
+    "mark",
+    "return",
+    "pass",
+    "keep",
+    "restore",
+    "revert",
+    "wrap",
+];
+
+/// A title from what the assistant said before a change: its first
+/// sentence that, openers dropped, starts with an action ("Now add the
+/// API route." gives "Add the API route").
+pub(crate) fn action_title<'a>(
+    notes: impl IntoIterator<Item = &'a str>,
+    max: usize,
+) -> Option<String> {
+    for note in notes {
+        for s in text::sentences(note, 12) {
+            let Some(t) = title_of(&s, max) else {
+                continue;
+            };
+            let first = t
+                .split(|c: char| !c.is_alphanumeric())
+                .next()
+                .unwrap_or("")
+                .to_lowercase();
+            if ACTIONS.contains(&first.as_str()) {
+                return Some(t);
+            }
+        }
+    }
+    None
 }
 
 /// The explanation in an assistant's note: its sentences that are not
@@ -410,9 +524,19 @@ fn clean_label(label: &str) -> String {
         .to_owned()
 }
 
-/// The items of a summary field, as the compressor joins them.
+/// The items of a summary field, as the compressor joins them (without
+/// the count of items a budget left out).
 pub(crate) fn items(field: &str) -> impl Iterator<Item = &str> {
-    field.split("; ").map(str::trim).filter(|s| !s.is_empty())
+    field
+        .split("; ")
+        .map(|s| {
+            let s = s.trim();
+            match s.rfind(" (and ") {
+                Some(at) if s.ends_with(" more)") => &s[..at],
+                _ => s,
+            }
+        })
+        .filter(|s| !s.is_empty())
 }
 
 /// A long turn's summary: the earlier pieces' partial summaries merged with

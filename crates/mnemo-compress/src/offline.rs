@@ -201,6 +201,8 @@ struct Analysis<'a> {
     notes: Vec<String>,
     /// The assistant's explanation given right before event `i`.
     why: HashMap<usize, String>,
+    /// Everything the assistant said right before event `i`.
+    said: HashMap<usize, String>,
     /// Questions the user settled: (event index, question).
     questions: Vec<(usize, Question)>,
     /// The unfinished items of the turn's last todo list.
@@ -215,8 +217,8 @@ struct Draft {
     first: usize,
     /// The events this observation tells of (positions in the batch).
     events: Vec<usize>,
-    /// The assistant's explanations of this work.
-    whys: Vec<String>,
+    /// Events whose preceding words explain this work.
+    said_at: Vec<usize>,
     kind: &'static str,
     title: String,
     subtitle: String,
@@ -332,6 +334,7 @@ impl<'a> Analysis<'a> {
             other_tools: Vec::new(),
             notes: Vec::new(),
             why: HashMap::new(),
+            said: HashMap::new(),
             questions: Vec::new(),
             open_todos: Vec::new(),
             closed: Vec::new(),
@@ -374,6 +377,11 @@ impl<'a> Analysis<'a> {
             else {
                 continue;
             };
+            let said = self.said.entry(i).or_default();
+            if !said.is_empty() {
+                said.push('\n');
+            }
+            said.push_str(&note.text);
             if let Some(why) = narrative::explanation(&note.text) {
                 let entry = self.why.entry(i).or_default();
                 if !entry.contains(&why) {
@@ -384,8 +392,16 @@ impl<'a> Analysis<'a> {
                 }
             }
         }
+        // A long turn's pieces all see the narrative: its questions belong
+        // to the piece that asked them (else to a whole turn's only piece).
+        let asked_here = self
+            .batch
+            .events
+            .iter()
+            .any(|e| e.tool_name == "AskUserQuestion");
+        let whole = self.batch.turn_complete && self.batch.earlier_pieces.is_empty();
         let told = narrative::narrative_questions(self.batch);
-        if !told.is_empty() {
+        if !told.is_empty() && (asked_here || whole) {
             // The transcript's account wins over what the tool events say.
             let at = self.questions.first().map_or(0, |(i, _)| *i);
             self.questions = told.into_iter().map(|q| (at, q)).collect();
@@ -737,7 +753,7 @@ impl<'a> Analysis<'a> {
     }
 
     fn prompt_hint(&self) -> Option<&'static str> {
-        let prompt = self.batch.prompt.as_deref()?.to_ascii_lowercase();
+        let prompt = narrative::request(self.batch).to_ascii_lowercase();
         let has = |words: &[&str]| {
             prompt
                 .split(|c: char| !c.is_alphanumeric())
@@ -864,8 +880,9 @@ impl<'a> Analysis<'a> {
                 continue;
             }
             if run.bookkeeping && !(drafts.is_empty() && command_drafts.is_empty()) {
-                let fact = self.bookkeeping_fact(run);
-                attach_fact(&mut drafts, &mut command_drafts, run.index, fact);
+                if let Some(fact) = self.bookkeeping_fact(run) {
+                    attach_fact(&mut drafts, &mut command_drafts, run.index, fact);
+                }
                 continue;
             }
             let is_check = matches!(
@@ -996,7 +1013,12 @@ impl<'a> Analysis<'a> {
             ..Default::default()
         };
         d.concept("git");
-        let body: String = message.lines().skip(1).collect::<Vec<_>>().join("\n");
+        let body: String = message
+            .lines()
+            .skip(1)
+            .filter(|l| !is_trailer(l))
+            .collect::<Vec<_>>()
+            .join("\n");
         d.narrative.extend(text::sentences(&body, 6));
         d.fact(format!("Committed \"{}\"", one_line(headline, 200)));
         let several = served.len() > 1;
@@ -1023,8 +1045,10 @@ impl<'a> Analysis<'a> {
         d
     }
 
-    /// The fact a bookkeeping command leaves on the work it served.
-    fn bookkeeping_fact(&self, run: &Run) -> String {
+    /// The fact a bookkeeping command leaves on the work it served: tasks
+    /// closed or created, pushes, pull requests; None for the rest (status
+    /// updates, syncs, listings), which say nothing a reader needs.
+    fn bookkeeping_fact(&self, run: &Run) -> Option<String> {
         let events = &self.batch.events;
         let command = events
             .get(run.index)
@@ -1032,15 +1056,26 @@ impl<'a> Analysis<'a> {
             .and_then(|c| c.as_str())
             .unwrap_or("");
         if let Some((ids, reason)) = command::closed_tasks(command) {
-            return match reason {
+            return Some(match reason {
                 Some(r) => format!("Closed {}: {r}", ids.join(", ")),
                 None => format!("Closed {}", ids.join(", ")),
-            };
+            });
         }
-        match &run.description {
+        let key = run.key.split_once(':').map_or("", |(_, k)| k);
+        let worth = [
+            "git push",
+            "gh pr",
+            "bd create",
+            "git tag",
+            "git merge",
+            "git rebase",
+        ]
+        .iter()
+        .any(|k| key.starts_with(k));
+        worth.then(|| match &run.description {
             Some(desc) => format!("{} ({})", text::capitalize(desc), code_span(&run.shown)),
             None => format!("Ran {}", code_span(&run.shown)),
-        }
+        })
     }
 
     /// A `decision` for each question the user's answer settled.
@@ -1067,14 +1102,15 @@ impl<'a> Analysis<'a> {
     }
 
     /// Puts the assistant's explanations into the observations they
-    /// explain: a note said right before one of an observation's tool
+    /// explain: what it said right before one of an observation's tool
     /// calls, or before the reads and searches that led to its next one.
-    /// A title that only says "Edited x" takes the explanation's words.
+    /// A title that only says "Edited x" takes the words of the action the
+    /// assistant announced.
     fn explain(&self, drafts: &mut [Draft]) {
-        if self.why.is_empty() {
+        if self.said.is_empty() {
             return;
         }
-        let mut at: Vec<usize> = self.why.keys().copied().collect();
+        let mut at: Vec<usize> = self.said.keys().copied().collect();
         at.sort_unstable();
         for i in at {
             let own = drafts.iter().position(|d| d.events.contains(&i));
@@ -1088,14 +1124,11 @@ impl<'a> Analysis<'a> {
                     .map(|(_, n)| n)
             };
             if let Some(n) = own.or_else(next) {
-                let why = &self.why[&i];
-                if !drafts[n].whys.contains(why) {
-                    drafts[n].whys.push(why.clone());
-                }
+                drafts[n].said_at.push(i);
             }
         }
-        for d in drafts.iter_mut().filter(|d| !d.whys.is_empty()) {
-            let why = text::clamp_sentences(&d.whys.join(" "), 700);
+        for d in drafts.iter_mut().filter(|d| !d.said_at.is_empty()) {
+            d.said_at.sort_unstable();
             if is_bare_title(&d.title) {
                 let main = d
                     .files_modified
@@ -1103,7 +1136,18 @@ impl<'a> Analysis<'a> {
                     .map(|p| file_name(p).to_owned())
                     .unwrap_or_default();
                 let room = TITLE_MAX.saturating_sub(main.len() + 3);
-                if let Some(t) = d.whys.iter().find_map(|w| narrative::title_of(w, room)) {
+                // The words right before the change first, then the lead-up.
+                let mut order: Vec<usize> = d
+                    .said_at
+                    .iter()
+                    .copied()
+                    .filter(|i| d.events.contains(i))
+                    .collect();
+                order.extend(d.said_at.iter().filter(|i| !d.events.contains(i)));
+                let notes = order
+                    .iter()
+                    .filter_map(|i| self.said.get(i).map(String::as_str));
+                if let Some(t) = narrative::action_title(notes, room) {
                     d.title = if main.is_empty() || t.contains(&main) {
                         t
                     } else {
@@ -1111,7 +1155,16 @@ impl<'a> Analysis<'a> {
                     };
                 }
             }
-            d.narrative.insert(0, why);
+            let mut whys: Vec<&str> = Vec::new();
+            for w in d.said_at.iter().filter_map(|i| self.why.get(i)) {
+                if !whys.contains(&w.as_str()) {
+                    whys.push(w);
+                }
+            }
+            if !whys.is_empty() {
+                d.narrative
+                    .insert(0, text::clamp_sentences(&whys.join(" "), 700));
+            }
         }
     }
 
@@ -1710,7 +1763,11 @@ impl<'a> Analysis<'a> {
             .and_then(|n| n.final_report.as_deref())
             .or(self.batch.last_assistant_message.as_deref())
             .filter(|_| self.batch.turn_complete);
-        let (said_done, said_learned, said_next) = report.map(split_assistant).unwrap_or_default();
+        let answers = self.files.iter().all(|f| f.steps.is_empty())
+            && !self.runs.iter().any(|r| r.commit.is_some());
+        let (said_done, said_learned, said_next) = report
+            .map(|r| split_assistant(r, answers))
+            .unwrap_or_default();
 
         let mut notes = self.notes.clone();
         let interrupted: Vec<String> = self
@@ -1790,7 +1847,17 @@ impl<'a> Analysis<'a> {
             ));
         }
         if let Some(n) = &self.batch.narrative {
-            for note in &n.notes {
+            // The notes said during this batch (and, at the turn's end,
+            // those not tied to a call).
+            let here = |note: &&crate::AssistantNote| match note.before_tool_use_id.as_deref() {
+                Some(id) => self
+                    .batch
+                    .events
+                    .iter()
+                    .any(|e| e.tool_use_id.as_deref() == Some(id)),
+                None => self.batch.turn_complete,
+            };
+            for note in n.notes.iter().filter(here) {
                 for f in narrative::findings(&note.text, 2) {
                     if learned.len() < 8 {
                         learned.push(f);
@@ -1889,6 +1956,21 @@ fn attach_fact(drafts: &mut [Draft], command_drafts: &mut [Draft], index: usize,
     } else if let Some(d) = command_drafts.last_mut() {
         d.fact(fact);
     }
+}
+
+/// True for a commit message's trailer lines (`Co-Authored-By:`, a tool's
+/// "Generated with" line): credits, not content.
+fn is_trailer(line: &str) -> bool {
+    let l = line.trim().to_ascii_lowercase();
+    [
+        "co-authored-by:",
+        "signed-off-by:",
+        "reviewed-by:",
+        "change-id:",
+    ]
+    .iter()
+    .any(|t| l.starts_with(t))
+        || l.contains("generated with")
 }
 
 /// True for a title that says which file or command, not what for.
@@ -2154,7 +2236,9 @@ fn common_dir(paths: &[&str]) -> Option<String> {
 
 /// The last assistant message split into what it says was done, what it
 /// says was found out, and what it suggests doing next.
-fn split_assistant(message: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
+/// `answers`: the turn changed nothing, so the rest of its message (the
+/// answer to a question) counts as learned.
+fn split_assistant(message: &str, answers: bool) -> (Vec<String>, Vec<String>, Vec<String>) {
     const NEXT: &[&str] = &[
         "next step",
         "next,",
@@ -2228,6 +2312,9 @@ fn split_assistant(message: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
     ];
     let (mut done, mut learned, mut next) = (Vec::new(), Vec::new(), Vec::new());
     for s in text::sentences(message, 30) {
+        if s.ends_with(':') {
+            continue;
+        }
         let lower = s.to_ascii_lowercase();
         let first_words: Vec<&str> = lower
             .split(|c: char| !c.is_alphanumeric() && c != '\'')
@@ -2252,9 +2339,11 @@ fn split_assistant(message: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
             if done.len() < 4 {
                 done.push(s);
             }
-        } else if learned.len() < 3 {
+        } else if answers && learned.len() < 3 {
+            // A turn that changed nothing: its answer is what was learned.
             learned.push(s);
         }
+        // In a turn of work, the rest (restated plans, recaps) is not kept.
     }
     (done, learned, next)
 }
@@ -2268,6 +2357,7 @@ mod tests {
         let (done, learned, next) = split_assistant(
             "I fixed the login check. The bug was caused by a plain string comparison.\n\n\
              - Added `check_hash`\n- Next, you may want to add rate limiting.",
+            true,
         );
         assert_eq!(done, ["I fixed the login check.", "Added `check_hash`"]);
         assert_eq!(
