@@ -296,7 +296,9 @@ fn c_style_function(l: &str) -> Option<Definition> {
         .filter(|w| !w.is_empty())
         .collect();
     let first = *words.first()?;
-    if STATEMENTS.contains(&first) || first.ends_with(':') {
+    // SQL (`INSERT INTO t (a, b)`) and macros shout; declarations do not.
+    let shouts = |w: &&str| w.len() > 1 && w.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+    if STATEMENTS.contains(&first) || first.ends_with(':') || words.iter().any(shouts) {
         return None;
     }
     let close = matching_paren(l, open)?;
@@ -710,6 +712,8 @@ mod tests {
             "describe(\"login\", () => {",
             "  foo(bar);",
             "struct and enum are types",
+            "INSERT INTO annotations (id, session_id)",
+            "    CREATE TABLE annotations (",
         ] {
             assert_eq!(names(prose), Vec::<String>::new(), "{prose}");
         }

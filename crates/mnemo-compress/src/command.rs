@@ -275,6 +275,16 @@ const TRACKERS: &[&str] = &["bd", "beads", "jira", "linear", "task", "todo", "tk
 pub(crate) fn is_bookkeeping(command: &str, class: CommandClass) -> bool {
     (class == CommandClass::Git && commit_message(command).is_none())
         || TRACKERS.contains(&program_of(command).as_str())
+        || is_housekeeping(command)
+}
+
+/// File housekeeping around a change (`chmod +x`, `mkdir -p`, `mv`): it
+/// serves the change next to it.
+pub(crate) fn is_housekeeping(command: &str) -> bool {
+    const HOUSEKEEPING: &[&str] = &[
+        "chmod", "chown", "mkdir", "touch", "cp", "mv", "rm", "ln", "rmdir",
+    ];
+    HOUSEKEEPING.contains(&program_of(command).as_str())
 }
 
 /// The task ids a tracker command closed, and the reason it gave

@@ -104,6 +104,16 @@ const FINDINGS: &[&str] = &[
     "wasn't",
     "was not",
     "instead of",
+    "doesn't ",
+    "does not ",
+    "don't ",
+    "can't ",
+    "cannot ",
+    "won't ",
+    "requires ",
+    "is missing",
+    "only works",
+    "no longer",
 ];
 
 /// Openers dropped when a sentence becomes a title.
@@ -317,7 +327,16 @@ pub(crate) fn title_of(explanation: &str, max: usize) -> Option<String> {
 pub(crate) fn findings(text: &str, max: usize) -> Vec<String> {
     text::sentences(text, 40)
         .into_iter()
-        .filter(|s| has_any(s, FINDINGS) && !s.ends_with('?') && s.len() >= 20)
+        .filter(|s| {
+            has_any(s, FINDINGS)
+                && !is_chatter(s)
+                && !lower_starts(
+                    s,
+                    &["i need", "i'll", "i will", "we need", "need to", "let me"],
+                )
+                && !s.ends_with('?')
+                && s.len() >= 20
+        })
         .take(max)
         .collect()
 }
@@ -335,6 +354,8 @@ pub(crate) fn request(batch: &TurnBatch) -> String {
         .map(|p| p.request.trim())
         .find(|r| !r.is_empty());
     let prompt = batch.prompt.as_deref().map(str::trim).unwrap_or_default();
+    let slash = slash_command(prompt);
+    let prompt = slash.as_deref().unwrap_or(prompt);
     let request = match continues {
         Some(c) if !c.trim().is_empty() => c,
         Some(_) => earlier.unwrap_or_default().to_owned(),
@@ -351,6 +372,26 @@ pub(crate) fn is_host_text(prompt: &str) -> bool {
     p.starts_with("<task-notification>")
         || p.starts_with("This session is being continued from a previous conversation")
         || p.starts_with("<system-reminder>")
+        || p.starts_with("<local-command-")
+}
+
+/// `/name args` for a prompt that is a slash command's tags
+/// (`<command-name>/name</command-name>…<command-args>args</command-args>`).
+fn slash_command(prompt: &str) -> Option<String> {
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let close = format!("</{name}>");
+        let start = prompt.find(&open)? + open.len();
+        let end = start + prompt[start..].find(&close)?;
+        Some(prompt[start..end].trim().to_owned())
+    };
+    let name = tag("command-name")?;
+    let args = tag("command-args").unwrap_or_default();
+    Some(if args.is_empty() {
+        name
+    } else {
+        format!("{name} {args}")
+    })
 }
 
 /// A question the assistant asked and the user's answer, with the offered
@@ -642,6 +683,14 @@ mod tests {
             ..Default::default()
         });
         assert_eq!(request(&b), "Implement spotter-gqc");
+        let slash = TurnBatch {
+            prompt: Some(
+                "<command-message>x</command-message>\n<command-name>/review</command-name>\n<command-args>the parser</command-args>"
+                    .into(),
+            ),
+            ..Default::default()
+        };
+        assert_eq!(request(&slash), "/review the parser");
     }
 
     #[test]

@@ -401,10 +401,10 @@ impl<'a> Analysis<'a> {
             .any(|e| e.tool_name == "AskUserQuestion");
         let whole = self.batch.turn_complete && self.batch.earlier_pieces.is_empty();
         let told = narrative::narrative_questions(self.batch);
-        if !told.is_empty() && (asked_here || whole) {
-            // The transcript's account wins over what the tool events say.
-            let at = self.questions.first().map_or(0, |(i, _)| *i);
-            self.questions = told.into_iter().map(|q| (at, q)).collect();
+        // The tool events carry what each option meant; the transcript's
+        // account is for hosts whose questions are no tool call.
+        if self.questions.is_empty() && !told.is_empty() && (asked_here || whole) {
+            self.questions = told.into_iter().map(|q| (0, q)).collect();
         }
     }
 
@@ -442,6 +442,18 @@ impl<'a> Analysis<'a> {
                 .and_then(|err| text::error_headline([err], 160))
                 .unwrap_or_else(|| "no error message".to_owned())
         };
+        if e.failed && e.error.as_deref().is_some_and(is_rejection) {
+            // The user said no: not a failure to learn from.
+            let what = match &e.action {
+                Action::Command { command, .. } => code_span(&command::display(command, 60)),
+                _ => e.tool().to_owned(),
+            };
+            let note = format!("the user stopped {what}");
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
+            return;
+        }
         match &e.action {
             Action::Write { path, .. } | Action::Edit { path, .. } if !path.is_empty() => {
                 let id = *file_ids.entry(path.clone()).or_insert_with(|| {
@@ -461,7 +473,14 @@ impl<'a> Analysis<'a> {
                 if fw.first == usize::MAX {
                     fw.first = e.index;
                 }
-                let step = absorb_change(fw, e.index, &e.action);
+                let mut step = absorb_change(fw, e.index, &e.action);
+                // Prose and settings define nothing (`function` in a sentence).
+                if matches!(code::language_of(path), Some("docs" | "config")) {
+                    step.names.clear();
+                    fw.defs_added.clear();
+                    fw.defs_changed.clear();
+                    fw.defs_removed.clear();
+                }
                 fw.steps.push(step);
             }
             Action::Command {
@@ -889,7 +908,7 @@ impl<'a> Analysis<'a> {
                 run.class,
                 CommandClass::Test | CommandClass::Build | CommandClass::Lint
             );
-            if is_check && drafts.iter().any(|d| d.first < run.index) {
+            if is_check && !drafts.is_empty() {
                 let mut fact = format!("{} passed", code_span(&run.shown));
                 if let Some(s) = &run.summary {
                     fact.push_str(&format!(" ({s})"));
@@ -940,7 +959,7 @@ impl<'a> Analysis<'a> {
         self.explain(&mut drafts);
         if drafts.is_empty() && !self.events.is_empty() {
             drafts.push(self.context_draft());
-        } else if let Some(primary) = drafts.first_mut() {
+        } else if let Some(primary) = drafts.iter_mut().find(|d| d.kind != "decision") {
             self.fold_context(primary);
         }
         // Reads of a changed file belong to that file's observation.
@@ -1071,7 +1090,8 @@ impl<'a> Analysis<'a> {
             "git rebase",
         ]
         .iter()
-        .any(|k| key.starts_with(k));
+        .any(|k| key.starts_with(k))
+            || command::is_housekeeping(command);
         worth.then(|| match &run.description {
             Some(desc) => format!("{} ({})", text::capitalize(desc), code_span(&run.shown)),
             None => format!("Ran {}", code_span(&run.shown)),
@@ -1162,8 +1182,14 @@ impl<'a> Analysis<'a> {
                 }
             }
             if !whys.is_empty() {
-                d.narrative
-                    .insert(0, text::clamp_sentences(&whys.join(" "), 700));
+                let why = text::clamp_sentences(&whys.join(" "), 700);
+                // A decision says what was chosen first, then the lead-up.
+                let at = if d.kind == "decision" {
+                    d.narrative.len()
+                } else {
+                    0
+                };
+                d.narrative.insert(at, why);
             }
         }
     }
@@ -1956,6 +1982,12 @@ fn attach_fact(drafts: &mut [Draft], command_drafts: &mut [Draft], index: usize,
     } else if let Some(d) = command_drafts.last_mut() {
         d.fact(fact);
     }
+}
+
+/// True for the error a host reports when the user refused a tool call.
+fn is_rejection(error: &str) -> bool {
+    error.contains("doesn't want to proceed with this tool use")
+        || error.contains("tool use was rejected")
 }
 
 /// True for a commit message's trailer lines (`Co-Authored-By:`, a tool's
