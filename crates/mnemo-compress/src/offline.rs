@@ -219,6 +219,9 @@ struct Draft {
     events: Vec<usize>,
     /// Events whose preceding words explain this work.
     said_at: Vec<usize>,
+    /// The title only describes the change (a file's edits, commands): the
+    /// action the assistant announced says better what it was for.
+    retitle: bool,
     kind: &'static str,
     title: String,
     subtitle: String,
@@ -1149,7 +1152,7 @@ impl<'a> Analysis<'a> {
         }
         for d in drafts.iter_mut().filter(|d| !d.said_at.is_empty()) {
             d.said_at.sort_unstable();
-            if is_bare_title(&d.title) {
+            if d.retitle || is_bare_title(&d.title) {
                 let main = d
                     .files_modified
                     .first()
@@ -1168,11 +1171,16 @@ impl<'a> Analysis<'a> {
                     .iter()
                     .filter_map(|i| self.said.get(i).map(String::as_str));
                 if let Some(t) = narrative::action_title(notes, room) {
-                    d.title = if main.is_empty() || t.contains(&main) {
+                    let t = if main.is_empty() || t.contains(&main) {
                         t
                     } else {
                         format!("{t} ({main})")
                     };
+                    // What the change was stays as its first fact.
+                    let was = std::mem::replace(&mut d.title, t);
+                    if !is_bare_title(&was) && !d.facts.contains(&was) {
+                        d.facts.insert(0, was);
+                    }
                 }
             }
             let mut whys: Vec<&str> = Vec::new();
@@ -1534,6 +1542,7 @@ impl<'a> Analysis<'a> {
         }
         d.events.extend(self.own_steps(id).map(|s| s.index));
         d.events.extend(fw.failures.iter().map(|(i, _)| *i));
+        d.retitle = true;
         d
     }
 
@@ -1541,6 +1550,7 @@ impl<'a> Analysis<'a> {
         let events: Vec<usize> = parts.iter().flat_map(|(_, d)| d.events.clone()).collect();
         let mut d = self.merged_files_story(parts);
         d.events = events;
+        d.retitle = true;
         d
     }
 
