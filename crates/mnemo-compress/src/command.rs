@@ -72,6 +72,14 @@ const LINT_WORDS: &[&str] = &[
     "biome",
     "isort",
     "pyright",
+    "credo",
+    "dialyzer",
+    "sobelow",
+    "rubocop",
+    "standardrb",
+    "staticcheck",
+    "golint",
+    "hadolint",
 ];
 
 const BUILD_WORDS: &[&str] = &[

@@ -313,6 +313,7 @@ pub(crate) fn title_of(explanation: &str, max: usize) -> Option<String> {
         }
     }
     let t = t.trim_end_matches(['.', ':', '!', ' ']);
+    let t = t.strip_suffix(" now").unwrap_or(t);
     if t.len() < 15 || t.contains("```") || t.ends_with('?') {
         return None;
     }

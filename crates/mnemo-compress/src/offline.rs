@@ -1166,7 +1166,11 @@ impl<'a> Analysis<'a> {
                     .copied()
                     .filter(|i| d.events.contains(i))
                     .collect();
-                order.extend(d.said_at.iter().filter(|i| !d.events.contains(i)));
+                // A title that already names the change gives way only to
+                // what was said right before it, not to the lead-up.
+                if is_bare_title(&d.title) {
+                    order.extend(d.said_at.iter().filter(|i| !d.events.contains(i)));
+                }
                 let notes = order
                     .iter()
                     .filter_map(|i| self.said.get(i).map(String::as_str));
