@@ -8,9 +8,12 @@
 //! offline compressor, and the error travels in [`Outcome::fallback_error`].
 //!
 //! - [`offline()`]: deterministic, no network; the default. A turn becomes a
-//!   few observations (per changed file, per failed-then-fixed command, per
-//!   command that changed something, per failure left standing), with reads
-//!   and searches folded in as context.
+//!   few observations (per commit or changed file, per failed-then-fixed
+//!   command, per decision the user settled, per command that changed
+//!   something, per failure left standing), with reads, searches and
+//!   bookkeeping folded in, and the assistant's why when the narrative is
+//!   known. A piece of a turn still running gets a partial summary
+//!   ([`Outcome::piece_summary`]) that the last piece merges.
 //! - `anthropic` (forced `record_memory` tool call), `openai` and compatible
 //!   servers (strict `json_schema`, plain JSON where refused), `claude-cli`
 //!   (the user's `claude -p`): one call per batch, the batch rendered within
@@ -27,9 +30,11 @@
 //! benchmarks.
 //!
 //! Modules: `event` reads stored tool events, `command` and `code` know
-//! shell commands and source text, `offline` writes observations without a
-//! model, `render` writes what a model is shown, `answer` reads what it
-//! says, `provider` talks to it, `text` holds string tools.
+//! shell commands and source text, `narrative` reads what the assistant said
+//! (explanations, questions, the report) and merges a long turn's pieces,
+//! `offline` writes observations without a model, `render` writes what a
+//! model is shown, `answer` reads what it says, `provider` talks to it,
+//! `text` holds string tools.
 
 mod answer;
 mod code;

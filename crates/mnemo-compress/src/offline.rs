@@ -2,11 +2,18 @@
 //!
 //! It reads a turn the way a colleague skimming the log would: reads and
 //! searches are context, not news, so they fold into the observation they
-//! served; changes are grouped per file; a command that failed and passed
-//! after some edits is one bugfix; commands that change things (installs,
-//! commits, scripts) get a line; failures nobody fixed are worth
-//! remembering. Titles name files, functions and commands; facts carry the
-//! specifics (exit codes, error lines, lines added and removed).
+//! served; changes are grouped per file, and a commit gathers the files it
+//! recorded under its subject; bookkeeping (git add/status/push, task-tracker
+//! updates, `chmod`) folds into the work next to it; a command that failed and
+//! passed after some edits is one bugfix, and one that then succeeded in
+//! another form is settled, not a lesson; answered questions are decisions;
+//! failures nobody fixed are worth remembering. When the host's transcript
+//! tells the turn (`TurnBatch::narrative`), the assistant's words right before
+//! a change give its why and, for a title that would only name a file, what
+//! it was for. Facts carry the specifics (exit codes, error lines, lines added
+//! and removed, whole commit messages, close reasons). The summary says what
+//! was completed, learned and left open, merged with a long turn's earlier
+//! pieces.
 
 use std::collections::HashMap;
 
