@@ -588,11 +588,35 @@ pub(crate) fn merge(earlier: &[SummaryDraft], last: SummaryDraft) -> SummaryDraf
     if earlier.is_empty() {
         return last;
     }
+    let passing: Vec<&str> = earlier
+        .iter()
+        .chain(std::iter::once(&last))
+        .flat_map(|s| items(&s.completed))
+        .filter_map(|i| {
+            i.strip_suffix(" passes")
+                .or_else(|| i.split(" passes (").next())
+        })
+        .filter(|span| span.starts_with('`') && span.ends_with('`'))
+        .collect();
+    // What a piece left failing and a later one made pass is settled.
+    let settled = |item: &str| {
+        let span = item
+            .strip_prefix("make ")
+            .unwrap_or(item)
+            .split(" fails")
+            .next()
+            .unwrap_or("")
+            .split(" pass (")
+            .next()
+            .unwrap_or("");
+        passing.contains(&span) || item.contains("still failing at the end of this part")
+    };
     let field = |get: fn(&SummaryDraft) -> &str, max: usize| {
         let mut all: Vec<String> = Vec::new();
-        for s in earlier.iter().chain(std::iter::once(&last)) {
-            all.extend(items(get(s)).map(str::to_owned));
+        for s in earlier {
+            all.extend(items(get(s)).filter(|i| !settled(i)).map(str::to_owned));
         }
+        all.extend(items(get(&last)).map(str::to_owned));
         text::join_within(all, max)
     };
     let request = if last.request.trim().is_empty() {
@@ -715,5 +739,22 @@ mod tests {
             "created a.rs; changed b.rs; committed \"Add a\""
         );
         assert_eq!(m.next_steps, "x; y");
+
+        // A check a piece left failing and the last one made pass is settled.
+        let failing = SummaryDraft {
+            learned: "`cargo test` fails: boom".into(),
+            next_steps: "make `cargo test` pass (boom)".into(),
+            notes: "1 tool call still failing at the end of this part of the turn".into(),
+            ..Default::default()
+        };
+        let passed = SummaryDraft {
+            completed: "`cargo test` passes (3 passed)".into(),
+            ..Default::default()
+        };
+        let m = merge(&[failing], passed);
+        assert_eq!(
+            (m.learned.as_str(), m.next_steps.as_str(), m.notes.as_str()),
+            ("", "", "")
+        );
     }
 }
