@@ -78,7 +78,6 @@ const REASONS: &[&str] = &[
     "turns out",
     "which means",
     "so it",
-    " fix",
 ];
 
 /// Words that make a sentence a finding (for the summary's `learned`).

@@ -409,12 +409,25 @@ impl<'a> Analysis<'a> {
             .events
             .iter()
             .any(|e| e.tool_name == "AskUserQuestion");
-        let whole = self.batch.turn_complete && self.batch.earlier_pieces.is_empty();
         let told = narrative::narrative_questions(self.batch);
         // The tool events carry what each option meant; the transcript's
-        // account is for hosts whose questions are no tool call.
-        if self.questions.is_empty() && !told.is_empty() && (asked_here || whole) {
-            self.questions = told.into_iter().map(|q| (0, q)).collect();
+        // account is for hosts whose questions are no tool call, taken by
+        // the piece that asked them or, failing that, by the turn's last
+        // piece unless an earlier one recorded the decision already.
+        if self.questions.is_empty() && (asked_here || self.batch.turn_complete) {
+            let recorded = |q: &Question| {
+                narrative::decision(q, TITLE_MAX).is_some_and(|d| {
+                    self.batch
+                        .earlier_pieces
+                        .iter()
+                        .any(|p| p.completed.contains(&d.title))
+                })
+            };
+            self.questions = told
+                .into_iter()
+                .filter(|q| asked_here || !recorded(q))
+                .map(|q| (0, q))
+                .collect();
         }
     }
 

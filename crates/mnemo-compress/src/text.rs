@@ -88,7 +88,7 @@ pub(crate) fn join_within(items: Vec<String>, max: usize) -> String {
     let mut seen = std::collections::HashSet::new();
     let items: Vec<String> = items
         .into_iter()
-        .filter(|i| !i.trim().is_empty() && seen.insert(i.to_lowercase()))
+        .filter(|i| !i.trim().is_empty() && seen.insert(i.trim_end_matches('.').to_lowercase()))
         .collect();
     let mut out = String::new();
     let mut kept = 0;
@@ -99,6 +99,10 @@ pub(crate) fn join_within(items: Vec<String>, max: usize) -> String {
             break;
         }
         if sep > 0 {
+            // A sentence's own full stop before `;` would read twice.
+            if out.ends_with('.') && !out.ends_with("..") {
+                out.pop();
+            }
             out.push_str("; ");
         }
         out.push_str(item);

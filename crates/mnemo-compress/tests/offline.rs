@@ -807,3 +807,35 @@ fn many_commands_make_one_titled_observation_not_a_log_line() {
     assert_eq!(t, "Seed fixture set 0; Seed fixture set 1 (6 commands)");
     assert!(!t.contains("more"), "{t}");
 }
+
+#[test]
+fn the_last_piece_of_a_narrated_turn_keeps_the_decision_and_the_pieces() {
+    let out = offline(&mnemo_compress::sample::narrated_turn(16));
+    let titles: Vec<&str> = out.observations.iter().map(|o| o.title.as_str()).collect();
+    assert!(
+        titles.contains(&"Chose 30 days over No cap"),
+        "a question no tool call asked is decided at the turn's end: {titles:?}"
+    );
+    for o in &out.observations {
+        well_formed(o);
+        assert!(!o.narrative.contains("Now let me"), "{}", o.narrative);
+    }
+    assert!(
+        out.observations
+            .iter()
+            .any(|o| o.narrative.contains("never calls `late_fee`")),
+        "the why reaches the observations"
+    );
+    let s = out.summary.unwrap();
+    assert!(s.completed.contains("created part0.py"), "{}", s.completed);
+    assert!(s.completed.contains("created part1.py"), "{}", s.completed);
+    assert!(!s.learned.contains(".;"), "{}", s.learned);
+
+    // The same question, already decided by an earlier piece, is not repeated.
+    let mut again = mnemo_compress::sample::narrated_turn(16);
+    again.earlier_pieces[0]
+        .completed
+        .push_str("; Chose 30 days over No cap");
+    let out = offline(&again);
+    assert!(out.observations.iter().all(|o| o.kind != "decision"));
+}
