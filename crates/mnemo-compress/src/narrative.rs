@@ -330,10 +330,8 @@ pub(crate) fn findings(text: &str, max: usize) -> Vec<String> {
         .filter(|s| {
             has_any(s, FINDINGS)
                 && !is_chatter(s)
-                && !lower_starts(
-                    s,
-                    &["i need", "i'll", "i will", "we need", "need to", "let me"],
-                )
+                && !lower_starts(s, &["i need", "we need", "need to", "expected"])
+                && !has_any(s, &["i'll ", "i will ", "let me ", "let's "])
                 && !s.ends_with('?')
                 && s.len() >= 20
         })
