@@ -718,7 +718,8 @@ impl<'a> Analysis<'a> {
                     .filter(|(_, fw)| fw.changes().any(|i| i > from && i < to))
                     .map(|(id, _)| id)
                     .collect();
-                if files.is_empty() {
+                // Edits do not fix a push or a tracker update: settled, no story.
+                if files.is_empty() || self.runs[f].bookkeeping {
                     continue;
                 }
                 let key = &self.runs[f].key;

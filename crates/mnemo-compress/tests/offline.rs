@@ -839,3 +839,21 @@ fn the_last_piece_of_a_narrated_turn_keeps_the_decision_and_the_pieces() {
     let out = offline(&again);
     assert!(out.observations.iter().all(|o| o.kind != "decision"));
 }
+
+#[test]
+fn edits_between_a_failed_and_a_working_push_are_not_its_fix() {
+    let out = offline(&batch(vec![
+        bash_failed("git push", "Exit code 128\nfatal: no upstream branch"),
+        edit("src/app.rs", "let a = 1;", "let a = 2;"),
+        bash("git push -u origin main", "set up to track"),
+    ]));
+    assert!(
+        out.observations
+            .iter()
+            .all(|o| !o.title.contains("failed, then passed")),
+        "{:#?}",
+        out.observations
+    );
+    let s = out.summary.unwrap();
+    assert!(!s.learned.contains("git push"), "{}", s.learned);
+}
