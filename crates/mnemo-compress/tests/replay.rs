@@ -248,3 +248,58 @@ fn short_sessions_read_well() {
         }
     }
 }
+
+/// The figures in BENCHMARKS.md ("What the offline compressor keeps of
+/// real sessions"): `cargo test -p mnemo-compress --test replay --
+/// --ignored --nocapture figures`.
+#[test]
+#[ignore = "prints figures for BENCHMARKS.md"]
+fn figures() {
+    let names = [
+        "258c7280-ae70-4798-800f-63464d01a85d.jsonl",
+        "subagent.jsonl",
+        "short.jsonl",
+        "tool_heavy.jsonl",
+    ];
+    let (mut named, mut changed, mut titles, mut log_like, mut bare, mut decisions) =
+        (0, 0, 0, 0, 0, 0);
+    let (mut summaries, mut host_requests) = (0, 0);
+    for name in names {
+        let Some(turns) = load(name) else {
+            return;
+        };
+        for r in replay(turns) {
+            summaries += 1;
+            let files: HashSet<&str> = r
+                .turn
+                .events
+                .iter()
+                .filter(|e| !e.failed)
+                .flat_map(|e| e.files_modified.iter().map(|p| file_name(p)))
+                .collect();
+            let text = format!(
+                "{} {} {}",
+                r.summary.completed, r.summary.learned, r.summary.investigated
+            );
+            changed += files.len();
+            named += files.iter().filter(|f| text.contains(*f)).count();
+            host_requests += usize::from(r.summary.request.starts_with('<'))
+                + usize::from(
+                    r.summary
+                        .request
+                        .starts_with("This session is being continued"),
+                );
+            for o in &r.observations {
+                titles += 1;
+                log_like += usize::from(o.title.starts_with("Ran ") && o.title.contains(" more"));
+                bare += usize::from(o.title.starts_with("Edited "));
+                decisions += usize::from(o.kind == "decision");
+            }
+        }
+    }
+    println!(
+        "files named by their turn's summary: {named}/{changed}; observations: {titles} \
+         ('Ran … and N more': {log_like}, bare 'Edited <path>': {bare}, decisions: {decisions}); \
+         summaries: {summaries} (request = host text: {host_requests})"
+    );
+}
