@@ -217,8 +217,6 @@ struct Analysis<'a> {
     questions: Vec<(usize, Question)>,
     /// The unfinished items of the turn's last todo list.
     open_todos: Vec<String>,
-    /// Task ids closed by a tracker, with the reason given.
-    closed: Vec<(Vec<String>, Option<String>)>,
 }
 
 /// An observation being written.
@@ -350,7 +348,6 @@ impl<'a> Analysis<'a> {
             said: HashMap::new(),
             questions: Vec::new(),
             open_todos: Vec::new(),
-            closed: Vec::new(),
         };
         let mut file_ids: HashMap<String, usize> = HashMap::new();
         for e in &events {
@@ -460,6 +457,16 @@ impl<'a> Analysis<'a> {
         relative(path, &self.batch.project_root).to_owned()
     }
 
+    /// The command line a run ran.
+    fn command_of(&self, run: &Run) -> &str {
+        self.batch
+            .events
+            .get(run.index)
+            .and_then(|e| e.input.get("command"))
+            .and_then(|c| c.as_str())
+            .unwrap_or("")
+    }
+
     /// Files an event touched, by their stored (absolute) paths.
     fn take(&mut self, e: &Event<'a>, file_ids: &mut HashMap<String, usize>) {
         let headline = || {
@@ -555,9 +562,6 @@ impl<'a> Analysis<'a> {
                     commit: command::commit_message(command),
                     bookkeeping: command::is_bookkeeping(command, class),
                 });
-                if ok && let Some(closed) = command::closed_tasks(command) {
-                    self.closed.push(closed);
-                }
             }
             Action::Read { path, lines, .. } => {
                 if e.failed {

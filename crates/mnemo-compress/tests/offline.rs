@@ -857,3 +857,23 @@ fn edits_between_a_failed_and_a_working_push_are_not_its_fix() {
     let s = out.summary.unwrap();
     assert!(!s.learned.contains("git push"), "{}", s.learned);
 }
+
+#[test]
+fn what_was_completed_reads_in_the_order_it_happened() {
+    let s = offline(&batch(vec![
+        edit("src/a.rs", "x", "y"),
+        bash("git commit -am 'First part'", "[main 1] First part"),
+        bash("bd close t-1", "Closed t-1"),
+        edit("src/b.rs", "x", "y"),
+        bash("git commit -am 'Second part'", "[main 2] Second part"),
+        bash("bd close t-2", "Closed t-2"),
+    ]))
+    .summary
+    .unwrap();
+    let at = |s: &str, what: &str| s.find(what).unwrap_or_else(|| panic!("{what} in {s}"));
+    let c = &s.completed;
+    assert!(at(c, "changed a.rs and b.rs") < at(c, "First part"), "{c}");
+    assert!(at(c, "First part") < at(c, "closed t-1"), "{c}");
+    assert!(at(c, "closed t-1") < at(c, "Second part"), "{c}");
+    assert!(at(c, "Second part") < at(c, "closed t-2"), "{c}");
+}

@@ -6,7 +6,7 @@
 //! earlier pieces.
 
 use super::{Analysis, code_span};
-use crate::command::CommandClass;
+use crate::command::{self, CommandClass};
 use crate::narrative;
 use crate::text::{self, list_some, one_line, plural};
 use crate::{ObservationDraft, SummaryDraft};
@@ -131,35 +131,6 @@ impl Analysis<'_> {
     /// created and changed, decisions taken.
     fn completed(&self, observations: &[ObservationDraft]) -> Vec<String> {
         let mut completed: Vec<String> = Vec::new();
-        for run in self.runs.iter().filter(|r| r.ok) {
-            if let Some(message) = &run.commit {
-                let subject = message.lines().next().unwrap_or("").trim();
-                completed.push(format!("committed \"{}\"", one_line(subject, 160)));
-            }
-        }
-        for (ids, reason) in &self.closed {
-            completed.push(match reason {
-                Some(r) => format!("closed {} ({})", ids.join(", "), one_line(r, 120)),
-                None => format!("closed {}", ids.join(", ")),
-            });
-        }
-        let mut passing: Vec<&str> = Vec::new();
-        for run in self.runs.iter().rev() {
-            let check = matches!(
-                run.class,
-                CommandClass::Test | CommandClass::Build | CommandClass::Lint
-            );
-            if !check || passing.contains(&run.key.as_str()) {
-                continue;
-            }
-            passing.push(&run.key);
-            if run.ok {
-                completed.push(match &run.summary {
-                    Some(s) => format!("{} passes ({s})", code_span(&run.shown)),
-                    None => format!("{} passes", code_span(&run.shown)),
-                });
-            }
-        }
         let changed: Vec<usize> = (0..self.files.len())
             .filter(|&id| !self.files[id].steps.is_empty())
             .collect();
@@ -171,6 +142,48 @@ impl Analysis<'_> {
                 completed.push(format!("{verb} {}", list_some(&names, 16)));
             }
         }
+        // Commits, tasks closed and checks passing, in the order they happened.
+        let mut steps: Vec<(usize, String)> = Vec::new();
+        for run in self.runs.iter().filter(|r| r.ok) {
+            if let Some(message) = &run.commit {
+                let subject = message.lines().next().unwrap_or("").trim();
+                steps.push((
+                    run.index,
+                    format!("committed \"{}\"", one_line(subject, 160)),
+                ));
+            }
+            if let Some((ids, reason)) = command::closed_tasks(self.command_of(run)) {
+                steps.push((
+                    run.index,
+                    match reason {
+                        Some(r) => format!("closed {} ({})", ids.join(", "), one_line(&r, 120)),
+                        None => format!("closed {}", ids.join(", ")),
+                    },
+                ));
+            }
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for run in self.runs.iter().rev() {
+            let check = matches!(
+                run.class,
+                CommandClass::Test | CommandClass::Build | CommandClass::Lint
+            );
+            if !check || seen.contains(&run.key.as_str()) {
+                continue;
+            }
+            seen.push(&run.key);
+            if run.ok {
+                steps.push((
+                    run.index,
+                    match &run.summary {
+                        Some(s) => format!("{} passes ({s})", code_span(&run.shown)),
+                        None => format!("{} passes", code_span(&run.shown)),
+                    },
+                ));
+            }
+        }
+        steps.sort_by_key(|(index, _)| *index);
+        completed.extend(steps.into_iter().map(|(_, s)| s));
         completed.extend(
             observations
                 .iter()

@@ -95,12 +95,7 @@ impl Analysis<'_> {
     /// closed or created, pushes, pull requests; None for the rest (status
     /// updates, syncs, listings), which say nothing a reader needs.
     pub(super) fn bookkeeping_fact(&self, run: &Run) -> Option<String> {
-        let events = &self.batch.events;
-        let command = events
-            .get(run.index)
-            .and_then(|e| e.input.get("command"))
-            .and_then(|c| c.as_str())
-            .unwrap_or("");
+        let command = self.command_of(run);
         if let Some((ids, reason)) = command::closed_tasks(command) {
             return Some(match reason {
                 Some(r) => format!("Closed {}: {r}", ids.join(", ")),
