@@ -360,6 +360,19 @@ pub(crate) fn request(batch: &TurnBatch) -> String {
         None if is_host_text(prompt) => earlier.unwrap_or_default().to_owned(),
         None => prompt.to_owned(),
     };
+    if request.trim().is_empty() {
+        // The request it continues is unknown: say what started the turn.
+        let origin = batch.narrative.as_ref().map(|n| n.origin);
+        let p = prompt.trim_start();
+        if origin == Some(TurnOrigin::TaskNotification) || p.starts_with("<task-notification>") {
+            return "(continued when a background task finished)".to_owned();
+        }
+        if origin == Some(TurnOrigin::Compaction)
+            || p.starts_with("This session is being continued")
+        {
+            return "(continued after the context was compacted)".to_owned();
+        }
+    }
     text::clamp_sentences(request.trim(), 600)
 }
 
@@ -693,7 +706,7 @@ mod tests {
             prompt: Some("<task-notification>\n<task-id>b0</task-id>".into()),
             ..Default::default()
         };
-        assert_eq!(request(&b), "");
+        assert_eq!(request(&b), "(continued when a background task finished)");
         b.earlier_pieces.push(SummaryDraft {
             request: "Implement the epic".into(),
             ..Default::default()
