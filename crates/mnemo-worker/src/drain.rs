@@ -448,6 +448,18 @@ fn batch_event(e: &QueuedEvent) -> BatchEvent {
     }
 }
 
+/// A piece's partial summary, as the store keeps it.
+fn piece_of_draft(s: &SummaryDraft) -> PieceSummary {
+    PieceSummary {
+        request: s.request.clone(),
+        investigated: s.investigated.clone(),
+        learned: s.learned.clone(),
+        completed: s.completed.clone(),
+        next_steps: s.next_steps.clone(),
+        notes: s.notes.clone(),
+    }
+}
+
 /// A stored piece's partial summary, as the compressor takes it.
 fn draft_of_piece(p: PieceSummary) -> SummaryDraft {
     SummaryDraft {
@@ -532,14 +544,7 @@ pub fn batch_result(lease: &Lease, outcome: &Outcome, now: i64) -> BatchResult {
             uid: lease.piece_uid(),
             session_id: turn.session_id,
             prompt_number: turn.prompt_number,
-            summary: PieceSummary {
-                request: s.request.clone(),
-                investigated: s.investigated.clone(),
-                learned: s.learned.clone(),
-                completed: s.completed.clone(),
-                next_steps: s.next_steps.clone(),
-                notes: s.notes.clone(),
-            },
+            summary: piece_of_draft(s),
             created_at: happened_at,
         });
     let calls = outcome
