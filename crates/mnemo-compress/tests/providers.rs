@@ -87,6 +87,9 @@ async fn a_flushed_piece_of_a_turn_asks_for_no_summary() {
     let out = anthropic(&stand_in).compress(&batch, true).await;
     assert_eq!(out.source, "anthropic");
     assert!(out.summary.is_none());
+    // The piece still leaves a partial summary for the turn's last piece.
+    let piece = out.piece_summary.expect("a partial summary of the piece");
+    assert!(piece.completed.contains("auth.py"), "{piece:?}");
     assert_eq!(out.calls[0].purpose, "batch");
     let body = stand_in.requests()[0].json.clone().unwrap();
     assert!(
