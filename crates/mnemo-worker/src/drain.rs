@@ -21,10 +21,11 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mnemo_compress::{BatchEvent, Compressor, Outcome, TurnBatch};
+use mnemo_compress::{BatchEvent, Compressor, Outcome, SummaryDraft, TurnBatch};
 use mnemo_core::time::now_ms;
 use mnemo_store::ledger::{Exhausted, NewLlmCall};
 use mnemo_store::memory::{NewObservation, NewSummary};
+use mnemo_store::pieces::{NewPiece, PieceSummary};
 use mnemo_store::queue::{BatchResult, Lease, QueueLimits, QueuedEvent, Stored};
 use mnemo_store::shape;
 use mnemo_store::{Store, StoreError};
@@ -164,7 +165,10 @@ impl Drain {
 
     async fn process(&mut self, lease: Lease, shutdown: &mut watch::Receiver<bool>) -> Flow {
         let started = Instant::now();
-        let batch = build_batch(&lease);
+        let mut batch = build_batch(&lease);
+        if batch.turn_complete {
+            batch.earlier_pieces = self.earlier_pieces(&lease).await;
+        }
         let mut llm_allowed = false;
         let outcome = if batch.events.is_empty() && !batch.turn_complete {
             // A turn end with nothing to summarize: just mark it done.
@@ -240,6 +244,24 @@ impl Drain {
         }
         self.app.touch();
         Flow::Continue
+    }
+
+    /// The partial summaries the turn's earlier pieces left (none when they
+    /// cannot be read: the summary then covers this piece only).
+    async fn earlier_pieces(&mut self, lease: &Lease) -> Vec<SummaryDraft> {
+        let (session, prompt) = (lease.turn.session_id, lease.turn.prompt_number);
+        match self
+            .with_store(move |s| s.turn_pieces(session, prompt))
+            .await
+        {
+            Ok(pieces) => pieces.into_iter().map(draft_of_piece).collect(),
+            Err(e) => {
+                warn!(
+                    "cannot read the earlier pieces of turn {prompt} ({e}); summarizing the last one only"
+                );
+                Vec::new()
+            }
+        }
     }
 
     async fn fail(&mut self, lease: Lease, message: String) {
@@ -446,6 +468,30 @@ fn batch_event(e: &QueuedEvent) -> BatchEvent {
     }
 }
 
+/// A piece's partial summary, as the store keeps it.
+fn piece_of_draft(s: &SummaryDraft) -> PieceSummary {
+    PieceSummary {
+        request: s.request.clone(),
+        investigated: s.investigated.clone(),
+        learned: s.learned.clone(),
+        completed: s.completed.clone(),
+        next_steps: s.next_steps.clone(),
+        notes: s.notes.clone(),
+    }
+}
+
+/// A stored piece's partial summary, as the compressor takes it.
+fn draft_of_piece(p: PieceSummary) -> SummaryDraft {
+    SummaryDraft {
+        request: p.request,
+        investigated: p.investigated,
+        learned: p.learned,
+        completed: p.completed,
+        next_steps: p.next_steps,
+        notes: p.notes,
+    }
+}
+
 /// The rows a compressed lease becomes, with uids derived from the lease so
 /// that doing the same batch twice stores it once.
 pub fn batch_result(lease: &Lease, outcome: &Outcome, now: i64) -> BatchResult {
@@ -510,6 +556,17 @@ pub fn batch_result(lease: &Lease, outcome: &Outcome, now: i64) -> BatchResult {
             source: source.clone(),
             created_at: ended_at,
         });
+    let piece = outcome
+        .piece_summary
+        .as_ref()
+        .filter(|_| !lease.turn_complete)
+        .map(|s| NewPiece {
+            uid: lease.piece_uid(),
+            session_id: turn.session_id,
+            prompt_number: turn.prompt_number,
+            summary: piece_of_draft(s),
+            created_at: happened_at,
+        });
     let calls = outcome
         .calls
         .iter()
@@ -530,6 +587,7 @@ pub fn batch_result(lease: &Lease, outcome: &Outcome, now: i64) -> BatchResult {
     BatchResult {
         observations,
         summary,
+        piece,
         calls,
     }
 }

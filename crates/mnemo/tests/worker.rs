@@ -256,6 +256,39 @@ fn captured_turns_become_observations_and_one_summary_each() {
 }
 
 #[test]
+fn a_turn_leased_in_pieces_gets_one_summary_of_the_whole_turn() {
+    let env = Env::new();
+    let proj = project(&env, "pieces");
+    let _worker = Worker::start(&env, |c| {
+        c.env("MNEMO_WORKER_BATCH_MAX_EVENTS", "2");
+    });
+    let session = "99999999-2222-3333-4444-555555555555";
+    session_start(&env, &proj, session);
+    let files = ["alpha.rs", "beta.rs", "gamma.rs", "delta.rs", "omega.rs"];
+    turn(&env, &proj, session, 1, &files);
+    wait_all_done(&env, T);
+
+    let db = env.db();
+    let completed: String = db
+        .query_row("SELECT completed FROM summaries", [], |r| r.get(0))
+        .unwrap();
+    for f in files {
+        assert!(completed.contains(f), "{f} missing from {completed}");
+    }
+    let batches: BTreeSet<String> = db
+        .prepare("SELECT uid FROM observations")
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(|uid| uid.unwrap().rsplit_once('-').unwrap().0.to_owned())
+        .collect();
+    assert!(batches.len() >= 2, "the turn went in pieces: {batches:?}");
+    // The pieces were merged into the summary, then forgotten.
+    assert_eq!(env.count("SELECT count(*) FROM turn_pieces"), 0);
+    assert_eq!(env.count("SELECT count(*) FROM summaries"), 1);
+}
+
+#[test]
 fn sigkill_in_a_backlog_loses_nothing_and_duplicates_nothing() {
     let env = Env::new();
     let proj = project(&env, "big");
