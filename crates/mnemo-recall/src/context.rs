@@ -530,19 +530,15 @@ fn header_line(
     git: &GitState,
 ) -> String {
     let mut h = format!(
-        "mnemo memory of {}: {total} observations",
-        one_line(name, 60)
+        "mnemo memory of {}: {}",
+        one_line(name, 60),
+        mnemo_core::words::count_s(total, "observation")
     );
     if sessions > 0 {
         let plural = if sessions == 1 { "" } else { "s" };
         h.push_str(&format!(" from {sessions} session{plural}"));
     }
-    let age = clock.age(newest);
-    if age == "now" {
-        h.push_str(", latest just now");
-    } else {
-        h.push_str(&format!(", latest {age} ago"));
-    }
+    h.push_str(&format!(", latest {}", clock.ago(newest)));
     if let Some(b) = &git.branch {
         h.push_str(&format!("; on branch {}", one_line(b, 60)));
     }
@@ -580,9 +576,9 @@ fn summary_section(
             continue;
         }
         let line = format!(
-            "- S{} {} ago: {}",
+            "- S{} {}: {}",
             s.id,
-            clock.age(s.created_at),
+            clock.ago(s.created_at),
             parts.join(" | ")
         );
         let cost = js_len(&line) + 1;

@@ -17,7 +17,8 @@
 //! - [`save`]: an observation the agent asked to keep (`save_memory`);
 //! - [`render`]: the terminal/agent text of all of the above;
 //! - and the small vocabulary they share: [`ids`] (`#12`, `S3`, `P7`),
-//!   [`when`] (dates, ages, `7d`), [`scope`] (which project), [`git`]
+//!   [`types`] (`fix` is bugfix), [`when`] (dates, ages, `7d`), [`scope`]
+//!   (which project, which session), [`git`]
 //!   (branch and changed files, read without spawning git), [`text`].
 //!
 //! Behind the `synth` feature, `synth` builds large deterministic stores for
@@ -40,6 +41,7 @@ pub mod search;
 pub mod synth;
 pub mod text;
 pub mod timeline;
+pub mod types;
 pub mod when;
 
 pub use ids::{ItemRef, Kind};

@@ -8,9 +8,11 @@
 //!   and how it comes back, once and in order;
 //! - [`schema`]: the migrations;
 //! - [`memory`]: observations, summaries and their full-text indexes;
+//! - [`pieces`]: partial summaries of a long turn's earlier pieces;
 //! - [`queue`]: the events table as the worker's durable queue (leases,
 //!   batches per turn, retries);
 //! - [`ledger`]: the LLM calls the worker made, and the token budgets;
+//! - [`shape`]: the one JSON shape of each stored record, for every interface;
 //! - [`export`]: JSON Lines out and in;
 //! - [`status`]: counts and health for `doctor`.
 //!
@@ -21,9 +23,11 @@ pub mod capture;
 pub mod export;
 pub mod ledger;
 pub mod memory;
+pub mod pieces;
 pub mod queue;
 pub mod record;
 pub mod schema;
+pub mod shape;
 pub mod spool;
 pub mod status;
 

@@ -12,6 +12,7 @@ pub const MIGRATIONS: &[&str] = &[
     V1_CAPTURE_AND_MEMORY,
     V2_WORKER_AND_RECALL,
     V3_OBSERVATION_FILES,
+    V4_TURN_PIECES,
 ];
 
 /// The schema version this build writes.
@@ -208,4 +209,24 @@ INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
 INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
     SELECT j.value, o.id, 0 FROM observations o, json_each(o.files_read) j
     WHERE json_valid(o.files_read) AND j.type = 'text' AND j.value <> '';
+"#;
+
+const V4_TURN_PIECES: &str = r#"
+-- Partial summaries of the pieces of a long turn still being compressed
+-- (see crate::pieces): the turn's last piece merges them into its summary,
+-- then they are deleted.
+CREATE TABLE IF NOT EXISTS turn_pieces (
+    id             INTEGER PRIMARY KEY,
+    uid            TEXT NOT NULL UNIQUE,
+    session_id     INTEGER NOT NULL,
+    prompt_number  INTEGER NOT NULL,
+    request        TEXT NOT NULL DEFAULT '',
+    investigated   TEXT NOT NULL DEFAULT '',
+    learned        TEXT NOT NULL DEFAULT '',
+    completed      TEXT NOT NULL DEFAULT '',
+    next_steps     TEXT NOT NULL DEFAULT '',
+    notes          TEXT NOT NULL DEFAULT '',
+    created_at     INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS turn_pieces_by_turn ON turn_pieces(session_id, prompt_number);
 "#;

@@ -21,16 +21,17 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mnemo_compress::{BatchEvent, Compressor, Outcome, TurnBatch};
+use mnemo_compress::{BatchEvent, Compressor, Outcome, SummaryDraft, TurnBatch};
 use mnemo_core::time::now_ms;
 use mnemo_store::ledger::{Exhausted, NewLlmCall};
 use mnemo_store::memory::{NewObservation, NewSummary};
+use mnemo_store::pieces::{NewPiece, PieceSummary};
 use mnemo_store::queue::{BatchResult, Lease, QueueLimits, QueuedEvent, Stored};
+use mnemo_store::shape;
 use mnemo_store::{Store, StoreError};
 use tokio::sync::watch;
 use tracing::{error, info, warn};
 
-use crate::api::records::{new_observation_json, new_summary_json};
 use crate::api::{AppState, StreamEvent};
 use crate::info::{ExhaustedInfo, WorkerInfo};
 use crate::narrative::Narratives;
@@ -170,6 +171,9 @@ impl Drain {
         let started = Instant::now();
         let mut batch = build_batch(&lease);
         batch.narrative = read_narrative(self.narratives.clone(), &lease).await;
+        if batch.turn_complete {
+            batch.earlier_pieces = self.earlier_pieces(&lease).await;
+        }
         let mut llm_allowed = false;
         let outcome = if batch.events.is_empty() && !batch.turn_complete {
             // A turn end with nothing to summarize: just mark it done.
@@ -239,12 +243,30 @@ impl Drain {
                     },
                     started.elapsed().as_millis()
                 );
-                self.publish(&lease, &result, &stored);
+                self.publish(stored).await;
             }
             Err(e) => self.fail(lease, format!("storing the result: {e}")).await,
         }
         self.app.touch();
         Flow::Continue
+    }
+
+    /// The partial summaries the turn's earlier pieces left (none when they
+    /// cannot be read: the summary then covers this piece only).
+    async fn earlier_pieces(&mut self, lease: &Lease) -> Vec<SummaryDraft> {
+        let (session, prompt) = (lease.turn.session_id, lease.turn.prompt_number);
+        match self
+            .with_store(move |s| s.turn_pieces(session, prompt))
+            .await
+        {
+            Ok(pieces) => pieces.into_iter().map(draft_of_piece).collect(),
+            Err(e) => {
+                warn!(
+                    "cannot read the earlier pieces of turn {prompt} ({e}); summarizing the last one only"
+                );
+                Vec::new()
+            }
+        }
     }
 
     async fn fail(&mut self, lease: Lease, message: String) {
@@ -306,28 +328,48 @@ impl Drain {
         }
     }
 
-    /// Sends what was stored to `/api/stream` subscribers.
-    fn publish(&self, lease: &Lease, result: &BatchResult, stored: &Stored) {
+    /// Sends what was stored to `/api/stream` subscribers, read back as
+    /// every other interface shows it.
+    async fn publish(&mut self, stored: Stored) {
         if self.app.stream.receiver_count() == 0 {
             return;
         }
-        // insert_observation returns ids only for new rows, in order.
-        let fresh = result
-            .observations
-            .iter()
-            .zip(&stored.observation_ids)
-            .map(|(o, id)| new_observation_json(*id, o, &lease.turn));
-        for data in fresh {
-            let _ = self.app.stream.send(StreamEvent {
-                kind: "observation",
-                data: Arc::new(data),
-            });
-        }
-        if let (Some(s), Some(id)) = (&result.summary, stored.summary_id) {
-            let _ = self.app.stream.send(StreamEvent {
-                kind: "summary",
-                data: Arc::new(new_summary_json(id, s, &lease.turn)),
-            });
+        let path = self.app.data.db_path();
+        let read = self
+            .with_store(move |s| {
+                let conn = s.conn();
+                let sql = |source| StoreError::Sqlite {
+                    path: path.clone(),
+                    source,
+                };
+                let mut events = Vec::new();
+                for id in &stored.observation_ids {
+                    if let Some(o) = shape::observation(conn, *id).map_err(sql)? {
+                        events.push(("observation", serde_json::to_value(o)));
+                    }
+                }
+                if let Some(id) = stored.summary_id
+                    && let Some(m) = shape::summary(conn, id).map_err(sql)?
+                {
+                    events.push(("summary", serde_json::to_value(m)));
+                }
+                Ok(events)
+            })
+            .await;
+        let events = match read {
+            Ok(events) => events,
+            Err(e) => {
+                warn!("could not read back what was stored for the stream: {e}");
+                return;
+            }
+        };
+        for (kind, data) in events {
+            if let Ok(data) = data {
+                let _ = self.app.stream.send(StreamEvent {
+                    kind,
+                    data: Arc::new(data),
+                });
+            }
         }
     }
 }
@@ -445,6 +487,30 @@ fn batch_event(e: &QueuedEvent) -> BatchEvent {
     }
 }
 
+/// A piece's partial summary, as the store keeps it.
+fn piece_of_draft(s: &SummaryDraft) -> PieceSummary {
+    PieceSummary {
+        request: s.request.clone(),
+        investigated: s.investigated.clone(),
+        learned: s.learned.clone(),
+        completed: s.completed.clone(),
+        next_steps: s.next_steps.clone(),
+        notes: s.notes.clone(),
+    }
+}
+
+/// A stored piece's partial summary, as the compressor takes it.
+fn draft_of_piece(p: PieceSummary) -> SummaryDraft {
+    SummaryDraft {
+        request: p.request,
+        investigated: p.investigated,
+        learned: p.learned,
+        completed: p.completed,
+        next_steps: p.next_steps,
+        notes: p.notes,
+    }
+}
+
 /// The rows a compressed lease becomes, with uids derived from the lease so
 /// that doing the same batch twice stores it once.
 pub fn batch_result(lease: &Lease, outcome: &Outcome, now: i64) -> BatchResult {
@@ -509,6 +575,17 @@ pub fn batch_result(lease: &Lease, outcome: &Outcome, now: i64) -> BatchResult {
             source: source.clone(),
             created_at: ended_at,
         });
+    let piece = outcome
+        .piece_summary
+        .as_ref()
+        .filter(|_| !lease.turn_complete)
+        .map(|s| NewPiece {
+            uid: lease.piece_uid(),
+            session_id: turn.session_id,
+            prompt_number: turn.prompt_number,
+            summary: piece_of_draft(s),
+            created_at: happened_at,
+        });
     let calls = outcome
         .calls
         .iter()
@@ -529,6 +606,7 @@ pub fn batch_result(lease: &Lease, outcome: &Outcome, now: i64) -> BatchResult {
     BatchResult {
         observations,
         summary,
+        piece,
         calls,
     }
 }

@@ -245,7 +245,23 @@ async fn serve(
     Ok(())
 }
 
+/// Listens on `port`. The default port is only a preference: when another
+/// data directory's worker (or another user's) already holds it, a free
+/// port is taken instead, and clients find it in `worker.json`. A port the
+/// user chose is kept to, or reported as taken.
 fn bind(port: u16) -> Result<TcpListener, RunError> {
+    match bind_exactly(port) {
+        Err(RunError::PortInUse { .. })
+            if port == mnemo_core::config::WorkerConfig::default().port =>
+        {
+            tracing::info!("the default port {port} is taken; listening on a free port instead");
+            bind_exactly(0)
+        }
+        other => other,
+    }
+}
+
+fn bind_exactly(port: u16) -> Result<TcpListener, RunError> {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AddrInUse {
             RunError::PortInUse { port }

@@ -258,7 +258,7 @@ fn a_corrupt_database_spools_and_doctor_fix_recovers_capture() {
 
     let doctor = env.mnemo().arg("doctor").output().unwrap();
     let report = String::from_utf8_lossy(&doctor.stdout);
-    assert_eq!(doctor.status.code(), Some(1), "{report}");
+    assert_eq!(doctor.status.code(), Some(2), "a failure: {report}");
     assert!(
         report.contains("not a database") || report.contains("malformed"),
         "{report}"

@@ -425,7 +425,6 @@ fn imported_turns_are_compressed_and_nothing_private_is_stored() {
 /// (capture skips AskUserQuestion); it reaches the worker through the
 /// transcript, and the offline compressor keeps it as a decision.
 #[test]
-#[ignore = "needs the offline compressor that turns answered questions into decisions (branch `compress`; passes on a merge of both); drop this once merged"]
 fn a_users_answer_becomes_a_decision_with_its_reason() {
     let env = Env::new();
     let proj = project(&env, "shop");

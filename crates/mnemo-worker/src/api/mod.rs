@@ -38,11 +38,13 @@ use mnemo_store::ledger::Exhausted;
 use serde_json::json;
 use tokio::sync::{broadcast, watch};
 
-/// An API error: a status and a message, sent as `{"error": message}`.
+/// An API error: a status and a message, sent as `{"error": message}`,
+/// with what else the client can act on (e.g. `missing` ids).
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
     pub message: String,
+    pub details: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ApiError {
@@ -50,7 +52,14 @@ impl ApiError {
         ApiError {
             status,
             message: message.into(),
+            details: serde_json::Map::new(),
         }
+    }
+
+    /// Adds a field to the error's JSON.
+    pub fn with(mut self, key: &str, value: serde_json::Value) -> ApiError {
+        self.details.insert(key.to_owned(), value);
+        self
     }
 
     pub fn bad_request(message: impl Into<String>) -> ApiError {
@@ -84,7 +93,9 @@ impl From<rusqlite::Error> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, axum::Json(json!({ "error": self.message }))).into_response()
+        let mut body = self.details;
+        body.insert("error".to_owned(), json!(self.message));
+        (self.status, axum::Json(body)).into_response()
     }
 }
 

@@ -5,5 +5,6 @@ pub mod import_transcripts;
 pub mod install;
 pub mod mcp;
 pub mod recall;
+pub mod stats;
 pub mod transfer;
 pub mod worker;
