@@ -532,3 +532,78 @@ fn a_real_claude_code_transcript_imports_as_the_hooks_captured_it() -> anyhow::R
     assert_eq!(shape(&sandbox.data().join("mnemo.db")), live);
     Ok(())
 }
+
+/// The live path: the real Claude Code gives its hooks `transcript_path`,
+/// and the worker reads the agent's explanation of a change from it into
+/// the observation of that change.
+#[test]
+fn the_worker_reads_the_why_from_a_real_claude_code_transcript() -> anyhow::Result<()> {
+    use mnemo_testkit::{Sandbox, StandIn, Step, git_init};
+    const WHY: &str = "compares in constant time, so timing no longer leaks the password";
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    let install = common::sandbox_mnemo(&sandbox)
+        .args(["install", "--no-import"])
+        .output()?;
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let auth = project.join("auth.py");
+    let server = StandIn::with_script([
+        Step::write(
+            &auth,
+            "def login(user, pw):\n    return check_hash(user, pw)\n",
+        )
+        .with_text(format!("Switching login to check_hash: it {WHY}.")),
+        Step::text("Login now uses check_hash."),
+    ]);
+    sandbox
+        .claude(&server.base_url(), "make login safe")
+        .env("MNEMO_NO_WORKER", "1")
+        .max_turns(6)
+        .run()?
+        .expect_success();
+    let db_path = sandbox.data().join("mnemo.db");
+    let transcript: Option<String> = rusqlite::Connection::open(&db_path)?.query_row(
+        "SELECT transcript_path FROM sessions",
+        [],
+        |r| r.get(0),
+    )?;
+    assert!(transcript.is_some_and(|t| Path::new(&t).is_file()));
+
+    let mut worker = common::sandbox_mnemo(&sandbox)
+        .args(["worker", "run"])
+        .env("MNEMO_WORKER_PORT", "0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let pending = || {
+        rusqlite::Connection::open(&db_path)
+            .and_then(|db| {
+                db.query_row(
+                    "SELECT count(*) FROM events WHERE status != 'done'",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )
+            })
+            .unwrap_or(1)
+    };
+    wait_for("the turn compressed", T, || (pending() == 0).then_some(()));
+    worker.kill()?;
+    worker.wait()?;
+    let db = rusqlite::Connection::open(&db_path)?;
+    let mut stmt = db.prepare(
+        "SELECT title || ' ' || narrative FROM observations WHERE files_modified LIKE '%auth.py%'",
+    )?;
+    let texts: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    assert!(
+        texts.iter().any(|t| t.contains("constant time")),
+        "the explanation is not in the observation: {texts:?}"
+    );
+    Ok(())
+}
