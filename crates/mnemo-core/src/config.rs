@@ -608,12 +608,18 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
 mod tests {
     use super::*;
 
-    // Environment variables are process-global; tests that set them use names
-    // no other test reads, and restore them.
+    // Environment variables are process-global: a test that sets them, or
+    // loads a configuration (which reads them), holds this lock.
+    static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn env_lock() -> std::sync::MutexGuard<'static, ()> {
+        ENV.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     struct EnvGuard(&'static str);
     impl EnvGuard {
         fn set(name: &'static str, value: &str) -> EnvGuard {
-            // SAFETY: each test uses its own variable names.
+            // SAFETY: the caller holds env_lock(); no other test reads them meanwhile.
             unsafe { std::env::set_var(name, value) };
             EnvGuard(name)
         }
@@ -626,6 +632,7 @@ mod tests {
 
     #[test]
     fn missing_file_gives_defaults() {
+        let _env = env_lock();
         let tmp = tempfile::tempdir().unwrap();
         let loaded = Config::load_strict(&tmp.path().join("config.toml")).unwrap();
         assert_eq!(loaded.config, Config::default());
@@ -634,6 +641,7 @@ mod tests {
 
     #[test]
     fn file_values_override_defaults_and_unknown_keys_warn() {
+        let _env = env_lock();
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("config.toml");
         std::fs::write(
@@ -649,6 +657,7 @@ mod tests {
 
     #[test]
     fn syntax_errors_name_the_line() {
+        let _env = env_lock();
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("config.toml");
         std::fs::write(&path, "[capture]\nmax_field_bytes = = 3\n").unwrap();
@@ -661,6 +670,7 @@ mod tests {
 
     #[test]
     fn wrong_types_are_value_errors() {
+        let _env = env_lock();
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("config.toml");
         std::fs::write(&path, "[store]\nbusy_timeout_ms = \"soon\"\n").unwrap();
@@ -676,6 +686,7 @@ mod tests {
 
     #[test]
     fn environment_overrides_file() {
+        let _env = env_lock();
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("config.toml");
         std::fs::write(&path, "[privacy]\nredact_secrets = true\n").unwrap();
