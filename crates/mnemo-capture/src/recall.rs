@@ -1,5 +1,10 @@
-//! Memory in the hook's answer: the project index at SessionStart, and a
-//! file's history before the agent first reads or edits it (PreToolUse).
+//! Memory in the hook's answer: the project index at SessionStart, the few
+//! memories relevant to a prompt (UserPromptSubmit), and a file's history
+//! before the agent first reads or edits it (PreToolUse).
+//!
+//! Every item given to a session is recorded (`recall_shown`) so that
+//! prompt-time recall never repeats what the session already has; a prompt
+//! that nothing relevant matches costs reads only.
 //!
 //! Runs after the capture was persisted, so a SessionStart sees its own
 //! session. Reads go through a read-only connection opened here (opening is
@@ -12,10 +17,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use mnemo_core::privacy::Sanitizer;
 use mnemo_core::project::{self, ProjectIdentity};
 use mnemo_core::{Config, DataDir};
 use mnemo_recall::context::{ContextRequest, build};
-use mnemo_recall::{Clock, file_context, scope};
+use mnemo_recall::prompt::{PromptRequest, recall};
+use mnemo_recall::{Clock, ItemRef, file_context, scope, shown};
 use mnemo_store::Store;
 
 use crate::event::{HookEvent, HookInput, HookResponse, ToolCall};
@@ -41,6 +48,9 @@ pub fn respond(
     let outcome = match &input.event {
         HookEvent::SessionStart { .. } if config.context.enabled => {
             session_context(input, data, config)
+        }
+        HookEvent::UserPrompt { prompt, .. } if config.recall.prompt_recall => {
+            prompt_memory(input, prompt, data, config)
         }
         HookEvent::PreToolUse(call)
             if config.context.file_context && FILE_TOOLS.contains(&call.name.as_str()) =>
@@ -107,6 +117,23 @@ fn session_context(
         },
     )
     .map_err(|e| e.to_string())?;
+    let given: Vec<ItemRef> = index
+        .observations_shown
+        .iter()
+        .chain(&index.summaries_shown)
+        .copied()
+        .collect();
+    if let Some(session_id) = input.session_id.as_deref()
+        && !given.is_empty()
+    {
+        let platform = input.platform.as_str();
+        let session = file_context::session_row(store.conn(), platform, session_id)
+            .map_err(|e| e.to_string())?;
+        drop(store);
+        if let Some(session) = session {
+            remember(data, config, session, &given)?;
+        }
+    }
     let system_message = (config.context.system_message && !index.empty).then(|| {
         format!(
             "mnemo: {} of {} observations of {} in context ({} characters)",
@@ -178,6 +205,8 @@ fn file_history(
     if !file_context::mark_shown(writer.conn(), session, &file, clock.now_ms).map_err(err)? {
         return Ok(None);
     }
+    let given: Vec<ItemRef> = entries.iter().map(|e| e.id).collect();
+    shown::record(writer.conn(), session, &given, clock.now_ms).map_err(err)?;
     let text = file_context::render(
         &file,
         Some(Path::new(&*root_text)),
@@ -187,6 +216,81 @@ fn file_history(
     );
     Ok(text.map(|t| HookResponse {
         additional_context: Some(t),
+        system_message: None,
+    }))
+}
+
+/// Records that `items` were given to `session`.
+fn remember(
+    data: &DataDir,
+    config: &Config,
+    session: i64,
+    items: &[ItemRef],
+) -> Result<(), String> {
+    let writer = Store::open(&data.db_path(), busy(config)).map_err(|e| e.to_string())?;
+    shown::record(writer.conn(), session, items, Clock::system().now_ms).map_err(|e| e.to_string())
+}
+
+/// The memories relevant to the prompt that the session does not have yet.
+fn prompt_memory(
+    input: &HookInput,
+    prompt: &str,
+    data: &DataDir,
+    config: &Config,
+) -> Result<Option<HookResponse>, String> {
+    // Host-injected turns (a background task's result) are not questions.
+    if prompt.trim_start().starts_with('<') {
+        return Ok(None);
+    }
+    let clean = Sanitizer::new(&config.privacy).text(prompt).into_owned();
+    if clean.trim().is_empty() {
+        return Ok(None);
+    }
+    let Some(session_id) = input.session_id.as_deref() else {
+        return Ok(None);
+    };
+    let Some(project) = identity(input) else {
+        return Ok(None);
+    };
+    let Some(store) = open_read_only(data, config)? else {
+        return Ok(None);
+    };
+    let conn = store.conn();
+    let err = |e: mnemo_recall::RecallError| e.to_string();
+    let root_text = project.root.to_string_lossy();
+    let Some(stored) = scope::by_root(conn, &root_text).map_err(err)? else {
+        return Ok(None);
+    };
+    let session =
+        file_context::session_row(conn, input.platform.as_str(), session_id).map_err(err)?;
+    let exclude = match session {
+        Some(s) => shown::items(conn, s).map_err(err)?,
+        None => Default::default(),
+    };
+    let clock = Clock::system();
+    let found = recall(
+        conn,
+        &PromptRequest {
+            project: stored.id,
+            root: &project.root,
+            session,
+            prompt: &clean,
+            exclude: &exclude,
+            max_items: config.recall.prompt_recall_items as usize,
+            budget_chars: (config.recall.prompt_recall_tokens as usize).saturating_mul(4),
+        },
+        &clock,
+    )
+    .map_err(err)?;
+    drop(store);
+    let Some(found) = found else {
+        return Ok(None);
+    };
+    if let Some(session) = session {
+        remember(data, config, session, &found.shown)?;
+    }
+    Ok(Some(HookResponse {
+        additional_context: Some(found.text),
         system_message: None,
     }))
 }

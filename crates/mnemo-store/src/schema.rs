@@ -12,6 +12,7 @@ pub const MIGRATIONS: &[&str] = &[
     V1_CAPTURE_AND_MEMORY,
     V2_WORKER_AND_RECALL,
     V3_OBSERVATION_FILES,
+    V4_RECALL_SHOWN,
 ];
 
 /// The schema version this build writes.
@@ -208,4 +209,20 @@ INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
 INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
     SELECT j.value, o.id, 0 FROM observations o, json_each(o.files_read) j
     WHERE json_valid(o.files_read) AND j.type = 'text' AND j.value <> '';
+"#;
+
+const V4_RECALL_SHOWN: &str = r#"
+-- Memory items (`#12`, `S3`) already given to the agent in a session (the
+-- SessionStart index, prompt-time recall), so that prompt-time recall never
+-- repeats them. Written by the hook path (mnemo-capture's recall).
+CREATE TABLE recall_shown (
+    session_id  INTEGER NOT NULL,
+    item        TEXT NOT NULL,
+    shown_at    INTEGER NOT NULL,
+    PRIMARY KEY (session_id, item)
+) WITHOUT ROWID;
+
+-- The failed tool calls of a session (recurring gotchas in the index), without
+-- walking every event of the project's last sessions.
+CREATE INDEX events_failures ON events(session_id, created_at) WHERE kind = 'tool_failure';
 "#;
