@@ -239,7 +239,7 @@ fn prompt_memory(
     config: &Config,
 ) -> Result<Option<HookResponse>, String> {
     // Host-injected turns (a background task's result) are not questions.
-    if prompt.trim_start().starts_with('<') {
+    if mnemo_recall::prompt::is_injected(prompt) {
         return Ok(None);
     }
     let clean = Sanitizer::new(&config.privacy).text(prompt).into_owned();

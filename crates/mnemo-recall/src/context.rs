@@ -44,7 +44,7 @@ use serde::Serialize;
 
 use crate::Result;
 use crate::git::GitState;
-use crate::gotchas::{self, Gotcha};
+use crate::gotchas::{self, Fix, Gotcha};
 use crate::ids::ItemRef;
 use crate::scope;
 use crate::sessions::{self, SessionDigest};
@@ -566,10 +566,7 @@ fn session_section(
             n => format!("{n} turns"),
         };
         let state = if d.is_open() { "[open]" } else { "[done]" };
-        let line = format!(
-            "- {last} {} ago, {turns} {state} {body}",
-            clock.age(d.last_at)
-        );
+        let line = format!("- {last} {}, {turns} {state} {body}", clock.age(d.last_at));
         let cost = js_len(&line) + 1;
         if used + cost > budget {
             break;
@@ -606,7 +603,7 @@ fn gotcha_section(found: &[Gotcha], clock: &Clock, budget: usize) -> Vec<String>
     let mut lines = Vec::new();
     for g in found {
         let mut line = format!(
-            "- {} failed in {} sessions ({} times, last {} ago): {}",
+            "- {} failed in {} sessions ({} times, last {}): {}",
             g.what,
             g.sessions,
             g.failures,
@@ -614,9 +611,10 @@ fn gotcha_section(found: &[Gotcha], clock: &Clock, budget: usize) -> Vec<String>
             g.error
         );
         match &g.fix {
-            Some((id, title)) => {
-                line.push_str(&format!(" -> fixed by #{id} {}", one_line(title, 90)))
+            Some(Fix::Observation(id, title)) => {
+                line.push_str(&format!(" -> fixed by #{id} {}", one_line(title, 90)));
             }
+            Some(Fix::Rerun(command)) => line.push_str(&format!(" -> worked as `{command}`")),
             None => line.push_str(" -> no fix recorded"),
         }
         let cost = js_len(&line) + 1;

@@ -7,9 +7,10 @@
 //! intent: for a shell command its program and first argument (`cargo
 //! test`, `git push`; a leading `cd … &&` and variable assignments skipped),
 //! for a file tool the file and the error's first line. Interruptions by the
-//! user are not failures. The fix is the first `bugfix` observation that
-//! followed the newest failure in its session (preferring one that names the
-//! command or the file).
+//! user (or refused by them) are not failures. The fix is the first
+//! `bugfix` observation that followed a failure in its session and names the
+//! command or the file, else a later successful run of the same intent in
+//! another form (`git push` failed, `git push -u origin x` worked).
 
 use std::collections::HashMap;
 
@@ -34,8 +35,16 @@ pub struct Gotcha {
     pub sessions: usize,
     pub failures: usize,
     pub last_at: i64,
-    /// The bugfix that followed: id and title.
-    pub fix: Option<(i64, String)>,
+    pub fix: Option<Fix>,
+}
+
+/// What got past a gotcha.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fix {
+    /// A bugfix observation that followed: id and title.
+    Observation(i64, String),
+    /// The same intent succeeded later in another form (the command).
+    Rerun(String),
 }
 
 struct Failure {
@@ -46,6 +55,8 @@ struct Failure {
     created_at: i64,
     /// Words a fix would mention (program, file name).
     hints: Vec<String>,
+    /// The failed shell command, if it was one.
+    command: Option<String>,
 }
 
 /// The project's gotchas, most sessions first, at most `max`.
@@ -77,7 +88,7 @@ pub fn recurring(conn: &Connection, project: i64, max: usize) -> Result<Vec<Gotc
     for row in rows {
         let (session, tool, input, error, created_at) = row?;
         let error = error.unwrap_or_default();
-        if error.contains("(interrupted by the user)") {
+        if not_a_failure(&error) {
             continue;
         }
         if let Some(f) = failure(
@@ -100,13 +111,14 @@ pub fn recurring(conn: &Connection, project: i64, max: usize) -> Result<Vec<Gotc
         }
         // Rows came newest first.
         let newest = &failures[0];
+        let fix = find_fix(conn, &failures)?;
         gotchas.push(Gotcha {
             what: newest.what.clone(),
             error: newest.error.clone(),
             sessions: sessions.len(),
             failures: failures.len(),
             last_at: newest.created_at,
-            fix: fix_after(conn, newest)?,
+            fix,
         });
     }
     gotchas.sort_by_key(|g| std::cmp::Reverse((g.sessions, g.last_at)));
@@ -130,11 +142,7 @@ fn failure(
     let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
     if let Some(command) = field("command") {
         let intent = command_intent(&command)?;
-        let hints = intent
-            .split(' ')
-            .filter(|w| w.len() > 2)
-            .map(str::to_owned)
-            .collect();
+        let hints = vec![intent.clone()];
         return Some(Failure {
             session,
             key: format!("cmd:{intent}"),
@@ -142,6 +150,7 @@ fn failure(
             error: headline,
             created_at,
             hints,
+            command: Some(command),
         });
     }
     let file = field("file_path")
@@ -155,6 +164,7 @@ fn failure(
         error: headline,
         created_at,
         hints: vec![name],
+        command: None,
     })
 }
 
@@ -186,46 +196,145 @@ pub fn command_intent(command: &str) -> Option<String> {
     })
 }
 
-/// The first line of an error that says something (not `Exit code 1`).
+/// The user stopped or refused the call: nothing went wrong with it.
+fn not_a_failure(error: &str) -> bool {
+    error.contains("(interrupted by the user)")
+        || error.contains("doesn't want to proceed")
+        || error.contains("tool use was rejected")
+}
+
+/// Words of the line where an error output says what went wrong.
+const ERROR_WORDS: &[&str] = &[
+    "error",
+    "fatal",
+    "failed",
+    "failure",
+    "panicked",
+    "exception",
+    "not found",
+    "no such",
+    "denied",
+    "cannot",
+    "can't",
+    "unable",
+    "does not exist",
+    "invalid",
+];
+
+/// The line of an error that says what went wrong: the first that names an
+/// error (within the first lines), else the first that is not `Exit code N`.
 fn error_headline(error: &str) -> String {
-    let line = error
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty() && !l.to_ascii_lowercase().starts_with("exit code"))
-        .or_else(|| error.lines().map(str::trim).find(|l| !l.is_empty()))
+    let lines = || {
+        error
+            .lines()
+            .map(|l| strip_wrapper_tags(l.trim()))
+            .filter(|l| !l.is_empty())
+    };
+    let said = |l: &&str| !l.to_ascii_lowercase().starts_with("exit code");
+    let line = lines()
+        .filter(said)
+        .take(40)
+        .find(|l| {
+            let lower = l.to_ascii_lowercase();
+            ERROR_WORDS.iter().any(|w| lower.contains(w))
+        })
+        .or_else(|| lines().find(said))
+        .or_else(|| lines().next())
         .unwrap_or("failed");
     one_line(line, 90)
 }
 
-/// The bugfix that followed `f` in its session.
-fn fix_after(conn: &Connection, f: &Failure) -> Result<Option<(i64, String)>> {
+/// `<tool_use_error>File does not exist.</tool_use_error>` → the text.
+fn strip_wrapper_tags(line: &str) -> &str {
+    let mut l = line;
+    if l.starts_with('<')
+        && let Some(end) = l.find('>')
+    {
+        l = &l[end + 1..];
+    }
+    if l.ends_with('>')
+        && let Some(start) = l.rfind("</")
+    {
+        l = &l[..start];
+    }
+    l.trim()
+}
+
+/// What got past the failures (newest first): a bugfix that followed one
+/// and names the command or file, else the same command succeeding in
+/// another form. A bugfix that names neither is not assumed to be the fix.
+fn find_fix(conn: &Connection, failures: &[Failure]) -> Result<Option<Fix>> {
+    // The newest failure of each session.
+    let mut per_session: Vec<&Failure> = Vec::new();
+    for f in failures {
+        if !per_session.iter().any(|p| p.session == f.session) {
+            per_session.push(f);
+        }
+    }
+    for f in &per_session {
+        if let Some(fix) = bugfix_after(conn, f)? {
+            return Ok(Some(fix));
+        }
+        if let Some(rerun) = rerun_after(conn, f)? {
+            return Ok(Some(rerun));
+        }
+    }
+    Ok(None)
+}
+
+/// The first bugfix observation after `f` in its session that names its
+/// command or file.
+fn bugfix_after(conn: &Connection, f: &Failure) -> Result<Option<Fix>> {
     let mut stmt = conn.prepare_cached(
         "SELECT id, title, subtitle, facts FROM observations
          WHERE session_id = ?1 AND type = 'bugfix' AND created_at >= ?2
          ORDER BY created_at, id LIMIT 8",
     )?;
     let rows = stmt.query_map(rusqlite::params![f.session, f.created_at], |r| {
-        Ok((
-            r.get::<_, i64>(0)?,
-            r.get::<_, String>(1)?,
-            format!(
-                "{} {} {}",
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?
-            )
-            .to_lowercase(),
-        ))
+        let title: String = r.get(1)?;
+        let text = format!(
+            "{title} {} {}",
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?
+        );
+        Ok((r.get::<_, i64>(0)?, title, text.to_lowercase()))
     })?;
-    let mut first = None;
     for row in rows {
         let (id, title, text) = row?;
         if f.hints.iter().any(|h| text.contains(&h.to_lowercase())) {
-            return Ok(Some((id, title)));
+            return Ok(Some(Fix::Observation(id, title)));
         }
-        first.get_or_insert((id, title));
     }
-    Ok(first)
+    Ok(None)
+}
+
+/// A later successful run, in the same session, of the failed command's
+/// intent written differently (`git push` → `git push -u origin x`).
+fn rerun_after(conn: &Connection, f: &Failure) -> Result<Option<Fix>> {
+    let Some(failed) = &f.command else {
+        return Ok(None);
+    };
+    let mut stmt = conn.prepare_cached(
+        "SELECT input FROM events
+         WHERE session_id = ?1 AND kind = 'tool_use' AND tool_name = 'Bash' AND created_at >= ?2
+         ORDER BY id LIMIT 60",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![f.session, f.created_at], |r| {
+        r.get::<_, Option<String>>(0)
+    })?;
+    let intent = command_intent(failed);
+    for input in rows {
+        let Some(command) = input?
+            .and_then(|i| serde_json::from_str::<Value>(&i).ok())
+            .and_then(|v| v.get("command").and_then(Value::as_str).map(str::to_owned))
+        else {
+            continue;
+        };
+        if command_intent(&command) == intent && command.trim() != failed.trim() {
+            return Ok(Some(Fix::Rerun(one_line(&command, 90))));
+        }
+    }
+    Ok(None)
 }
 
 #[cfg(test)]
@@ -253,5 +362,15 @@ mod tests {
             "error[E0425]: cannot find value `x`"
         );
         assert_eq!(error_headline("Exit code 3"), "Exit code 3");
+        assert_eq!(
+            error_headline(
+                "Exit code 2\nCompiling 4 files (.ex)\n** (CompileError) lib/a.ex:3: undefined"
+            ),
+            "** (CompileError) lib/a.ex:3: undefined"
+        );
+        assert_eq!(
+            error_headline("<tool_use_error>File does not exist.</tool_use_error>"),
+            "File does not exist."
+        );
     }
 }

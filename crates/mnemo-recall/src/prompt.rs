@@ -86,20 +86,194 @@ pub struct PromptRecall {
 /// Words that say nothing about a subject: function words and what people
 /// type to steer an agent.
 const FILLER: &[&str] = &[
-    "a", "about", "above", "after", "again", "ahead", "all", "also", "am", "an", "and", "any",
-    "are", "as", "at", "be", "because", "been", "before", "being", "below", "between", "both",
-    "but", "by", "can", "check", "continue", "could", "did", "do", "does", "doing", "done", "down",
-    "each", "few", "fine", "fix", "for", "from", "further", "get", "go", "good", "great", "had",
-    "has", "have", "having", "he", "help", "her", "here", "him", "his", "how", "i", "if", "in",
-    "into", "is", "it", "its", "itself", "just", "let", "lets", "like", "look", "make", "me",
-    "more", "most", "my", "need", "next", "nice", "no", "nor", "not", "now", "of", "off", "ok",
-    "okay", "on", "once", "only", "or", "other", "our", "out", "over", "own", "perfect", "please",
-    "proceed", "same", "see", "she", "should", "show", "so", "some", "sure", "tell", "than",
-    "thank", "thanks", "that", "the", "their", "them", "then", "there", "these", "they", "thing",
-    "things", "this", "those", "through", "thx", "to", "too", "try", "under", "until", "up", "use",
-    "very", "want", "was", "we", "were", "what", "when", "where", "which", "while", "who", "whom",
-    "why", "will", "with", "work", "would", "yeah", "yep", "yes", "you", "your",
+    "a",
+    "able",
+    "about",
+    "above",
+    "add",
+    "after",
+    "again",
+    "ahead",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "anything",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "change",
+    "check",
+    "code",
+    "continue",
+    "could",
+    "create",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "done",
+    "down",
+    "each",
+    "everything",
+    "few",
+    "file",
+    "files",
+    "fine",
+    "fix",
+    "for",
+    "from",
+    "further",
+    "get",
+    "go",
+    "going",
+    "good",
+    "great",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "help",
+    "her",
+    "here",
+    "him",
+    "his",
+    "how",
+    "i",
+    "if",
+    "implement",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "know",
+    "let",
+    "lets",
+    "like",
+    "look",
+    "make",
+    "me",
+    "more",
+    "most",
+    "my",
+    "need",
+    "next",
+    "nice",
+    "no",
+    "nor",
+    "not",
+    "now",
+    "of",
+    "off",
+    "ok",
+    "okay",
+    "on",
+    "once",
+    "only",
+    "or",
+    "other",
+    "our",
+    "out",
+    "over",
+    "own",
+    "perfect",
+    "please",
+    "proceed",
+    "really",
+    "remove",
+    "run",
+    "same",
+    "see",
+    "seem",
+    "seems",
+    "she",
+    "should",
+    "show",
+    "so",
+    "some",
+    "something",
+    "still",
+    "sure",
+    "tell",
+    "than",
+    "thank",
+    "thanks",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "thing",
+    "things",
+    "think",
+    "this",
+    "those",
+    "through",
+    "thx",
+    "to",
+    "too",
+    "try",
+    "under",
+    "until",
+    "up",
+    "update",
+    "use",
+    "very",
+    "want",
+    "was",
+    "way",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "work",
+    "would",
+    "write",
+    "yeah",
+    "yep",
+    "yes",
+    "you",
+    "your",
 ];
+
+/// True for a prompt the host wrote rather than the user: a background
+/// task's `<task-notification>`, `<local-command-…>` output, an
+/// `[Request interrupted by user]` marker, the summary that continues a
+/// compacted conversation.
+pub fn is_injected(prompt: &str) -> bool {
+    let t = prompt.trim();
+    t.starts_with('<')
+        || (t.starts_with('[') && t.ends_with(']'))
+        || t.starts_with("This session is being continued from a previous conversation")
+}
 
 /// True for a (lowercase) word that says nothing about a subject.
 pub fn is_filler(word: &str) -> bool {
@@ -255,9 +429,13 @@ fn camel_pieces(run: &str) -> Vec<String> {
     out
 }
 
-/// How much a match of a term that `rows` rows match is worth.
-fn weight(rows: usize, strong: bool) -> f64 {
-    let w = (1.0 + 1000.0 / rows.max(1) as f64).ln();
+/// How much a match of a term that `rows` of the store's `total` rows
+/// match is worth: rare is worth more, and a term most of a (small) store
+/// matches, such as a word of the project's own path, next to nothing.
+fn weight(rows: usize, total: usize, strong: bool) -> f64 {
+    let rows = rows.max(1) as f64;
+    let spread = (rows / total.max(1) as f64).min(1.0);
+    let w = (1.0 + 1000.0 / rows).ln() * (1.0 - spread);
     if strong { 2.0 * w } else { w }
 }
 
@@ -288,6 +466,12 @@ pub fn recall(
     if terms.is_empty() {
         return Ok(None);
     }
+    let total: i64 = conn
+        .prepare_cached(
+            "SELECT (SELECT coalesce(max(id), 0) FROM observations)
+                  + (SELECT coalesce(max(id), 0) FROM summaries)",
+        )?
+        .query_row([], |r| r.get(0))?;
     let mut matches: HashMap<ItemRef, Match> = HashMap::new();
     for term in &terms {
         let obs = matching(conn, "observations_fts", &term.query)?;
@@ -296,7 +480,7 @@ pub fn recall(
         if rows == 0 {
             continue;
         }
-        let w = weight(rows, term.strong);
+        let w = weight(rows, total as usize, term.strong);
         let hits = obs
             .into_iter()
             .map(ItemRef::observation)
@@ -531,6 +715,25 @@ mod tests {
             ["\"store open\"", "\"path\""]
         );
         assert_eq!(queries("version 1.5 of 2024"), ["\"version\""]);
+    }
+
+    #[test]
+    fn rare_terms_weigh_more_and_ubiquitous_ones_nothing() {
+        assert!(weight(1, 10_000, false) > weight(50, 10_000, false));
+        assert!(weight(1, 20, false) > MIN_SCORE);
+        assert!(weight(45, 57, false) < 1.0);
+        assert_eq!(weight(3, 3, true), 0.0);
+        assert!(weight(3, 10_000, true) > 2.0 * weight(3, 10_000, false) - 1e-9);
+    }
+
+    #[test]
+    fn host_injected_prompts_are_recognised() {
+        assert!(is_injected("<task-notification>x</task-notification>"));
+        assert!(is_injected("[Request interrupted by user for tool use]"));
+        assert!(is_injected(
+            "This session is being continued from a previous conversation that ran out of context."
+        ));
+        assert!(!is_injected("fix [the] parser"));
     }
 
     #[test]

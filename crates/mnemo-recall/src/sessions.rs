@@ -206,7 +206,7 @@ fn digest(turns: &[Turn], prompts: &[String]) -> SessionDigest {
 /// a slash command, or a bare acknowledgement.
 pub fn is_real_request(text: &str) -> bool {
     let t = text.trim();
-    if t.is_empty() || t.starts_with('<') || t.starts_with('/') {
+    if t.is_empty() || crate::prompt::is_injected(t) || t.starts_with('/') {
         return false;
     }
     let words: Vec<String> = t
@@ -263,6 +263,7 @@ mod tests {
             "<task-notification>done</task-notification>"
         ));
         assert!(!is_real_request("/compact"));
+        assert!(!is_real_request("[Request interrupted by user]"));
         assert!(!is_real_request("continue"));
         assert!(!is_real_request("ok, thanks!"));
         assert!(is_real_request("fix the login redirect"));
