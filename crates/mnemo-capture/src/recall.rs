@@ -123,15 +123,24 @@ fn session_context(
         .chain(&index.summaries_shown)
         .copied()
         .collect();
+    // After a compaction the agent keeps only a summary of what it was
+    // given: it may be given those memories again.
+    let compacted =
+        matches!(&input.event, HookEvent::SessionStart { source: Some(s) } if s == "compact");
     if let Some(session_id) = input.session_id.as_deref()
-        && !given.is_empty()
+        && (!given.is_empty() || compacted)
     {
         let platform = input.platform.as_str();
         let session = file_context::session_row(store.conn(), platform, session_id)
             .map_err(|e| e.to_string())?;
         drop(store);
         if let Some(session) = session {
-            remember(data, config, session, &given)?;
+            let writer = Store::open(&data.db_path(), busy(config)).map_err(|e| e.to_string())?;
+            let err = |e: mnemo_recall::RecallError| e.to_string();
+            if compacted {
+                shown::forget(writer.conn(), session).map_err(err)?;
+            }
+            shown::record(writer.conn(), session, &given, Clock::system().now_ms).map_err(err)?;
         }
     }
     let system_message = (config.context.system_message && !index.empty).then(|| {

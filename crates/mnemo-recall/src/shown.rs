@@ -1,7 +1,8 @@
 //! What a session was already given: the ids (`#12`, `S3`) of the memory
 //! items injected into it (the SessionStart index, a file's history,
 //! prompt-time recall), so that prompt-time recall never repeats them.
-//! One row per item and session in `recall_shown`.
+//! One row per item and session in `recall_shown`; a compaction (the agent
+//! keeps only a summary of its context) forgets them.
 
 use std::collections::HashSet;
 
@@ -44,5 +45,11 @@ pub fn record(conn: &Connection, session: i64, items: &[ItemRef], now_ms: i64) -
         }
     }
     tx.commit()?;
+    Ok(())
+}
+
+/// Forgets what `session` was given (its context was compacted away).
+pub fn forget(conn: &Connection, session: i64) -> Result<()> {
+    conn.execute("DELETE FROM recall_shown WHERE session_id = ?1", [session])?;
     Ok(())
 }

@@ -184,7 +184,10 @@ fn main() {
         answer.contains("additionalContext"),
         "the question recalls something: {answer}"
     );
-    eprintln!("prompt recall answer: {} bytes for {question:?}", answer.len());
+    eprintln!(
+        "prompt recall answer: {} bytes for {question:?}",
+        answer.len()
+    );
     let mut recalled = hook(
         "UserPromptSubmit, memories recalled (first time)",
         "UserPromptSubmit",

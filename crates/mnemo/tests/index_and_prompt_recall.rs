@@ -406,6 +406,19 @@ fn prompt_recall_brings_relevant_memory_once_and_nothing_for_chatter() {
         .expect("a new session is told");
     assert!(other.contains(&format!("#{refresh} ")), "{other}");
 
+    // After a compaction the session may be told again.
+    hook_env(
+        &env,
+        &p,
+        "now",
+        "SessionStart",
+        json!({"source": "compact"}),
+        &small_index,
+    );
+    let again = prompt(&env, &p, "now", "src/auth/refresh.rs loops on 401")
+        .expect("told again after compaction");
+    assert!(again.contains(&format!("#{refresh} ")), "{again}");
+
     // Turned off.
     let off = hook_env(
         &env,
@@ -417,5 +430,5 @@ fn prompt_recall_brings_relevant_memory_once_and_nothing_for_chatter() {
     );
     assert_eq!(context_of(&off), None, "{off}");
     // Every prompt was still stored.
-    assert_eq!(env.count("SELECT count(*) FROM prompts"), 10);
+    assert_eq!(env.count("SELECT count(*) FROM prompts"), 11);
 }
