@@ -503,21 +503,40 @@ pub fn recall(
         .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.id.cmp(&a.0.id)));
 
-    let mut lines = Vec::new();
-    let mut shown = Vec::new();
+    // Lines, each with the items it stands for (a memory recorded twice
+    // is one line, and both count as given).
+    let mut lines: Vec<String> = Vec::new();
+    let mut items: Vec<Vec<ItemRef>> = Vec::new();
     for (item, _) in ranked.into_iter().take(MAX_FETCHED) {
-        if shown.len() >= req.max_items {
+        let Some(line) = item_line(conn, item, req, clock)? else {
+            continue;
+        };
+        let key = same_as_key(&line);
+        if let Some(i) = lines.iter().position(|l| same_as_key(l) == key) {
+            items[i].push(item);
+            continue;
+        }
+        if lines.len() >= req.max_items {
             break;
         }
-        if let Some(line) = item_line(conn, item, req, clock)? {
-            lines.push(line);
-            shown.push(item);
-        }
+        lines.push(line);
+        items.push(vec![item]);
     }
-    Ok(render(&lines, req.budget_chars).map(|(text, n)| {
-        shown.truncate(n);
-        PromptRecall { text, shown }
-    }))
+    Ok(
+        render(&lines, req.budget_chars).map(|(text, n)| PromptRecall {
+            text,
+            shown: items.into_iter().take(n).flatten().collect(),
+        }),
+    )
+}
+
+/// What a line says, without its id and age (`- #12 3d …`).
+fn same_as_key(line: &str) -> String {
+    line.split_whitespace()
+        .skip(3)
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
 }
 
 /// The newest rows of `table` (an FTS5 table) that match `query`.
@@ -619,6 +638,12 @@ fn summary_line(
         .optional()?;
     let Some((request, learned, completed, next, at)) = row else {
         return Ok(None);
+    };
+    // A turn that a background task's notification opened asked nothing.
+    let request = if is_injected(&request) {
+        String::new()
+    } else {
+        request
     };
     let mut parts = Vec::new();
     for (label, text, max) in [
