@@ -47,10 +47,10 @@ pub fn respond(
 ) -> HookResponse {
     let outcome = match &input.event {
         HookEvent::SessionStart { .. } if config.context.enabled => {
-            session_context(input, data, config)
+            session_context(input, data, config, diagnostics)
         }
         HookEvent::UserPrompt { prompt, .. } if config.recall.prompt_recall => {
-            prompt_memory(input, prompt, data, config)
+            prompt_memory(input, prompt, data, config, diagnostics)
         }
         HookEvent::PreToolUse(call)
             if config.context.file_context && FILE_TOOLS.contains(&call.name.as_str()) =>
@@ -98,6 +98,7 @@ fn session_context(
     input: &HookInput,
     data: &DataDir,
     config: &Config,
+    diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Option<HookResponse>, String> {
     let Some(project) = identity(input) else {
         return Ok(None);
@@ -135,12 +136,8 @@ fn session_context(
             .map_err(|e| e.to_string())?;
         drop(store);
         if let Some(session) = session {
-            let writer = Store::open(&data.db_path(), busy(config)).map_err(|e| e.to_string())?;
-            let err = |e: mnemo_recall::RecallError| e.to_string();
-            if compacted {
-                shown::forget(writer.conn(), session).map_err(err)?;
-            }
-            shown::record(writer.conn(), session, &given, Clock::system().now_ms).map_err(err)?;
+            let forget = if compacted { Forget::First } else { Forget::No };
+            remember(data, config, session, &given, forget, diagnostics);
         }
     }
     let system_message = (config.context.system_message && !index.empty).then(|| {
@@ -229,15 +226,39 @@ fn file_history(
     }))
 }
 
-/// Records that `items` were given to `session`.
+#[derive(PartialEq)]
+enum Forget {
+    No,
+    /// Forget what was given before (after a compaction).
+    First,
+}
+
+/// Records that `items` were given to `session`. Best effort: the answer
+/// goes out anyway, and a store that cannot be written (read-only, locked)
+/// is a diagnostic.
 fn remember(
     data: &DataDir,
     config: &Config,
     session: i64,
     items: &[ItemRef],
-) -> Result<(), String> {
-    let writer = Store::open(&data.db_path(), busy(config)).map_err(|e| e.to_string())?;
-    shown::record(writer.conn(), session, items, Clock::system().now_ms).map_err(|e| e.to_string())
+    forget: Forget,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let written = Store::open(&data.db_path(), busy(config))
+        .map_err(|e| e.to_string())
+        .and_then(|writer| {
+            if forget == Forget::First {
+                shown::forget(writer.conn(), session).map_err(|e| e.to_string())?;
+            }
+            shown::record(writer.conn(), session, items, Clock::system().now_ms)
+                .map_err(|e| e.to_string())
+        });
+    if let Err(message) = written {
+        diagnostics.push(Diagnostic {
+            level: Level::Warn,
+            message: format!("recall: cannot record what was given: {message}"),
+        });
+    }
 }
 
 /// The memories relevant to the prompt that the session does not have yet.
@@ -246,6 +267,7 @@ fn prompt_memory(
     prompt: &str,
     data: &DataDir,
     config: &Config,
+    diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Option<HookResponse>, String> {
     // Host-injected turns (a background task's result) are not questions.
     if mnemo_recall::prompt::is_injected(prompt) {
@@ -296,7 +318,7 @@ fn prompt_memory(
         return Ok(None);
     };
     if let Some(session) = session {
-        remember(data, config, session, &found.shown)?;
+        remember(data, config, session, &found.shown, Forget::No, diagnostics);
     }
     Ok(Some(HookResponse {
         additional_context: Some(found.text),
