@@ -168,7 +168,8 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
     }
     let candidates = collapse_duplicates(candidates, req.root);
 
-    // Fixed parts first; observation lines get what is left.
+    // Fixed parts first (header, footer, sessions, gotchas); observation
+    // lines get what is left.
     let header = header_line(req.name, total, sessions, newest, &req.clock, &git);
     let footer = "Details on demand: mcp__mnemo__search(query) finds ids, \
                   mcp__mnemo__timeline(id) shows what happened around one, \
@@ -176,12 +177,11 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
                   in a shell, `mnemo show ID`.";
     let fixed = js_len(CONTEXT_OPEN) + js_len(CONTEXT_CLOSE) + js_len(&header) + js_len(footer) + 4;
     let session_budget = budget.saturating_sub(fixed) * 2 / 5;
-    let (mut summary_lines, shown_summaries) =
-        session_section(&digests, &req.clock, session_budget);
+    let (mut top_lines, shown_summaries) = session_section(&digests, &req.clock, session_budget);
     let gotcha_budget = budget.saturating_sub(fixed) / 6;
     let found = gotchas::recurring(conn, project.id, MAX_GOTCHAS)?;
-    summary_lines.extend(gotcha_section(&found, &req.clock, gotcha_budget));
-    let used = fixed + summary_lines.iter().map(|l| js_len(l) + 1).sum::<usize>();
+    top_lines.extend(gotcha_section(&found, &req.clock, gotcha_budget));
+    let used = fixed + top_lines.iter().map(|l| js_len(l) + 1).sum::<usize>();
     // The section's title line and the legend of `*` are part of the cost.
     let section_title = js_len(&observations_title(total as usize, total)) + 1;
     let legend_room = js_len(ACTIVE_LEGEND) + 1;
@@ -191,13 +191,7 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
     // Render; if anything pushes the text over, drop the oldest lines.
     loop {
         let text = render(
-            &header,
-            &summary_lines,
-            &selected,
-            total,
-            footer,
-            &req.clock,
-            req.root,
+            &header, &top_lines, &selected, total, footer, &req.clock, req.root,
         );
         if js_len(&text) <= budget.max(js_len(&header) + 40) || selected.is_empty() {
             index.text = fit_hard_cap(text);
@@ -725,7 +719,7 @@ fn observations_title(shown: usize, total: i64) -> String {
 
 fn render(
     header: &str,
-    summary_lines: &[String],
+    top_lines: &[String],
     selected: &[Candidate],
     total: i64,
     footer: &str,
@@ -737,7 +731,7 @@ fn render(
     t.push('\n');
     t.push_str(header);
     t.push('\n');
-    for l in summary_lines {
+    for l in top_lines {
         t.push_str(l);
         t.push('\n');
     }
