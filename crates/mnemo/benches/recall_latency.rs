@@ -170,7 +170,24 @@ fn main() {
             json!({"hook_event_name": "UserPromptSubmit", "prompt": text}),
         )
     };
+    // A bug report pasted whole: many words, a path, symbols.
+    let titles: Vec<String> = [100, 2_000, 7_000, 9_000]
+        .iter()
+        .map(|id| {
+            held10
+                .query_row("SELECT title FROM observations WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .expect("a title")
+        })
+        .collect();
+    let bug_report = format!(
+        "After the last change this fails again: {}. Steps: open {file}, call `retry_timeout` \
+         and `parseConfig`, then {}. Expected: {}. Actual: {}. Any idea why?",
+        titles[0], titles[1], titles[2], titles[3]
+    );
     let (prompt_recalled, prompt_chatter) = (ask(&question), ask("thanks, continue"));
+    let prompt_report = ask(&bug_report);
     let forget_given = {
         let db = d10k.join("mnemo.db");
         move || {
@@ -193,7 +210,16 @@ fn main() {
         "UserPromptSubmit",
         &prompt_recalled,
     );
-    recalled.prepare = Some(Box::new(forget_given));
+    recalled.prepare = Some(Box::new(forget_given.clone()));
+    let mut pasted = hook(
+        &format!(
+            "UserPromptSubmit, a pasted bug report ({} words, first time)",
+            bug_report.split_whitespace().count()
+        ),
+        "UserPromptSubmit",
+        &prompt_report,
+    );
+    pasted.prepare = Some(Box::new(forget_given));
     let mut hooks = vec![
         Scenario {
             name: "/bin/true (baseline)".into(),
@@ -233,6 +259,7 @@ fn main() {
             &prompt_recalled,
         ),
         recalled,
+        pasted,
     ];
     let typical = "timeout";
     let mut searches = vec![
