@@ -274,7 +274,9 @@ fn prompt_memory(
         return Ok(None);
     }
     let clean = Sanitizer::new(&config.privacy).text(prompt).into_owned();
-    if clean.trim().is_empty() {
+    // Chatter ("thanks", "continue") ends here, without opening the store.
+    let terms = mnemo_recall::prompt::terms(&clean);
+    if terms.is_empty() {
         return Ok(None);
     }
     let Some(session_id) = input.session_id.as_deref() else {
@@ -305,7 +307,7 @@ fn prompt_memory(
             project: stored.id,
             root: &project.root,
             session,
-            prompt: &clean,
+            terms: &terms,
             exclude: &exclude,
             max_items: config.recall.prompt_recall_items as usize,
             budget_chars: (config.recall.prompt_recall_tokens as usize).saturating_mul(4),

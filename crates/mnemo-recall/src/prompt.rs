@@ -68,8 +68,8 @@ pub struct PromptRequest<'a> {
     pub root: &'a Path,
     /// The session's row, whose own items are not recalled.
     pub session: Option<i64>,
-    /// The prompt, already stripped of private text.
-    pub prompt: &'a str,
+    /// The prompt's [`terms`] (of its text stripped of private parts).
+    pub terms: &'a [Term],
     /// Items the session was already given.
     pub exclude: &'a HashSet<ItemRef>,
     pub max_items: usize,
@@ -462,8 +462,7 @@ pub fn recall(
     if req.max_items == 0 {
         return Ok(None);
     }
-    let terms = terms(req.prompt);
-    if terms.is_empty() {
+    if req.terms.is_empty() {
         return Ok(None);
     }
     let total: i64 = conn
@@ -473,7 +472,7 @@ pub fn recall(
         )?
         .query_row([], |r| r.get(0))?;
     let mut matches: HashMap<ItemRef, Match> = HashMap::new();
-    for term in &terms {
+    for term in req.terms {
         let obs = matching(conn, "observations_fts", &term.query)?;
         let sums = matching(conn, "summaries_fts", &term.query)?;
         let rows = obs.len() + sums.len();
