@@ -212,10 +212,11 @@ INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
 "#;
 
 const V4_RECALL_SHOWN: &str = r#"
+-- (IF NOT EXISTS: a store whose version was set back by hand migrates again.)
 -- Memory items (`#12`, `S3`) already given to the agent in a session (the
 -- SessionStart index, prompt-time recall), so that prompt-time recall never
 -- repeats them. Written by the hook path (mnemo-capture's recall).
-CREATE TABLE recall_shown (
+CREATE TABLE IF NOT EXISTS recall_shown (
     session_id  INTEGER NOT NULL,
     item        TEXT NOT NULL,
     shown_at    INTEGER NOT NULL,
@@ -224,5 +225,5 @@ CREATE TABLE recall_shown (
 
 -- The failed tool calls of a session (recurring gotchas in the index), without
 -- walking every event of the project's last sessions.
-CREATE INDEX events_failures ON events(session_id, created_at) WHERE kind = 'tool_failure';
+CREATE INDEX IF NOT EXISTS events_failures ON events(session_id, created_at) WHERE kind = 'tool_failure';
 "#;
