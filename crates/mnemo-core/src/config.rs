@@ -24,6 +24,7 @@ pub struct Config {
     pub provider: ProviderConfig,
     pub budget: BudgetConfig,
     pub context: ContextConfig,
+    pub recall: RecallConfig,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -238,8 +239,9 @@ pub struct ContextConfig {
     /// Budget of the SessionStart index, in tokens (about 4 characters each).
     /// Whatever the budget, the index never exceeds 9,000 characters.
     pub max_tokens: u64,
-    /// Recent turn summaries shown at the top.
-    pub summaries: u64,
+    /// Recent sessions shown at the top, one line each (what was asked,
+    /// done and left open); 0 = none.
+    pub sessions: u64,
     /// Also show a one-line `systemMessage` to the user at SessionStart.
     pub system_message: bool,
     /// A file's recent history before the agent reads or edits it.
@@ -253,10 +255,33 @@ impl Default for ContextConfig {
         ContextConfig {
             enabled: true,
             max_tokens: 1500,
-            summaries: 3,
+            sessions: 6,
             system_message: false,
             file_context: true,
             file_context_tokens: 200,
+        }
+    }
+}
+
+/// Memory given back while the agent works (see `mnemo-recall::prompt`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RecallConfig {
+    /// On each prompt, the few memories most relevant to it (nothing when
+    /// nothing matches well).
+    pub prompt_recall: bool,
+    /// Most memories added to one prompt.
+    pub prompt_recall_items: u64,
+    /// Their budget, in tokens (about 4 characters each).
+    pub prompt_recall_tokens: u64,
+}
+
+impl Default for RecallConfig {
+    fn default() -> Self {
+        RecallConfig {
+            prompt_recall: true,
+            prompt_recall_items: 3,
+            prompt_recall_tokens: 375,
         }
     }
 }

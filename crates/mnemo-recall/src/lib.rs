@@ -7,7 +7,10 @@
 //! code and print the same things:
 //!
 //! - [`context`]: the progressive-disclosure index injected at SessionStart
-//!   (and printed by `mnemo context`);
+//!   (and printed by `mnemo context`), with [`sessions`] (where the last
+//!   sessions stand) and [`gotchas`] (what keeps failing, and the fix);
+//! - [`prompt`]: the few memories relevant to a prompt (UserPromptSubmit),
+//!   never repeating what [`shown`] says the session already has;
 //! - [`file_context`]: a file's recent history before the agent reads or
 //!   edits it (PreToolUse), at most once per file per session;
 //! - [`search`]: full-text search over observations, summaries and prompts,
@@ -30,13 +33,17 @@
 pub mod context;
 pub mod file_context;
 pub mod git;
+pub mod gotchas;
 pub mod ids;
+pub mod prompt;
 pub mod query;
 pub mod records;
 pub mod render;
 pub mod save;
 pub mod scope;
 pub mod search;
+pub mod sessions;
+pub mod shown;
 #[cfg(feature = "synth")]
 pub mod synth;
 pub mod text;

@@ -13,6 +13,7 @@ pub const MIGRATIONS: &[&str] = &[
     V2_WORKER_AND_RECALL,
     V3_OBSERVATION_FILES,
     V4_TURN_PIECES,
+    V5_RECALL_SHOWN,
 ];
 
 /// The schema version this build writes.
@@ -229,4 +230,21 @@ CREATE TABLE IF NOT EXISTS turn_pieces (
     created_at     INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS turn_pieces_by_turn ON turn_pieces(session_id, prompt_number);
+"#;
+
+const V5_RECALL_SHOWN: &str = r#"
+-- (IF NOT EXISTS: a store whose version was set back by hand migrates again.)
+-- Memory items (`#12`, `S3`) already given to the agent in a session (the
+-- SessionStart index, prompt-time recall), so that prompt-time recall never
+-- repeats them. Written by the hook path (mnemo-capture's recall).
+CREATE TABLE IF NOT EXISTS recall_shown (
+    session_id  INTEGER NOT NULL,
+    item        TEXT NOT NULL,
+    shown_at    INTEGER NOT NULL,
+    PRIMARY KEY (session_id, item)
+) WITHOUT ROWID;
+
+-- The failed tool calls of a session (recurring gotchas in the index), without
+-- walking every event of the project's last sessions.
+CREATE INDEX IF NOT EXISTS events_failures ON events(session_id, created_at) WHERE kind = 'tool_failure';
 "#;

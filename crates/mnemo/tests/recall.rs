@@ -139,14 +139,17 @@ fn context_shows_summaries_then_observations_by_day_newest_first() {
     assert!(lines[1].contains("on branch main"), "{}", lines[1]);
     let turns = lines
         .iter()
-        .position(|l| l.starts_with("Recent turns"))
+        .position(|l| l.starts_with("Recent sessions"))
         .unwrap();
+    // Summaries imported without a session count as one session each.
     assert!(lines[turns + 1].contains("asked: fix the login"), "{text}");
-    assert!(lines[turns + 1].contains("next: add tests"), "{text}");
+    assert!(lines[turns + 1].contains("[open]"), "{text}");
+    assert!(lines[turns + 1].contains("open: add tests"), "{text}");
     assert!(
         lines[turns + 2].contains("asked: add a session cookie"),
         "{text}"
     );
+    assert!(lines[turns + 2].contains("[done]"), "{text}");
 
     // Every observation fits the default budget; newest first, by day.
     let titles = ids_by_title(&env);
