@@ -82,7 +82,10 @@ fn append_line(file: &Path, line: &[u8]) -> std::io::Result<()> {
         create_private_dir(dir)?;
     }
     mnemo_core::paths::check_private(file)?;
-    let mut f = open_private(file, OpenOptions::new().read(true).append(true).create(true))?;
+    let mut f = open_private(
+        file,
+        OpenOptions::new().read(true).append(true).create(true),
+    )?;
     f.lock()?;
     if !ends_with_newline(&mut f)? {
         // A torn record from a killed writer: keep ours on a line of its own.
@@ -115,7 +118,10 @@ pub fn refusal(file: &Path) -> Option<String> {
 /// The spool files that are refused, each with the reason (for doctor and
 /// the hook log).
 pub fn refused(data: &DataDir) -> Vec<String> {
-    spool_files(data).iter().filter_map(|f| refusal(f)).collect()
+    spool_files(data)
+        .iter()
+        .filter_map(|f| refusal(f))
+        .collect()
 }
 
 fn open_private(file: &Path, options: &mut OpenOptions) -> std::io::Result<File> {

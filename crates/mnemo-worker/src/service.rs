@@ -214,18 +214,10 @@ async fn serve(
 
     let mut stopped = app.shutdown.subscribe();
     let server = {
-        let mut stopped = app.shutdown.subscribe();
+        let stopped = app.shutdown.subscribe();
         let router = api::router(app.clone());
-        tokio::spawn(async move {
-            let result = axum::serve(listener, router)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.wait_for(|stop| *stop).await;
-                })
-                .await;
-            if let Err(e) = result {
-                error!("HTTP server: {e}");
-            }
-        })
+        let limits = api::conn::Limits::from_config(&app.config.worker);
+        tokio::spawn(api::conn::serve(listener, router, limits, stopped))
     };
     let drain = tokio::spawn(Drain::new(app.clone(), store, compressor, worker_info).run());
     let idle = tokio::spawn(watch_idle(app.clone()));

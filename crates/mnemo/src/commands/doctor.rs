@@ -72,6 +72,7 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
     }
     checks.push(check_database(&data, &config));
     checks.push(check_spool(&data));
+    checks.push(check_permissions(&data));
     checks.extend(worker_checks(&data, &config));
     checks.push(check_hooks(&binary));
     checks.push(check_mcp(&binary, fix));
@@ -270,6 +271,18 @@ fn corrupt_fix(path: &Path) -> String {
 }
 
 fn check_spool(data: &DataDir) -> Check {
+    let refused = spool::refused(data);
+    if !refused.is_empty() {
+        return Check::problem(
+            "spool",
+            Status::Fail,
+            format!(
+                "refused (another user owns it or may write to it, so hooks neither read nor write it): {}",
+                refused.join("; ")
+            ),
+            "delete that folder (as its owner or root) unless you created it; mnemo makes a private one",
+        );
+    }
     let (lines, bytes) = spool::backlog(data);
     let rejected = data.spool_dir().join(spool::REJECTED_FILE);
     let rejected_lines = std::fs::read_to_string(&rejected)
@@ -304,6 +317,67 @@ fn check_spool(data: &DataDir) -> Check {
         );
     }
     Check::ok("spool", "empty")
+}
+
+/// Every file and folder mnemo keeps is the user's alone: nobody else may
+/// own or write any of them, nor read a file (they hold prompts, commands
+/// and the worker's token).
+fn check_permissions(data: &DataDir) -> Check {
+    let mut exposed = Vec::new();
+    for path in private_paths(data) {
+        let problem = if path.is_dir() {
+            mnemo_core::paths::foreign_access(&path)
+        } else {
+            mnemo_core::paths::exposure(&path)
+        };
+        if let Some(problem) = problem {
+            exposed.push((path, problem));
+        }
+    }
+    if exposed.is_empty() {
+        return Check::ok("perms", "only you can read or write mnemo's files");
+    }
+    Check::problem(
+        "perms",
+        Status::Fail,
+        exposed
+            .iter()
+            .map(|(p, why)| format!("{}: {why}", p.display()))
+            .collect::<Vec<_>>()
+            .join("; "),
+        format!(
+            "chmod go-rwx {} (and remove anything owned by another user)",
+            exposed
+                .iter()
+                .map(|(p, _)| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    )
+}
+
+/// What mnemo reads or writes: the data directory, its files, the logs,
+/// the spool folders (both) and their files.
+fn private_paths(data: &DataDir) -> Vec<PathBuf> {
+    let mut paths = vec![data.root().to_owned()];
+    for name in [
+        mnemo_core::paths::DB_FILE,
+        "mnemo.db-wal",
+        "mnemo.db-shm",
+        mnemo_core::paths::WORKER_INFO_FILE,
+        mnemo_core::paths::WORKER_LOCK_FILE,
+    ] {
+        paths.push(data.root().join(name));
+    }
+    paths.push(data.config_path());
+    for dir in [data.log_dir(), data.spool_dir(), data.fallback_spool_dir()] {
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            paths.extend(entries.flatten().map(|e| e.path()));
+        }
+        paths.push(dir);
+    }
+    paths.retain(|p| std::fs::symlink_metadata(p).is_ok());
+    paths
 }
 
 fn check_hooks(binary: &Path) -> Check {
