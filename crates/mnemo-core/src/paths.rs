@@ -179,8 +179,9 @@ pub fn exposure(_path: &Path) -> Option<String> {
     None
 }
 
-/// Takes group and other permissions off an existing file of ours (0644
-/// becomes 0600, a read-only 0444 stays read-only as 0400); refuses one that
+/// Takes group and other permissions off an existing file (or folder) of
+/// ours (0644 becomes 0600, a read-only 0444 stays read-only as 0400, a 0777
+/// folder becomes 0700); refuses one that
 /// is someone else's. Absent files are left alone. A `stat`, and a `chmod`
 /// only when the mode is wrong (best effort: a read-only mount keeps it).
 pub fn restrict_file(path: &Path) -> std::io::Result<()> {

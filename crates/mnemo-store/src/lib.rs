@@ -57,7 +57,7 @@ pub enum StoreError {
         found: i64,
         latest: i64,
     },
-    #[error("cannot create the data directory {path}: {source}")]
+    #[error("cannot use the data directory {path}: {source}")]
     DataDir {
         path: PathBuf,
         source: std::io::Error,

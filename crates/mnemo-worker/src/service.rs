@@ -65,7 +65,7 @@ fn setup<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> RunError + '_ {
 /// Runs the worker in this process until it is stopped or idle.
 pub fn run(data: &DataDir, config: Config, warnings: &[String]) -> Result<(), RunError> {
     data.ensure()
-        .map_err(setup("cannot create the data directory"))?;
+        .map_err(setup("cannot use the data directory"))?;
     let log_path = data.log_dir().join(logging::WORKER_LOG_FILE);
     logging::init(
         &log_path,

@@ -72,6 +72,7 @@ fn set_mode(path: &Path, mode: u32) {
 
 // ---- other local users ----
 
+#[cfg(unix)]
 const ATTACKER: &str = "mnemo-hardening";
 
 /// A second real user on this machine, created when missing; None (and a
@@ -118,6 +119,7 @@ fn as_user(user: &str, script: &str, stdin: &[u8]) -> std::process::Output {
 }
 
 /// A spooled prompt for `session`, as a hook would write it.
+#[cfg(unix)]
 fn forged_line(proj: &Path, session: &str, text: &str) -> String {
     let capture = mnemo_store::Capture {
         capture_id: mnemo_store::record::new_capture_id(),
@@ -276,6 +278,17 @@ fn doctor_flags_files_others_can_read_or_write() {
         "{detail}"
     );
     assert!(check["fix"].as_str().unwrap().contains("chmod go-rwx"));
+
+    // --fix takes the access away; the check then passes.
+    let out = env.mnemo().args(["doctor", "--fix"]).output().unwrap();
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("took group and other access off"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert_eq!(mode(&config), 0o600);
+    assert_eq!(mode(&env.data().join("logs")), 0o700);
+    assert_eq!(doctor()["status"], "ok");
 }
 
 // ---- the spool survives a torn write ----

@@ -346,7 +346,7 @@ fn check_permissions(data: &DataDir) -> Check {
             .collect::<Vec<_>>()
             .join("; "),
         format!(
-            "chmod go-rwx {} (and remove anything owned by another user)",
+            "`mnemo doctor --fix`, or chmod go-rwx {} (and remove anything owned by another user)",
             exposed
                 .iter()
                 .map(|(p, _)| p.display().to_string())
@@ -354,6 +354,30 @@ fn check_permissions(data: &DataDir) -> Check {
                 .join(" ")
         ),
     )
+}
+
+/// Takes group and other access off the user's own files and folders of
+/// mnemo (files of another user are only reported, by the perms check).
+fn restrict_permissions(data: &DataDir, checks: &mut Vec<Check>) {
+    let loose: Vec<PathBuf> = private_paths(data)
+        .into_iter()
+        .filter(|p| mnemo_core::paths::exposure(p).is_some())
+        .filter(|p| mnemo_core::paths::restrict_file(p).is_ok())
+        .filter(|p| mnemo_core::paths::exposure(p).is_none())
+        .collect();
+    if !loose.is_empty() {
+        checks.push(Check::ok(
+            "fix",
+            format!(
+                "took group and other access off {}",
+                loose
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
 }
 
 /// What mnemo reads or writes: the data directory, its files, the logs,
@@ -603,6 +627,7 @@ fn check_hook_log(data: &DataDir) -> Option<Check> {
 }
 
 fn apply_fixes(data: &DataDir, config: &Config, checks: &mut Vec<Check>) {
+    restrict_permissions(data, checks);
     let path = data.db_path();
     if path.exists() && is_corrupt(&path, config) {
         let aside = PathBuf::from(format!(
