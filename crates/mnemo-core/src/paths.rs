@@ -83,12 +83,22 @@ impl DataDir {
     }
 
     /// Where events go when the data directory itself cannot be written
-    /// (read-only mount, full disk): a private folder in the system temp
-    /// directory, named after this data directory so that two data
-    /// directories never share one.
+    /// (read-only mount, full disk), in order of preference: a folder in
+    /// `$XDG_RUNTIME_DIR` when it is set (per user, private by construction),
+    /// then one in the system temp directory. Other users share the temp
+    /// directory and can guess the name, so a folder there that is not the
+    /// user's own is refused (see [`check_private`]), never used. Both are
+    /// named after this data directory, so two never share one.
+    pub fn fallback_spool_dirs(&self) -> Vec<PathBuf> {
+        let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute());
+        fallback_dirs(&self.root, runtime.as_deref(), &std::env::temp_dir())
+    }
+
+    /// The preferred fallback folder: the first of [`Self::fallback_spool_dirs`].
     pub fn fallback_spool_dir(&self) -> PathBuf {
-        let tag = fnv1a(self.root.as_os_str().as_encoded_bytes());
-        std::env::temp_dir().join(format!("mnemo-spool-{}-{tag:016x}", user_tag()))
+        self.fallback_spool_dirs().remove(0)
     }
 
     /// Creates the data directory (owner-only on Unix: it holds the user's
@@ -96,6 +106,19 @@ impl DataDir {
     pub fn ensure(&self) -> std::io::Result<()> {
         create_private_dir(&self.root)
     }
+}
+
+fn fallback_dirs(root: &Path, runtime: Option<&Path>, temp: &Path) -> Vec<PathBuf> {
+    let name = format!(
+        "mnemo-spool-{}-{:016x}",
+        user_tag(),
+        fnv1a(root.as_os_str().as_encoded_bytes())
+    );
+    runtime
+        .into_iter()
+        .chain([temp])
+        .map(|dir| dir.join(&name))
+        .collect()
 }
 
 /// Creates `dir` and its parents; the last component gets mode 0700 on Unix.
@@ -254,10 +277,21 @@ mod tests {
 
     #[test]
     fn fallback_spool_differs_per_data_dir() {
-        let a = DataDir::at("/x/a").fallback_spool_dir();
-        let b = DataDir::at("/x/b").fallback_spool_dir();
+        let a = DataDir::at("/x/a").fallback_spool_dirs().pop().unwrap();
+        let b = DataDir::at("/x/b").fallback_spool_dirs().pop().unwrap();
         assert_ne!(a, b);
         assert!(a.starts_with(std::env::temp_dir()));
+    }
+
+    #[test]
+    fn the_runtime_dir_comes_before_the_shared_temp_dir() {
+        let root = Path::new("/x/a");
+        let dirs = fallback_dirs(root, Some(Path::new("/run/user/7")), Path::new("/tmp"));
+        assert_eq!(dirs.len(), 2);
+        assert!(dirs[0].starts_with("/run/user/7"));
+        assert!(dirs[1].starts_with("/tmp"));
+        assert_eq!(dirs[0].file_name(), dirs[1].file_name());
+        assert_eq!(fallback_dirs(root, None, Path::new("/tmp")), &dirs[1..]);
     }
 
     #[cfg(unix)]

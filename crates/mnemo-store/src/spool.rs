@@ -3,8 +3,8 @@
 //! When the database is locked too long, read-only, full or corrupt, a hook
 //! appends its (already sanitized) capture as one JSON line to
 //! `spool/pending.jsonl` in the data directory, or, when the data directory
-//! itself cannot be written, to a private fallback folder in the system temp
-//! directory. The next time a store opens cleanly, [`Store::ingest_spool`]
+//! itself cannot be written, to a private fallback folder (in
+//! `$XDG_RUNTIME_DIR`, else in the system temp directory). The next time a store opens cleanly, [`Store::ingest_spool`]
 //! applies those lines in the order they were captured, each exactly once
 //! (the `applied_captures` table remembers ids across a crash mid-ingest),
 //! then truncates the files.
@@ -39,12 +39,12 @@ pub const SPOOL_FILE: &str = "pending.jsonl";
 /// moved here rather than dropped, so that nothing is silently lost.
 pub const REJECTED_FILE: &str = "rejected.jsonl";
 
-/// The spool files of a data directory: the primary, then the fallback.
-pub fn spool_files(data: &DataDir) -> [PathBuf; 2] {
-    [
-        data.spool_dir().join(SPOOL_FILE),
-        data.fallback_spool_dir().join(SPOOL_FILE),
-    ]
+/// The spool files of a data directory: the primary, then the fallbacks.
+pub fn spool_files(data: &DataDir) -> Vec<PathBuf> {
+    std::iter::once(data.spool_dir())
+        .chain(data.fallback_spool_dirs())
+        .map(|dir| dir.join(SPOOL_FILE))
+        .collect()
 }
 
 #[derive(Debug, thiserror::Error)]

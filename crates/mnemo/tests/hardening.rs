@@ -149,7 +149,8 @@ fn another_users_spool_folder_is_neither_ingested_nor_written() {
     let env = Env::new();
     let proj = env.dir.path().join("proj");
     std::fs::create_dir_all(&proj).unwrap();
-    let fallback = DataDir::at(env.data()).fallback_spool_dir();
+    // The fallback in the shared temp directory (the last candidate).
+    let fallback = DataDir::at(env.data()).fallback_spool_dirs().pop().unwrap();
     let _ = std::fs::remove_dir_all(&fallback);
 
     // The other user knows the victim's uid and data directory, so the name
@@ -185,14 +186,46 @@ fn another_users_spool_folder_is_neither_ingested_nor_written() {
         "UserPromptSubmit",
         &prompt(&proj, "s", "secret prompt"),
         |c| {
-            c.env("MNEMO_STORE_BUSY_TIMEOUT_MS", "100");
+            c.env("MNEMO_STORE_BUSY_TIMEOUT_MS", "100")
+                .env_remove("XDG_RUNTIME_DIR");
         },
     );
     assert_hook_ok(&out);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("refusing"), "{stderr}");
+
+    // With a runtime directory (private to the user), the event goes there
+    // instead and comes back once the database can be written.
+    let runtime = env.dir.path().join("run");
+    std::fs::create_dir(&runtime).unwrap();
+    set_mode(&runtime, 0o700);
+    let with_runtime = |c: &mut Command| {
+        c.env("MNEMO_STORE_BUSY_TIMEOUT_MS", "100")
+            .env("XDG_RUNTIME_DIR", &runtime);
+    };
+    let out = env.hook_with(
+        "UserPromptSubmit",
+        &prompt(&proj, "s", "kept prompt"),
+        with_runtime,
+    );
+    assert_hook_ok(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains(&runtime.display().to_string()),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     holder.execute_batch("COMMIT").unwrap();
     drop(holder);
+    std::fs::remove_file(env.data().join("spool")).unwrap();
+    assert_hook_ok(&env.hook_with(
+        "UserPromptSubmit",
+        &prompt(&proj, "s", "last prompt"),
+        with_runtime,
+    ));
+    assert_eq!(
+        prompts(&env),
+        ["real prompt", "second prompt", "kept prompt", "last prompt"]
+    );
     assert_eq!(
         std::fs::read_to_string(fallback.join("pending.jsonl")).unwrap(),
         forged,
@@ -202,7 +235,12 @@ fn another_users_spool_folder_is_neither_ingested_nor_written() {
     assert_eq!(entries, 1, "nothing added to the foreign folder");
 
     // doctor names the problem.
-    let out = env.mnemo().arg("doctor").output().unwrap();
+    let out = env
+        .mnemo()
+        .arg("doctor")
+        .env_remove("XDG_RUNTIME_DIR")
+        .output()
+        .unwrap();
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(
         report.contains("refused") && report.contains(&fallback.display().to_string()),

@@ -394,7 +394,8 @@ fn private_paths(data: &DataDir) -> Vec<PathBuf> {
         paths.push(data.root().join(name));
     }
     paths.push(data.config_path());
-    for dir in [data.log_dir(), data.spool_dir(), data.fallback_spool_dir()] {
+    let dirs = [data.log_dir(), data.spool_dir()];
+    for dir in dirs.into_iter().chain(data.fallback_spool_dirs()) {
         if let Ok(entries) = std::fs::read_dir(&dir) {
             paths.extend(entries.flatten().map(|e| e.path()));
         }
