@@ -374,6 +374,47 @@ mod tests {
         assert_eq!(texts(&store), ["before", "after"]);
     }
 
+    /// Places a writer can die in its record (every third byte, both ends,
+    /// inside a multi-byte character): the records before and after all
+    /// land, the torn one alone is set aside (or, cut just before its
+    /// newline, recovered whole).
+    #[test]
+    fn a_crash_anywhere_in_a_record_costs_at_most_that_record() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = DataDir::at(tmp.path());
+        let mut store = Store::open(&data.db_path(), Duration::from_secs(1)).unwrap();
+        let sample = serde_json::to_vec(&prompt("torn ✓", 2)).unwrap();
+        let len = sample.len();
+        let check = sample.iter().position(|b| *b == 0xe2).unwrap() + 1; // inside the ✓
+        let mut cuts: Vec<usize> = (0..=len).step_by(3).collect();
+        cuts.extend([1, check, len - 1, len]);
+        for cut in cuts {
+            let torn = serde_json::to_vec(&prompt("torn ✓", 2)).unwrap();
+            append(&data, &prompt(&format!("before {cut}"), 1)).unwrap();
+            let mut f = OpenOptions::new()
+                .append(true)
+                .open(&spool_files(&data)[0])
+                .unwrap();
+            f.write_all(&torn[..cut]).unwrap();
+            append(&data, &prompt(&format!("after {cut}"), 3)).unwrap();
+            let report = store.ingest_spool(&data).unwrap();
+            let whole = cut == len;
+            let texts = texts(&store);
+            let new = &texts[texts.len() - 2 - usize::from(whole)..];
+            let before = format!("before {cut}");
+            let after = format!("after {cut}");
+            let expected: Vec<&str> = if whole {
+                vec![&before, "torn ✓", &after]
+            } else {
+                vec![&before, &after]
+            };
+            assert_eq!(new, expected, "cut at {cut}");
+            let rejected = usize::from(cut > 0 && !whole);
+            assert_eq!(report.rejected, rejected, "cut at {cut}");
+            assert!(!has_pending(&data));
+        }
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_spool_others_may_write_is_neither_read_nor_written() {
