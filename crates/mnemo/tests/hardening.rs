@@ -277,6 +277,16 @@ fn database_files_are_owner_only_even_in_an_open_data_dir() {
     }
     drop(reader);
     assert_eq!(prompts(&env), ["one", "two"]);
+
+    // The hook log too, the next time the hook writes to it.
+    let log = env.data().join("logs/hook.log");
+    std::fs::create_dir_all(log.parent().unwrap()).unwrap();
+    std::fs::write(&log, "").unwrap();
+    set_mode(&log, 0o644);
+    let out = env.hook("UserPromptSubmit", "{not json");
+    assert_hook_ok(&out);
+    assert!(!env.hook_log().is_empty(), "the bad payload is logged");
+    assert_eq!(mode(&log), 0o600);
 }
 
 #[cfg(unix)]
