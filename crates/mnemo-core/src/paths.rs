@@ -152,22 +152,24 @@ pub fn check_private(path: &Path) -> std::io::Result<()> {
     }
 }
 
-/// Why `path` is not private to the current user: owned by someone else, or
-/// writable by group or others. `None` when it is private or absent.
+/// Why `path` is not private to the current user: owned by someone else
+/// (root excepted, as ssh does: root can do anything anyway), or writable
+/// by group or others. `None` when it is private or absent.
 #[cfg(unix)]
 pub fn foreign_access(path: &Path) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let uid = current_uid();
+    let trusted = |owner: u32| owner == uid || owner == 0;
     let link = std::fs::symlink_metadata(path).ok()?;
     let target = if link.file_type().is_symlink() {
-        if link.uid() != uid {
+        if !trusted(link.uid()) {
             return Some(format!("it is a symlink owned by uid {}", link.uid()));
         }
         std::fs::metadata(path).ok()?
     } else {
         link
     };
-    if target.uid() != uid {
+    if !trusted(target.uid()) {
         return Some(format!(
             "it is owned by uid {}, not by you (uid {uid})",
             target.uid()
