@@ -12,11 +12,14 @@ mod worker_support;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, Stdio};
+#[cfg(unix)]
+use std::process::Command;
+use std::process::{Child, ChildStdin, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::Duration;
 
 use common::*;
+#[cfg(unix)]
 use mnemo_core::DataDir;
 use serde_json::{Value, json};
 
@@ -36,6 +39,7 @@ fn bash(proj: &Path, session: &str, tool_use_id: &str, command: &str) -> String 
     .to_string()
 }
 
+#[cfg(unix)]
 fn prompts(env: &Env) -> Vec<String> {
     let db = env.db();
     let mut stmt = db
