@@ -6,8 +6,9 @@
 //!    left leased;
 //! 3. listen on 127.0.0.1 (a port taken by another program is reported as
 //!    such), then write `worker.json` with a fresh token;
-//! 4. run the drain, the API, the idle watcher and the signal watcher until
-//!    one of them asks to stop;
+//! 4. run the drain, the API (its connections bounded in number and in how
+//!    long a client may take to ask, see [`api::conn`]), the idle watcher and
+//!    the signal watcher until one of them asks to stop;
 //! 5. stop the drain first (it gives back or finishes its batch, and its
 //!    compression, with any child process, is dropped), then the server
 //!    (the live streams end by themselves), then remove `worker.json`, and
