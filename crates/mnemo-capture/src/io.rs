@@ -320,6 +320,8 @@ fn append_log(data: &DataDir, text: &str) -> std::io::Result<()> {
             dir.join(format!("{}.1", mnemo_core::paths::HOOK_LOG_FILE)),
         );
     }
+    // Ours alone: an older, looser file is tightened, another user's refused.
+    mnemo_core::paths::restrict_file(&path)?;
     let mut options = std::fs::OpenOptions::new();
     options.append(true).create(true);
     #[cfg(unix)]

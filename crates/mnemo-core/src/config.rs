@@ -25,6 +25,17 @@ pub struct Config {
     pub budget: BudgetConfig,
     pub context: ContextConfig,
     pub recall: RecallConfig,
+    pub mcp: McpConfig,
+}
+
+/// The MCP server (`mnemo mcp`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct McpConfig {
+    /// Let `save_memory` write into a project other than the one the agent
+    /// works in (its `project` argument naming another directory). Off: an
+    /// agent cannot plant memories that another project's sessions would read.
+    pub save_to_other_projects: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -157,6 +168,12 @@ pub struct WorkerConfig {
     /// Log files rotate at this size; this many old files are kept.
     pub log_max_bytes: u64,
     pub log_keep: u64,
+    /// The HTTP API closes a connection that has not sent a complete request
+    /// head within this long, whether new or kept alive between requests.
+    pub header_timeout_ms: u64,
+    /// Most HTTP connections open at once (live streams included); more wait
+    /// in the listen queue until one closes.
+    pub max_connections: u64,
 }
 
 impl Default for WorkerConfig {
@@ -171,6 +188,8 @@ impl Default for WorkerConfig {
             max_attempts: 4,
             log_max_bytes: 4 * 1024 * 1024,
             log_keep: 3,
+            header_timeout_ms: 10_000,
+            max_connections: 64,
         }
     }
 }

@@ -14,8 +14,14 @@
 //! error. The current project is `CLAUDE_PROJECT_DIR` (which Claude Code
 //! gives its MCP servers), else the working directory.
 //!
+//! Limits: a request larger than [`frame::MAX_REQUEST_BYTES`] gets an error
+//! answer (rmcp alone would drop it silently); `get_observations` takes at
+//! most [`MAX_IDS`] ids; `save_memory` writes only into the current project
+//! unless `[mcp] save_to_other_projects` says otherwise.
+//!
 //! stdout carries protocol messages only (rmcp owns it); nothing here prints.
 
+pub mod frame;
 mod params;
 
 use std::path::PathBuf;
@@ -32,8 +38,12 @@ use mnemo_recall::{Clock, ItemRef, RecallError, records, save, timeline};
 use mnemo_store::Store;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
 pub use params::{
     ContextParams, GetObservationsParams, IdArg, SaveMemoryParams, SearchParams, TimelineParams,
@@ -41,6 +51,9 @@ pub use params::{
 
 /// The server's name in `mcpServers` and in tool names (`mcp__mnemo__search`).
 pub const SERVER_NAME: &str = "mnemo";
+
+/// Most ids one `get_observations` call may ask for.
+pub const MAX_IDS: usize = 100;
 
 /// What every tool shares.
 #[derive(Debug, Clone)]
@@ -268,6 +281,13 @@ impl MnemoServer {
 
     fn do_get(&self, p: GetObservationsParams) -> ToolResult {
         let json = wants_json(p.format.as_deref())?;
+        if p.ids.len() > MAX_IDS {
+            return Err(Refusal::Error(format!(
+                "{} ids asked for; get_observations takes at most {MAX_IDS} per call: \
+                 ask for the few that matter, or split the list",
+                p.ids.len()
+            )));
+        }
         let ids: Vec<ItemRef> = p.ids.iter().map(IdArg::parse).collect::<Result<_, _>>()?;
         if ids.is_empty() {
             return Err(Refusal::Error(
@@ -303,6 +323,17 @@ impl MnemoServer {
             None => self.options.project_dir.clone(),
         };
         let identity = scope::identity_of(&dir);
+        let own = scope::identity_of(&self.options.project_dir);
+        if identity.root != own.root && !self.options.config.mcp.save_to_other_projects {
+            return Err(Refusal::Error(format!(
+                "save_memory writes only into the project this session works in ({}); `{}` is \
+                 another project ({}). Leave `project` out, or let the user allow it with \
+                 `save_to_other_projects = true` under [mcp] in mnemo's config.toml.",
+                own.root.display(),
+                p.project.as_deref().unwrap_or_default(),
+                identity.root.display()
+            )));
+        }
         let store = Store::open(&self.options.data.db_path(), self.busy())
             .map_err(|e| Refusal::Error(format!("cannot write the memory database: {e}")))?;
         let sanitizer = Sanitizer::new(&self.options.config.privacy);
@@ -420,6 +451,30 @@ impl ServerHandler for MnemoServer {
             )
             .with_instructions(INSTRUCTIONS)
     }
+
+    /// Only the stand-in for an oversized request (see [`frame`]) is known.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != frame::TOO_LARGE_METHOD {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let params = request.params.unwrap_or_default();
+        Err(ErrorData::invalid_request(
+            format!(
+                "request too large: {} bytes, mnemo accepts at most {} per message; \
+                 send less (fewer ids, a shorter text)",
+                params["bytes"], params["limit"]
+            ),
+            Some(params),
+        ))
+    }
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
@@ -428,8 +483,14 @@ pub fn run_stdio(options: Options) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
+        let (requests, bounded) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(frame::bound_lines(
+            tokio::io::stdin(),
+            bounded,
+            frame::MAX_REQUEST_BYTES,
+        ));
         let service = MnemoServer::new(options)
-            .serve(rmcp::transport::stdio())
+            .serve((requests, tokio::io::stdout()))
             .await?;
         service.waiting().await?;
         Ok(())

@@ -59,8 +59,15 @@ pub enum StoreError {
         found: i64,
         latest: i64,
     },
-    #[error("cannot create the data directory {path}: {source}")]
+    #[error("cannot use the data directory {path}: {source}")]
     DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A file mnemo would read or write belongs to, or is writable by,
+    /// another user (the message names the file and the problem).
+    #[error("{source}")]
+    NotPrivate {
         path: PathBuf,
         source: std::io::Error,
     },
@@ -89,7 +96,9 @@ impl StoreError {
     pub fn failure(&self) -> Failure {
         match self {
             StoreError::TooNew { .. } => Failure::TooNew,
-            StoreError::DataDir { source, .. } => io_failure(source),
+            StoreError::DataDir { source, .. } | StoreError::NotPrivate { source, .. } => {
+                io_failure(source)
+            }
             StoreError::Sqlite { source, .. } => match source.sqlite_error_code() {
                 Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Failure::Locked,
                 Some(ErrorCode::ReadOnly) => Failure::ReadOnly,
@@ -126,6 +135,30 @@ fn io_failure(e: &std::io::Error) -> Failure {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// The database, its WAL and shm are the user's alone (0600), even in a
+/// data directory that already exists with looser permissions; a file of
+/// another user is refused. SQLite gives a new WAL and shm the database's
+/// mode, so a missing database is created 0600 before SQLite opens it.
+fn restrict_db_files(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path);
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        let file = PathBuf::from(file);
+        mnemo_core::paths::restrict_file(&file)
+            .map_err(|source| StoreError::NotPrivate { path: file, source })?;
+    }
+    Ok(())
+}
+
 impl Store {
     /// Opens (creating when missing) and migrates the database at `path`.
     pub fn open(path: &Path, busy_timeout: Duration) -> Result<Store> {
@@ -135,6 +168,7 @@ impl Store {
                 source,
             })?;
         }
+        restrict_db_files(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;

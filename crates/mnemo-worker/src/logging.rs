@@ -67,6 +67,8 @@ impl RotatingFile {
 }
 
 fn open_append(path: &Path) -> std::io::Result<File> {
+    // Ours alone: an older, looser file is tightened, another user's refused.
+    mnemo_core::paths::restrict_file(path)?;
     let mut options = OpenOptions::new();
     options.append(true).create(true);
     #[cfg(unix)]

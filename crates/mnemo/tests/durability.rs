@@ -208,7 +208,7 @@ fn a_full_disk_spools_and_catches_up_once_space_returns() {
     let out = in_mount_namespace(
         &env,
         &format!(
-            "mount -t tmpfs -o size=640k tmpfs '{d}'
+            "mount -t tmpfs -o size=640k,mode=0700 tmpfs '{d}'
              \"$MNEMO\" hook claude-code UserPromptSubmit < '{start}'
              \"$MNEMO\" hook claude-code PostToolUse < '{p1}'
              dd if=/dev/zero of='{d}/filler' bs=4096 2>/dev/null || true

@@ -2,6 +2,8 @@
 //! errors, and the router.
 //!
 //! Layout:
+//! - [`conn`]: accepting connections, bounded in number and in how long a
+//!   client may take to send a request;
 //! - [`guard`]: what every request must pass (Host and Origin checks against
 //!   DNS rebinding and foreign pages; the bearer token or cookie);
 //! - [`records`]: sessions, observations, summaries, prompts (lists with
@@ -17,6 +19,7 @@
 //! thread), returns `Result<Json<_>, ApiError>`, and add it to
 //! `protected_routes`; the guards apply by themselves.
 
+pub mod conn;
 pub mod guard;
 pub mod ops;
 pub mod recall;

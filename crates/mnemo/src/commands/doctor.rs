@@ -97,6 +97,7 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
     checks.push(check_database(&data, &config));
     checks.push(check_spool(&data));
     checks.push(check_provider(&config));
+    checks.push(check_permissions(&data));
     checks.extend(worker_checks(&data, &config));
     checks.push(check_hooks(&binary));
     checks.push(check_mcp(&binary, fix));
@@ -361,6 +362,18 @@ fn corrupt_fix(path: &Path) -> String {
 }
 
 fn check_spool(data: &DataDir) -> Check {
+    let refused = spool::refused(data);
+    if !refused.is_empty() {
+        return Check::problem(
+            "spool",
+            Status::Fail,
+            format!(
+                "refused (another user owns it or may write to it, so hooks neither read nor write it): {}",
+                refused.join("; ")
+            ),
+            "delete that folder (as its owner or root) unless you created it; mnemo makes a private one",
+        );
+    }
     let (lines, bytes) = spool::backlog(data);
     let rejected = data.spool_dir().join(spool::REJECTED_FILE);
     let rejected_lines = std::fs::read_to_string(&rejected)
@@ -399,6 +412,92 @@ fn check_spool(data: &DataDir) -> Check {
         );
     }
     Check::ok("spool", "empty")
+}
+
+/// Every file and folder mnemo keeps is the user's alone: nobody else may
+/// own or write any of them, nor read a file (they hold prompts, commands
+/// and the worker's token).
+fn check_permissions(data: &DataDir) -> Check {
+    let mut exposed = Vec::new();
+    for path in private_paths(data) {
+        let problem = if path.is_dir() {
+            mnemo_core::paths::foreign_access(&path)
+        } else {
+            mnemo_core::paths::exposure(&path)
+        };
+        if let Some(problem) = problem {
+            exposed.push((path, problem));
+        }
+    }
+    if exposed.is_empty() {
+        return Check::ok("perms", "only you can read or write mnemo's files");
+    }
+    Check::problem(
+        "perms",
+        Status::Fail,
+        exposed
+            .iter()
+            .map(|(p, why)| format!("{}: {why}", p.display()))
+            .collect::<Vec<_>>()
+            .join("; "),
+        format!(
+            "`mnemo doctor --fix`, or chmod go-rwx {} (and remove anything owned by another user)",
+            exposed
+                .iter()
+                .map(|(p, _)| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    )
+}
+
+/// Takes group and other access off the user's own files and folders of
+/// mnemo (files of another user are only reported, by the perms check).
+fn restrict_permissions(data: &DataDir, checks: &mut Vec<Check>) {
+    let loose: Vec<PathBuf> = private_paths(data)
+        .into_iter()
+        .filter(|p| mnemo_core::paths::exposure(p).is_some())
+        .filter(|p| mnemo_core::paths::restrict_file(p).is_ok())
+        .filter(|p| mnemo_core::paths::exposure(p).is_none())
+        .collect();
+    if !loose.is_empty() {
+        checks.push(Check::ok(
+            "fix",
+            format!(
+                "took group and other access off {}",
+                loose
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+}
+
+/// What mnemo reads or writes: the data directory, its files, the logs,
+/// the spool folders (both) and their files.
+fn private_paths(data: &DataDir) -> Vec<PathBuf> {
+    let mut paths = vec![data.root().to_owned()];
+    for name in [
+        mnemo_core::paths::DB_FILE,
+        "mnemo.db-wal",
+        "mnemo.db-shm",
+        mnemo_core::paths::WORKER_INFO_FILE,
+        mnemo_core::paths::WORKER_LOCK_FILE,
+    ] {
+        paths.push(data.root().join(name));
+    }
+    paths.push(data.config_path());
+    let dirs = [data.log_dir(), data.spool_dir()];
+    for dir in dirs.into_iter().chain(data.fallback_spool_dirs()) {
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            paths.extend(entries.flatten().map(|e| e.path()));
+        }
+        paths.push(dir);
+    }
+    paths.retain(|p| std::fs::symlink_metadata(p).is_ok());
+    paths
 }
 
 fn check_hooks(binary: &Path) -> Check {
@@ -618,6 +717,7 @@ fn program_of(command: &str) -> Option<PathBuf> {
 
 fn apply_fixes(data: &DataDir, config: &Config, checks: &mut Vec<Check>) {
     hook_log::mark_fixed(data);
+    restrict_permissions(data, checks);
     let path = data.db_path();
     if path.exists() && is_corrupt(&path, config) {
         let aside = PathBuf::from(format!(
