@@ -398,10 +398,7 @@ fn a_record_torn_by_a_killed_writer_costs_only_itself() {
     assert!(env.hook_log().contains("1 set aside"), "{}", env.hook_log());
     let doctor = env.mnemo().arg("doctor").output().unwrap();
     let report = String::from_utf8_lossy(&doctor.stdout);
-    assert!(
-        report.contains("1 records could not be applied"),
-        "{report}"
-    );
+    assert!(report.contains("1 record could not be applied"), "{report}");
 }
 
 // ---- the worker's HTTP API under abuse ----

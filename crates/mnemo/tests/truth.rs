@@ -117,11 +117,10 @@ fn doctor_reports_only_current_hook_log_problems() {
     let env = installed();
     let log = env.data().join("logs/hook.log");
     std::fs::create_dir_all(log.parent().unwrap()).unwrap();
-    std::fs::write(
+    write_log(
         &log,
         "2020-01-01T00:00:00.000Z ERROR claude-code Stop session=a: cannot open the database: stale\n",
-    )
-    .unwrap();
+    );
     let (code, out, _) = run(&env, &["doctor"]);
     assert!(!out.contains("stale"), "{out}");
     assert_eq!(code, 0, "{out}");
@@ -134,14 +133,13 @@ fn doctor_forgets_hook_errors_that_a_later_capture_proved_past() {
     std::fs::create_dir_all(log.parent().unwrap()).unwrap();
     let at =
         |offset_ms: i64| mnemo_core::time::format_rfc3339(mnemo_core::time::now_ms() + offset_ms);
-    std::fs::write(
+    write_log(
         &log,
         format!(
             "{} ERROR claude-code Stop session=a: database is locked: earlier\n",
             at(-600_000)
         ),
-    )
-    .unwrap();
+    );
     let (_, out, _) = run(&env, &["doctor"]);
     assert!(out.contains("earlier"), "no capture since: current: {out}");
 
@@ -155,7 +153,7 @@ fn doctor_forgets_hook_errors_that_a_later_capture_proved_past() {
         "{} ERROR claude-code Stop session=a: database is locked: later\n",
         at(60_000)
     ));
-    std::fs::write(&log, text).unwrap();
+    write_log(&log, text);
     let (code, out, _) = run(&env, &["doctor"]);
     assert!(out.contains("later"), "{out}");
     assert_eq!(code, 1, "{out}");
@@ -435,4 +433,14 @@ fn a_worker_whose_default_port_is_taken_listens_on_another() {
     });
     assert_ne!(w.port, 38377);
     assert_eq!(w.get("/api/health").0, 200);
+}
+
+/// Writes a hook log as mnemo keeps it: readable by its owner only.
+fn write_log(path: &std::path::Path, text: impl AsRef<[u8]>) {
+    std::fs::write(path, text).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
 }

@@ -419,13 +419,17 @@ fn check_spool(data: &DataDir) -> Check {
 /// and the worker's token).
 fn check_permissions(data: &DataDir) -> Check {
     let mut exposed = Vec::new();
+    // Another user's file, or one others can write, lets them plant memory
+    // (a failure); one others can only read leaks it (a warning).
+    let mut status = Status::Warn;
     for path in private_paths(data) {
-        let problem = if path.is_dir() {
-            mnemo_core::paths::foreign_access(&path)
-        } else {
-            mnemo_core::paths::exposure(&path)
-        };
-        if let Some(problem) = problem {
+        if let Some(problem) = mnemo_core::paths::foreign_access(&path) {
+            status = Status::Fail;
+            exposed.push((path, problem));
+        } else if let Some(problem) = (!path.is_dir())
+            .then(|| mnemo_core::paths::exposure(&path))
+            .flatten()
+        {
             exposed.push((path, problem));
         }
     }
@@ -434,7 +438,7 @@ fn check_permissions(data: &DataDir) -> Check {
     }
     Check::problem(
         "perms",
-        Status::Fail,
+        status,
         exposed
             .iter()
             .map(|(p, why)| format!("{}: {why}", p.display()))
