@@ -92,6 +92,7 @@ impl Sanitizer {
                 }
             }
             Value::Object(map) => {
+                self.rename_keys(map);
                 for (key, field) in map.iter_mut() {
                     if self.redact_secrets && secrets::key_names_secret(key) && holds_literal(field)
                     {
@@ -103,6 +104,62 @@ impl Sanitizer {
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
+    }
+
+    /// Keys are text too: a key that holds a secret (a token used as a
+    /// map key, `"DB_PASSWORD=x": true`) is renamed to its sanitized form.
+    fn rename_keys(&self, map: &mut serde_json::Map<String, Value>) {
+        let renamed: Vec<(String, String)> = map
+            .keys()
+            .filter_map(|k| match self.text(k) {
+                Cow::Owned(clean) => Some((k.clone(), clean)),
+                Cow::Borrowed(_) => None,
+            })
+            .collect();
+        for (old, mut new) in renamed {
+            let Some(field) = map.remove(&old) else {
+                continue;
+            };
+            // Two keys that sanitize alike both stay.
+            while map.contains_key(&new) {
+                new.push('\'');
+            }
+            map.insert(new, field);
+        }
+    }
+
+    /// An identifier (a tool use id, a prompt id) as it may be stored: as it
+    /// is, or, when it holds a secret or private text, a stable stand-in
+    /// derived from it, so that two different ids stay different.
+    pub fn identifier<'a>(&self, id: &'a str) -> Cow<'a, str> {
+        match self.text(id) {
+            Cow::Borrowed(_) => Cow::Borrowed(id),
+            Cow::Owned(_) => {
+                use std::hash::{Hash, Hasher};
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                id.hash(&mut h);
+                Cow::Owned(format!("redacted-{:016x}", h.finish()))
+            }
+        }
+    }
+
+    /// `text` without the lines of a search's output that come from a
+    /// deny-listed file (`.env:3:KEY=value`, `config/.env-4-KEY=value`, as
+    /// grep and ripgrep print them), and how many lines went.
+    pub fn without_denied_lines<'a>(&self, text: &'a str) -> (Cow<'a, str>, usize) {
+        let denied =
+            |line: &str| search_hit_file(line).is_some_and(|file| self.denied_file(file).is_some());
+        let dropped = text.lines().filter(|l| denied(l)).count();
+        if dropped == 0 {
+            return (Cow::Borrowed(text), 0);
+        }
+        let mut kept = String::with_capacity(text.len());
+        for line in text.split_inclusive('\n') {
+            if !denied(line) {
+                kept.push_str(line);
+            }
+        }
+        (Cow::Owned(kept), dropped)
     }
 
     /// The deny-list pattern that `path` matches, if any.
@@ -133,6 +190,26 @@ impl Sanitizer {
             .filter(|w| !w.is_empty() && !w.starts_with('-'))
             .find_map(|w| self.denied_file(w).map(|p| (w, p)))
     }
+}
+
+/// The file a line of search output comes from: what precedes its first
+/// `:` (`path:12:text`, `path:text`) or its first `-<line>-` (a context
+/// line, `path-12-text`). `None` for a line that names no file.
+fn search_hit_file(line: &str) -> Option<&str> {
+    let b = line.as_bytes();
+    let colon = line.find(':');
+    let context = (1..colon.unwrap_or(b.len())).find(|&k| {
+        b[k] == b'-' && {
+            let digits = b[k + 1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            digits > 0 && b.get(k + 1 + digits) == Some(&b'-')
+        }
+    });
+    let end = match (colon, context) {
+        (Some(c), Some(x)) => c.min(x),
+        (c, x) => c.or(x)?,
+    };
+    let file = &line[..end];
+    (!file.is_empty() && !file.contains(char::is_whitespace)).then_some(file)
 }
 
 /// What replaces each line of a private key block split across elements.
@@ -198,9 +275,13 @@ impl TagStripper {
                     changed = true;
                 }
                 None => {
-                    // A closing tag whose opening we never saw: drop the tag.
-                    push_trimmed_seam(&mut out, &text[kept_from..i]);
+                    // A closing tag whose opening we never saw (it was in
+                    // another field): everything before it is private.
+                    out.clear();
                     kept_from = i + len;
+                    while kept_from < bytes.len() && matches!(bytes[kept_from], b' ' | b'\t') {
+                        kept_from += 1;
+                    }
                     changed = true;
                 }
                 Some((open_tag, depth)) if open_tag == tag => {
@@ -241,21 +322,41 @@ fn push_trimmed_seam(out: &mut String, piece: &str) {
     }
 }
 
-/// Recognises `<tag>` or `</tag>` for one of [`PRIVATE_TAGS`] at the start of
-/// `bytes`; returns the tag, whether it closes, and its length.
+/// Longest tag looked at: `<private reason="...">` and the like.
+const TAG_MAX: usize = 256;
+
+/// Recognises an opening or closing tag for one of [`PRIVATE_TAGS`] at the
+/// start of `bytes`, in any case, with blanks inside the brackets and
+/// attributes (`< private >`, `</private >`, `<private reason="x">`);
+/// returns the tag, whether it closes, and its length.
 fn tag_at(bytes: &[u8]) -> Option<(&'static str, bool, usize)> {
-    let closing = bytes.get(1) == Some(&b'/');
-    let name_start = if closing { 2 } else { 1 };
-    for tag in PRIVATE_TAGS {
-        let end = name_start + tag.len();
-        if bytes.len() > end
-            && bytes[name_start..end].eq_ignore_ascii_case(tag.as_bytes())
-            && bytes[end] == b'>'
-        {
-            return Some((tag, closing, end + 1));
-        }
+    let bytes = &bytes[..bytes.len().min(TAG_MAX)];
+    let blanks = |from: usize| {
+        from + bytes[from.min(bytes.len())..]
+            .iter()
+            .take_while(|c| matches!(c, b' ' | b'\t'))
+            .count()
+    };
+    let mut j = blanks(1);
+    let closing = bytes.get(j) == Some(&b'/');
+    if closing {
+        j = blanks(j + 1);
     }
-    None
+    let tag = PRIVATE_TAGS.iter().find(|tag| {
+        bytes.len() > j + tag.len() && bytes[j..j + tag.len()].eq_ignore_ascii_case(tag.as_bytes())
+    })?;
+    j += tag.len();
+    match bytes[j] {
+        b'>' => Some((tag, closing, j + 1)),
+        // Attributes: up to the `>` (a `<` or a line break first: no tag).
+        b' ' | b'\t' => {
+            let k = bytes[j..]
+                .iter()
+                .position(|&c| matches!(c, b'>' | b'<' | b'\n'))?;
+            (bytes[j + k] == b'>').then_some((tag, closing, j + k + 1))
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -301,7 +402,19 @@ mod tests {
             "a e"
         );
         assert_eq!(s.text("keep <private>cut to the end"), "keep ");
-        assert_eq!(s.text("stray </private> tag"), "stray tag");
+        assert_eq!(s.text("stray </private> tag"), "tag");
+        assert_eq!(
+            s.text("a < private >b< /private > c <private reason=\"x\">d</private > e"),
+            "a c e"
+        );
+        assert_eq!(
+            s.text("<PrivateRoute path=\"/\" /> <private-repo> <privateer>"),
+            "<PrivateRoute path=\"/\" /> <private-repo> <privateer>"
+        );
+        assert_eq!(
+            s.text("x <private\nnot a tag> y"),
+            "x <private\nnot a tag> y"
+        );
         assert_eq!(
             s.text("x <mnemo-context>old memory</mnemo-context> y <claude-mem-context>z</claude-mem-context>"),
             "x y "
