@@ -63,6 +63,9 @@ impl Sanitizer {
                     *s = clean;
                 }
             }
+            Value::Array(items) if items.len() > 1 && items.iter().all(Value::is_string) => {
+                self.lines(items);
+            }
             Value::Array(items) => {
                 // One stripper across the elements: a private block may span
                 // lines that a tool reports as separate strings (a patch).
@@ -103,6 +106,28 @@ impl Sanitizer {
                 }
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    /// An array of strings, sanitized as the lines of one text: a tool
+    /// reports a patch or a file as such an array, and a private span, a key
+    /// block or a YAML block scalar may run over several of its elements.
+    /// Patch lines are read without their ` `/`+`/`-` prefix, which is kept.
+    fn lines(&self, items: &mut [Value]) {
+        let mut stripper = TagStripper::default();
+        let mut lines: Vec<String> = items
+            .iter()
+            .map(|item| {
+                stripper
+                    .strip(item.as_str().unwrap_or_default())
+                    .into_owned()
+            })
+            .collect();
+        if self.redact_secrets {
+            redact_lines(&mut lines);
+        }
+        for (item, line) in items.iter_mut().zip(lines) {
+            *item = Value::String(line);
         }
     }
 
@@ -189,6 +214,51 @@ impl Sanitizer {
             .map(|w| w.trim_matches(|c| matches!(c, '"' | '\'' | '`')))
             .filter(|w| !w.is_empty() && !w.starts_with('-'))
             .find_map(|w| self.denied_file(w).map(|p| (w, p)))
+    }
+}
+
+/// Redacts `lines` as one text joined by line breaks, each line keeping
+/// what of it no secret covers (a line inside a secret becomes its marker).
+fn redact_lines(lines: &mut [String]) {
+    let patch = lines
+        .iter()
+        .all(|l| l.starts_with([' ', '+', '-']) && !l.starts_with("--"));
+    let prefix = usize::from(patch);
+    let mut joined = String::new();
+    let mut starts = Vec::with_capacity(lines.len());
+    for line in lines.iter() {
+        starts.push(joined.len());
+        joined.push_str(&line[prefix..]);
+        joined.push('\n');
+    }
+    let spans = secrets::secret_spans(&joined);
+    if spans.is_empty() {
+        return;
+    }
+    let mut next = 0; // first span that may still overlap a line
+    for (line, &start) in lines.iter_mut().zip(&starts) {
+        let end = start + line.len() - prefix;
+        while next < spans.len() && spans[next].0.end <= start {
+            next += 1;
+        }
+        let mut out = String::new();
+        let mut from = start;
+        for (range, kind) in spans[next..].iter().take_while(|(r, _)| r.start < end) {
+            let (s, e) = (range.start.max(start), range.end.min(end));
+            if s >= e && !(range.start < start && range.end > end) {
+                continue;
+            }
+            out.push_str(&joined[from..s]);
+            out.push_str("[REDACTED:");
+            out.push_str(kind);
+            out.push(']');
+            from = e.max(s);
+        }
+        if from == start && out.is_empty() {
+            continue;
+        }
+        out.push_str(&joined[from..end]);
+        *line = format!("{}{out}", &line[..prefix]);
     }
 }
 
@@ -384,7 +454,8 @@ mod tests {
         let text = patch.to_string();
         assert!(!text.contains(body), "{text}");
         let lines = &patch["structuredPatch"][0]["lines"];
-        assert_eq!(lines[4], KEY_BLOCK_LINE);
+        assert_eq!(lines[2], "+[REDACTED:private-key]");
+        assert_eq!(lines[4], "+[REDACTED:private-key]");
         assert_eq!(lines[5], "+\"\"\"");
         assert_eq!(lines[6], " def main():");
     }

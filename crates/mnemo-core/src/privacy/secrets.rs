@@ -51,6 +51,16 @@ const SECRET_VALUE_WINDOW: usize = 4096;
 const RANDOM_MAX: usize = 256;
 const RANDOM_MIN: usize = 20;
 
+/// Where the secrets of `text` are, in order and disjoint, with their kinds
+/// (what [`redact_text`] replaces).
+pub fn secret_spans(text: &str) -> Vec<(std::ops::Range<usize>, &'static str)> {
+    Scanner::new(text)
+        .run()
+        .into_iter()
+        .map(|s| (s.start..s.end, s.kind))
+        .collect()
+}
+
 /// `text` with every secret replaced by `[REDACTED:<kind>]`; borrowed (no
 /// allocation) when nothing was found.
 pub fn redact_text(text: &str) -> Cow<'_, str> {
@@ -178,11 +188,20 @@ const SLACK: &str = "slack-token";
 const STRIPE: &str = "stripe-key";
 const SHOPIFY: &str = "shopify-token";
 const DIGITALOCEAN: &str = "digitalocean-token";
+const VAULT: &str = "vault-token";
 
 // Rules grouped by the first byte of their prefix; within a group the first
 // match wins, so more specific prefixes come first (`sk-ant-` before `sk-`).
 
 const RULES_UPPER_A: &[Rule] = &[
+    rule(
+        "AGE-SECRET-KEY-1",
+        "age-secret-key",
+        Set::UpperAlnum,
+        58,
+        58,
+        Mix::Any,
+    ),
     rule("AKIA", AWS, Set::UpperAlnum, 16, 16, Mix::Any),
     rule("ASIA", AWS, Set::UpperAlnum, 16, 16, Mix::Any),
     rule("ABIA", AWS, Set::UpperAlnum, 16, 16, Mix::Any),
@@ -295,13 +314,29 @@ const RULES_P: &[Rule] = &[rule(
     Mix::Any,
 )];
 
-const RULES_H: &[Rule] = &[rule(
-    "hf_",
-    "huggingface-token",
-    Set::Alnum,
+const RULES_H: &[Rule] = &[
+    rule(
+        "hf_",
+        "huggingface-token",
+        Set::Alnum,
+        30,
+        40,
+        Mix::UpperAndLower,
+    ),
+    // HashiCorp Vault service, batch and recovery tokens.
+    rule("hvs.", VAULT, Set::Base64Url, 24, 1024, Mix::DigitAndLetter),
+    rule("hvb.", VAULT, Set::Base64Url, 24, 1024, Mix::DigitAndLetter),
+    rule("hvr.", VAULT, Set::Base64Url, 24, 1024, Mix::DigitAndLetter),
+];
+
+/// Google OAuth access tokens (`ya29.a0Af…`, `ya29.c.b0Aa…`).
+const RULES_Y: &[Rule] = &[rule(
+    "ya29.",
+    "google-oauth-token",
+    Set::GitLab,
     30,
-    40,
-    Mix::UpperAndLower,
+    4096,
+    Mix::DigitAndLetter,
 )];
 
 /// Twilio API key SIDs.
@@ -331,6 +366,7 @@ fn rules_for(first: u8) -> &'static [Rule] {
         b'n' => RULES_N,
         b'p' => RULES_P,
         b'h' => RULES_H,
+        b'y' => RULES_Y,
         b'S' => RULES_UPPER_S,
         b'd' => RULES_D,
         _ => &[],
@@ -350,11 +386,16 @@ const RULE_GROUPS: &[&[Rule]] = &[
     RULES_H,
     RULES_UPPER_S,
     RULES_D,
+    RULES_Y,
 ];
 
 /// Two-byte starts of everything a word-start detector looks for: token
 /// prefixes, JWTs, SendGrid keys, `Bearer` in any case, Slack webhook hosts.
-const EXTRA_STARTS: &[&[u8; 2]] = &[b"ey", b"SG", b"be", b"bE", b"Be", b"BE", b"ho"];
+/// `set` (`aws configure set <key> <value>`) and `password` in any case
+/// (`WITH PASSWORD '…'`, a `.netrc`) too.
+const EXTRA_STARTS: &[&[u8; 2]] = &[
+    b"ey", b"SG", b"be", b"bE", b"Be", b"BE", b"ho", b"se", b"pa", b"Pa", b"PA",
+];
 
 /// Bit `a * 256 + b` is set when a detection may start with bytes `a b`.
 const PAIRS: [u64; 1024] = {
@@ -607,7 +648,7 @@ impl<'a> Scanner<'a> {
         // Spans found ahead of the scan (the password of `user:password`),
         // emitted when the scan gets there: what lies before them (the user
         // name) is still scanned.
-        let mut ahead: Vec<Span> = Vec::new();
+        let mut ahead: Vec<Span> = self.csv_secret_columns();
         let mut i = 0;
         while i < n {
             let limit = match ahead.first() {
@@ -727,8 +768,10 @@ impl<'a> Scanner<'a> {
             b':' if b[i + 1..].starts_with(b"//") => {
                 return self.url_credentials(i).map(Hit::Ahead);
             }
+            b':' if let Some(span) = self.telegram_token(i) => return Some(Hit::Here(span)),
             b'=' | b':' => return self.assignment(i),
             b'-' if b[i..].starts_with(b"-----BEGIN ") => self.private_key(i),
+            b'-' if b[i..].starts_with(b"-----END ") => self.orphan_key_end(i),
             b'-' => return self.flag(i),
             c => {
                 if !self.word_start(i) {
@@ -744,6 +787,8 @@ impl<'a> Scanner<'a> {
                 match c {
                     b'b' | b'B' => self.bearer(i),
                     b'h' => self.slack_webhook(i),
+                    b's' => self.configure_set(i),
+                    b'p' | b'P' => self.password_word(i),
                     _ => None,
                 }
             }
@@ -1109,6 +1154,8 @@ impl<'a> Scanner<'a> {
                 (s, e)
             }
             Some(b'u') => (i + 1, i + 2),
+            Some(b'p') => return self.short_password_flag(i),
+            Some(c) if c.is_ascii_alphabetic() => return self.htpasswd_batch(i),
             _ => return None,
         };
         if !b.get(name_end).is_some_and(|&c| is_blank(c)) {
@@ -1181,6 +1228,9 @@ impl<'a> Scanner<'a> {
         if vs >= b.len() {
             return None;
         }
+        if let Some(hit) = self.special_assignment(c, key, name, vs) {
+            return hit;
+        }
         if b[vs..].starts_with(b"-----BEGIN ")
             || (is_quote(b[vs]) && b[vs + 1..].starts_with(b"-----BEGIN "))
         {
@@ -1189,6 +1239,11 @@ impl<'a> Scanner<'a> {
             return self.private_key(at).map(Hit::Here);
         }
         if names_secret(name) {
+            if c == b':'
+                && let Some(block) = self.yaml_block_scalar(key.start, vs)
+            {
+                return block.map(Hit::Here);
+            }
             let v = self.value_at(vs, SECRET_VALUE_WINDOW)?;
             let upper =
                 name.iter().any(u8::is_ascii_uppercase) && !name.iter().any(u8::is_ascii_lowercase);
@@ -1496,6 +1551,421 @@ impl<'a> Scanner<'a> {
             kind: SECRET_ASSIGNMENT,
         })
     }
+}
+
+// ---------------------------------------------------------------------------
+// Formats with a shape of their own
+// ---------------------------------------------------------------------------
+
+/// How far back a command name is looked for on the line of a flag.
+const COMMAND_LOOKBACK: usize = 256;
+
+impl Scanner<'_> {
+    /// The text of the line before `i` (from its start, or at most
+    /// [`COMMAND_LOOKBACK`] bytes, never before the floor).
+    fn line_before(&self, i: usize) -> &[u8] {
+        let b = self.b;
+        let from = i.saturating_sub(COMMAND_LOOKBACK).max(self.floor()).min(i);
+        let start = b[from..i]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(from, |k| from + k + 1);
+        &b[start..i]
+    }
+
+    /// A command named on the line before `i` (`mysql`, `sshpass`, ...).
+    fn line_runs(&self, i: usize, commands: &[&[u8]]) -> bool {
+        let line = self.line_before(i);
+        commands.iter().any(|c| contains(line, c))
+    }
+
+    /// `mysql -pPASSWORD` (the password glued to `-p`), `sshpass -p PASSWORD`,
+    /// `docker login -p PASSWORD`; not `mkdir -p`, `ssh -p 2222`, `mysql -p`
+    /// (which prompts).
+    fn short_password_flag(&self, i: usize) -> Option<Hit> {
+        let b = self.b;
+        let at = i + 2;
+        let glued = b.get(at).is_some_and(|&c| !c.is_ascii_whitespace());
+        let vs = if glued {
+            if !self.line_runs(i, &[b"mysql", b"mariadb"]) {
+                return None;
+            }
+            at
+        } else {
+            if !self.line_runs(i, &[b"sshpass", b"login"]) {
+                return None;
+            }
+            let vs = self.skip_blanks(at);
+            if vs >= b.len() || b[vs] == b'-' || b[vs] == b'\n' {
+                return None;
+            }
+            vs
+        };
+        let v = self.value_at(vs, 1024)?;
+        self.secret_value(v, true, b"password").map(Hit::Here)
+    }
+
+    /// `htpasswd -b[c…] FILE USER PASSWORD`, `htpasswd -nb USER PASSWORD`:
+    /// the last argument.
+    fn htpasswd_batch(&self, i: usize) -> Option<Hit> {
+        let b = self.b;
+        let letters = b[i + 1..]
+            .iter()
+            .take(8)
+            .take_while(|c| c.is_ascii_alphabetic())
+            .count();
+        let flags = &b[i + 1..i + 1 + letters];
+        if !flags.contains(&b'b')
+            || !b.get(i + 1 + letters).is_some_and(|&c| is_blank(c))
+            || !self.line_runs(i, &[b"htpasswd"])
+        {
+            return None;
+        }
+        let mut wanted = if flags.contains(&b'n') { 2 } else { 3 };
+        let mut j = i + 1 + letters;
+        for _ in 0..8 {
+            let vs = self.skip_blanks(j);
+            if vs >= b.len() || b[vs] == b'\n' {
+                return None;
+            }
+            let v = self.value_at(vs, 1024)?;
+            if b[vs] != b'-' {
+                wanted -= 1;
+                if wanted == 0 {
+                    return self.secret_value(v, true, b"password").map(Hit::Here);
+                }
+            }
+            j = if v.quoted { v.end + 1 } else { v.end };
+            if j <= vs {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// `aws configure set aws_secret_access_key VALUE` (and any `configure
+    /// set` of a key that names a secret).
+    fn configure_set(&self, i: usize) -> Option<Span> {
+        let b = self.b;
+        if !b[i..].starts_with(b"set ")
+            || !self.line_before(i).trim_ascii_end().ends_with(b"configure")
+        {
+            return None;
+        }
+        let ks = self.skip_blanks(i + 4);
+        let mut ke = ks;
+        while ke < b.len() && ke - ks <= KEY_MAX && is_key_char(b[ke]) {
+            ke += 1;
+        }
+        if ke == ks || !b.get(ke).is_some_and(|&c| is_blank(c)) || !names_secret(&b[ks..ke]) {
+            return None;
+        }
+        let v = self.value_at(self.skip_blanks(ke), SECRET_VALUE_WINDOW)?;
+        self.secret_value(v, true, &b[ks..ke])
+    }
+
+    /// `PASSWORD 'literal'` (SQL: `CREATE USER … WITH PASSWORD '…'`) and a
+    /// `.netrc` entry (`machine … login … password VALUE`).
+    fn password_word(&self, i: usize) -> Option<Span> {
+        let b = self.b;
+        let word = b"password";
+        if !starts_with_ignore_case(&b[i..], word)
+            || !b.get(i + word.len()).is_some_and(|&c| is_blank(c))
+        {
+            return None;
+        }
+        let vs = self.skip_blanks(i + word.len());
+        let quoted = b.get(vs).is_some_and(|&c| c == b'\'' || c == b'"');
+        let netrc = {
+            let from = i.saturating_sub(512).max(self.floor());
+            let before = &b[from..i];
+            contains(before, b"machine ") && contains(before, b"login ")
+        };
+        if !quoted && !netrc {
+            return None;
+        }
+        let v = self.value_at(vs, 1024)?;
+        if quoted && !v.quoted {
+            return None;
+        }
+        self.secret_value(v, true, word)
+    }
+
+    /// `<bot id>:<token>` of a Telegram bot (`/bot6148301927:AAzj…`), with
+    /// `i` at the colon: the token.
+    fn telegram_token(&self, i: usize) -> Option<Span> {
+        let b = self.b;
+        let floor = self.floor();
+        let mut k = i;
+        while k > floor && i - k <= 10 && b[k - 1].is_ascii_digit() {
+            k -= 1;
+        }
+        let digits = i - k;
+        let bot_prefix = k >= 3 && b[k - 3..k].eq_ignore_ascii_case(b"bot");
+        if !(8..=10).contains(&digits) || !(k == floor || !is_word(b[k - 1]) || bot_prefix) {
+            return None;
+        }
+        let s = i + 1;
+        let end = self.run_of(s, Set::Base64Url, 36);
+        (end - s == 35 && self.word_end(end) && Mix::DigitAndLetter.accepts(&b[s..end])).then_some(
+            Span {
+                start: s,
+                end,
+                kind: "telegram-bot-token",
+            },
+        )
+    }
+
+    /// Assignments whose key is not a secret word but whose value is a
+    /// secret all the same: the `sig=` of an Azure SAS URL, PuTTY's private
+    /// lines and MAC. `None` when the key is none of those.
+    fn special_assignment(&self, c: u8, key: Key, name: &[u8], vs: usize) -> Option<Option<Hit>> {
+        let b = self.b;
+        if c == b'=' && name == b"sig" && key.start > 0 && matches!(b[key.start - 1], b'&' | b'?') {
+            let mut end = vs;
+            while end < b.len()
+                && end - vs < 1024
+                && (b[end].is_ascii_alphanumeric() || matches!(b[end], b'%' | b'+' | b'/' | b'='))
+            {
+                end += 1;
+            }
+            return Some((end - vs >= 16).then_some(Hit::Here(Span {
+                start: vs,
+                end,
+                kind: "azure-sas-signature",
+            })));
+        }
+        if c != b':' {
+            return None;
+        }
+        if name.eq_ignore_ascii_case(b"Private-MAC") {
+            let v = self.value_at(vs, 256)?;
+            return Some(
+                (!holds_marker(&b[v.start..v.end]) && v.end > v.start).then_some(Hit::Here(Span {
+                    start: v.start,
+                    end: v.end,
+                    kind: PRIVATE_KEY,
+                })),
+            );
+        }
+        if name.eq_ignore_ascii_case(b"Private-Lines") {
+            return Some(self.following_base64_lines(vs).map(Hit::Here));
+        }
+        None
+    }
+
+    /// The lines after the one holding `from` that are base64 only (the
+    /// body of a PuTTY key), as one span.
+    fn following_base64_lines(&self, from: usize) -> Option<Span> {
+        let b = self.b;
+        let first = from + b[from..].iter().position(|&c| c == b'\n')? + 1;
+        let mut end = first;
+        let mut j = first;
+        while j < b.len() {
+            let line_end = b[j..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |k| j + k);
+            let line = b[j..line_end]
+                .strip_suffix(b"\r")
+                .unwrap_or(&b[j..line_end]);
+            if line.is_empty() || !line.iter().all(|&c| is_base64(c)) {
+                break;
+            }
+            end = j + line.len();
+            j = line_end + 1;
+        }
+        (end > first).then_some(Span {
+            start: first,
+            end,
+            kind: PRIVATE_KEY,
+        })
+    }
+
+    /// `password: |` (or `>`, `|-`, `>+2`, …): a YAML block scalar under a
+    /// secret key; its lines (those indented deeper than the key's line)
+    /// are the value. `None` when the value is no block indicator.
+    fn yaml_block_scalar(&self, key_start: usize, vs: usize) -> Option<Option<Span>> {
+        let b = self.b;
+        if !matches!(b[vs], b'|' | b'>') {
+            return None;
+        }
+        let mut j = vs + 1;
+        while j < b.len() && (matches!(b[j], b'-' | b'+') || b[j].is_ascii_digit()) && j - vs < 4 {
+            j += 1;
+        }
+        let j = self.skip_blanks(j);
+        if j < b.len() && !matches!(b[j], b'\n' | b'\r' | b'#') {
+            return None;
+        }
+        let line_start = b[..key_start]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |k| k + 1);
+        let indent = b[line_start..].iter().take_while(|&&c| c == b' ').count();
+        let Some(nl) = b[j..].iter().position(|&c| c == b'\n') else {
+            return Some(None);
+        };
+        let mut k = j + nl + 1;
+        let (mut start, mut end) = (None, k);
+        while k < b.len() {
+            let line_end = b[k..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |e| k + e);
+            let line = &b[k..line_end];
+            let spaces = line.iter().take_while(|&&c| c == b' ').count();
+            let blank = line.iter().all(|c| c.is_ascii_whitespace());
+            if !blank && spaces <= indent {
+                break;
+            }
+            if !blank {
+                start.get_or_insert(k + spaces);
+                end = line_end;
+            }
+            k = line_end + 1;
+        }
+        let start = start?;
+        let value = &b[start..end];
+        Some((!holds_marker(value) || value.len() > 64).then_some(Span {
+            start,
+            end,
+            kind: SECRET_ASSIGNMENT,
+        }))
+    }
+
+    /// `-----END … PRIVATE KEY-----` with no BEGIN line before it (a view of
+    /// part of a key file): the base64 lines right before it, and the line.
+    fn orphan_key_end(&self, i: usize) -> Option<Span> {
+        let b = self.b;
+        let ls = i + "-----END ".len();
+        let le = self.label_end(ls)?;
+        if !is_private_label(&b[ls..le]) {
+            return None;
+        }
+        let floor = self.floor();
+        let mut start = i;
+        // `start` is the start of the earliest body line found so far.
+        while start > floor && b[start - 1] == b'\n' {
+            let end = start - 1;
+            let mut s = end;
+            while s > floor && b[s - 1] != b'\n' && end - s <= 128 {
+                s -= 1;
+            }
+            let line = b[s..end].strip_suffix(b"\r").unwrap_or(&b[s..end]);
+            let line = line.trim_ascii_start();
+            if line.len() < 16 || line.len() > 128 || !line.iter().all(|&c| is_base64(c)) {
+                break;
+            }
+            start = s;
+        }
+        (start < i).then_some(Span {
+            start,
+            end: le + 5,
+            kind: PRIVATE_KEY,
+        })
+    }
+
+    /// Spans for the cells of CSV columns whose header names a secret (the
+    /// AWS console's credentials file: `User name,Password,Access key
+    /// ID,Secret access key,…`). One pass over the lines.
+    fn csv_secret_columns(&self) -> Vec<Span> {
+        let b = self.b;
+        let mut spans = Vec::new();
+        if !b.contains(&b',') {
+            return spans;
+        }
+        let line_at = |j: usize| {
+            let end = b[j..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |k| j + k);
+            let text_end = if end > j && b[end - 1] == b'\r' {
+                end - 1
+            } else {
+                end
+            };
+            (text_end, end + 1)
+        };
+        let mut j = 0;
+        while j < b.len() {
+            let (text_end, next) = line_at(j);
+            let Some(columns) = csv_header_secrets(&b[j..text_end]) else {
+                j = next;
+                continue;
+            };
+            let width = b[j..text_end].iter().filter(|&&c| c == b',').count() + 1;
+            j = next;
+            while j < b.len() {
+                let (row_end, next_row) = line_at(j);
+                let row = &b[j..row_end];
+                if row.iter().filter(|&&c| c == b',').count() + 1 != width {
+                    break;
+                }
+                let mut cell_start = j;
+                for (col, cell) in row.split(|&c| c == b',').enumerate() {
+                    let (s, e) = trim_cell(cell);
+                    if columns & (1 << col) != 0 && !generic_benign(&cell[s..e]) {
+                        spans.push(Span {
+                            start: cell_start + s,
+                            end: cell_start + e,
+                            kind: "secret-column",
+                        });
+                    }
+                    cell_start += cell.len() + 1;
+                }
+                j = next_row;
+            }
+        }
+        spans
+    }
+}
+
+fn is_base64(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=')
+}
+
+/// A CSV header (2 to 64 short column names) with columns that name a
+/// secret: their bit set.
+fn csv_header_secrets(line: &[u8]) -> Option<u64> {
+    if !line.contains(&b',') {
+        return None;
+    }
+    let mut columns = 0u64;
+    for (col, name) in line.split(|&c| c == b',').enumerate() {
+        let name = name.trim_ascii();
+        let name = name
+            .strip_prefix(b"\"")
+            .and_then(|n| n.strip_suffix(b"\""))
+            .unwrap_or(name);
+        if col >= 64
+            || name.is_empty()
+            || name.len() > 40
+            || !name[0].is_ascii_alphabetic()
+            || !name
+                .iter()
+                .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'-'))
+        {
+            return None;
+        }
+        if names_secret(name) {
+            columns |= 1 << col;
+        }
+    }
+    (columns != 0).then_some(columns)
+}
+
+/// The bounds of a cell's value within it: blanks and quotes trimmed.
+fn trim_cell(cell: &[u8]) -> (usize, usize) {
+    let mut s = 0;
+    let mut e = cell.len();
+    while s < e && matches!(cell[s], b' ' | b'\t' | b'"') {
+        s += 1;
+    }
+    while e > s && matches!(cell[e - 1], b' ' | b'\t' | b'"') {
+        e -= 1;
+    }
+    (s, e)
 }
 
 fn is_private_label(label: &[u8]) -> bool {
