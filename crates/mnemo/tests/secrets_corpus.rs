@@ -1,4 +1,5 @@
-//! Every format of the secret corpus (`tests/fixtures/secrets.toml`) goes
+//! Every format of the secret corpus
+//! (`crates/mnemo-core/tests/fixtures/secrets.toml`) goes
 //! through the real capture path: the `mnemo` binary, a Claude Code hook
 //! payload on stdin, a real data directory. Afterwards no file of that
 //! directory (database, WAL, spool, logs) holds a secret's bytes, and every
@@ -34,7 +35,8 @@ fn yes() -> bool {
 }
 
 fn corpus() -> Vec<Case> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/secrets.toml");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../mnemo-core/tests/fixtures/secrets.toml");
     let text = std::fs::read_to_string(&path).unwrap();
     let corpus: Corpus = toml::from_str(&text).unwrap();
     for case in &corpus.case {

@@ -855,7 +855,8 @@ impl<'a> Scanner<'a> {
         let b = self.b;
         let limit = s.saturating_add(cap).min(b.len());
         let mut j = s;
-        while j < limit && set.has(b[j]) {
+        // (A run never takes in the `-----` of a key block glued to it.)
+        while j < limit && set.has(b[j]) && !(b[j] == b'-' && b[j..].starts_with(b"-----")) {
             j += 1;
         }
         j
@@ -1035,8 +1036,10 @@ impl<'a> Scanner<'a> {
         let limit = from.saturating_add(512).min(b.len());
         let mut run = 0;
         for (k, &c) in b[from..limit].iter().enumerate() {
-            if b[from + k..].starts_with(b"-----") {
-                return false; // the END line (or another block) came first
+            if b[from + k..].starts_with(b"-----") || b[from + k..].starts_with(MARKER) {
+                // The END line or another block came first (or, on a second
+                // pass, the marker that replaced it).
+                return false;
             }
             if c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/') {
                 run += 1;
@@ -1561,16 +1564,17 @@ impl<'a> Scanner<'a> {
 const COMMAND_LOOKBACK: usize = 256;
 
 impl Scanner<'_> {
-    /// The text of the line before `i` (from its start, or at most
-    /// [`COMMAND_LOOKBACK`] bytes, never before the floor).
+    /// The command before `i`: the text from the start of its line or its
+    /// last `;`, `|`, `&` (at most [`COMMAND_LOOKBACK`] bytes), never before
+    /// the floor nor a marker (so that a second pass reads the same).
     fn line_before(&self, i: usize) -> &[u8] {
         let b = self.b;
         let from = i.saturating_sub(COMMAND_LOOKBACK).max(self.floor()).min(i);
         let start = b[from..i]
             .iter()
-            .rposition(|&c| c == b'\n')
+            .rposition(|&c| matches!(c, b'\n' | b';' | b'|' | b'&'))
             .map_or(from, |k| from + k + 1);
-        &b[start..i]
+        past_markers(&b[start..i])
     }
 
     /// A command named on the line before `i` (`mysql`, `sshpass`, ...).
@@ -1632,7 +1636,8 @@ impl Scanner<'_> {
             if b[vs] != b'-' {
                 wanted -= 1;
                 if wanted == 0 {
-                    return self.secret_value(v, true, b"password").map(Hit::Here);
+                    // The arguments before it are still scanned.
+                    return self.secret_value(v, true, b"password").map(Hit::Ahead);
                 }
             }
             j = if v.quoted { v.end + 1 } else { v.end };
@@ -1678,7 +1683,7 @@ impl Scanner<'_> {
         let quoted = b.get(vs).is_some_and(|&c| c == b'\'' || c == b'"');
         let netrc = {
             let from = i.saturating_sub(512).max(self.floor());
-            let before = &b[from..i];
+            let before = past_markers(&b[from..i]);
             contains(before, b"machine ") && contains(before, b"login ")
         };
         if !quoted && !netrc {
@@ -1749,7 +1754,7 @@ impl Scanner<'_> {
             );
         }
         if name.eq_ignore_ascii_case(b"Private-Lines") {
-            return Some(self.following_base64_lines(vs).map(Hit::Here));
+            return Some(self.following_base64_lines(vs).map(Hit::Ahead));
         }
         None
     }
@@ -1918,6 +1923,17 @@ impl Scanner<'_> {
             }
         }
         spans
+    }
+}
+
+/// What of `seg` follows its last marker (all of it when it holds none).
+fn past_markers(seg: &[u8]) -> &[u8] {
+    match seg.windows(MARKER.len()).rposition(|w| w == MARKER) {
+        Some(k) => {
+            let len = marker_len(&seg[k..]).unwrap_or(MARKER.len());
+            &seg[(k + len).min(seg.len())..]
+        }
+        None => seg,
     }
 }
 
