@@ -31,6 +31,7 @@
 //! there).
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 
 /// The start of every marker this module writes.
 const MARKER: &[u8] = b"[REDACTED:";
@@ -581,16 +582,22 @@ enum Hit {
     Ahead(Span),
 }
 
-/// Joins overlapping spans of a sorted list.
-fn merge_overlaps(spans: &mut Vec<Span>) {
-    let mut k = 1;
-    while k < spans.len() {
-        if spans[k].start < spans[k - 1].end {
-            spans[k - 1].end = spans[k - 1].end.max(spans[k].end);
-            spans.remove(k);
-        } else {
-            k += 1;
-        }
+/// Adds `span` to the sorted, disjoint spans ahead of the scan, joining
+/// it with those it overlaps (nothing when one of them holds it already).
+fn insert_ahead(ahead: &mut VecDeque<Span>, span: Span) {
+    let mut k = ahead.partition_point(|a| a.start <= span.start);
+    if k > 0 && span.end <= ahead[k - 1].end {
+        return;
+    }
+    ahead.insert(k, span);
+    if k > 0 && ahead[k].start < ahead[k - 1].end {
+        ahead[k - 1].end = ahead[k - 1].end.max(ahead[k].end);
+        ahead.remove(k);
+        k -= 1;
+    }
+    while k + 1 < ahead.len() && ahead[k + 1].start < ahead[k].end {
+        ahead[k].end = ahead[k].end.max(ahead[k + 1].end);
+        ahead.remove(k + 1);
     }
 }
 
@@ -648,12 +655,12 @@ impl<'a> Scanner<'a> {
         // Spans found ahead of the scan (the password of `user:password`),
         // emitted when the scan gets there: what lies before them (the user
         // name) is still scanned.
-        let mut ahead: Vec<Span> = self.csv_secret_columns();
+        let mut ahead: VecDeque<Span> = self.csv_secret_columns().into();
         let mut i = 0;
         while i < n {
-            let limit = match ahead.first() {
+            let limit = match ahead.front() {
                 Some(&next) if next.start <= i => {
-                    ahead.remove(0);
+                    ahead.pop_front();
                     i = self.push(next, &mut ahead);
                     continue;
                 }
@@ -703,21 +710,13 @@ impl<'a> Scanner<'a> {
                         end: self.past_key_block(span.start, span.end),
                         ..span
                     });
-                    if !ahead
-                        .iter()
-                        .any(|a| a.start <= span.start && span.end <= a.end)
-                    {
-                        ahead.push(span);
-                        ahead.sort_by_key(|a| a.start);
-                        merge_overlaps(&mut ahead);
-                    }
+                    insert_ahead(&mut ahead, span);
                     i += 1;
                 }
                 None => i += 1,
             }
         }
-        while !ahead.is_empty() {
-            let span = ahead.remove(0);
+        while let Some(span) = ahead.pop_front() {
             self.push(span, &mut ahead);
         }
         self.spans
@@ -726,7 +725,7 @@ impl<'a> Scanner<'a> {
     /// Records `span` (which starts at or after every span so far), possibly
     /// extended over a key block or stopped at the fence, trims or drops the
     /// spans ahead that it covers, and returns where the scan goes on.
-    fn push(&mut self, mut span: Span, ahead: &mut Vec<Span>) -> usize {
+    fn push(&mut self, mut span: Span, ahead: &mut VecDeque<Span>) -> usize {
         // A value cut at its first blank must not leave the body of a key
         // block behind.
         span.end = self.past_key_block(span.start, span.end);
@@ -736,12 +735,19 @@ impl<'a> Scanner<'a> {
         debug_assert!(
             self.text.is_char_boundary(span.start) && self.text.is_char_boundary(span.end)
         );
-        ahead.retain_mut(|a| {
-            if a.start < span.end {
-                a.start = span.end;
+        // The spans ahead are sorted and disjoint: only a prefix can start
+        // before this one ends.
+        while let Some(a) = ahead.front_mut() {
+            if a.start >= span.end {
+                break;
             }
-            a.start < a.end
-        });
+            if a.end <= span.end {
+                ahead.pop_front();
+            } else {
+                a.start = span.end;
+                break;
+            }
+        }
         self.spans.push(span);
         span.end
     }
@@ -1875,39 +1881,38 @@ impl Scanner<'_> {
     /// AWS console's credentials file: `User name,Password,Access key
     /// ID,Secret access key,…`). One pass over the lines.
     fn csv_secret_columns(&self) -> Vec<Span> {
-        let b = self.b;
         let mut spans = Vec::new();
-        if !b.contains(&b',') {
+        if !self.b.contains(&b',') {
             return spans;
         }
-        let line_at = |j: usize| {
-            let end = b[j..]
+        // (`str::split` on a byte finds line breaks with memchr.)
+        let mut lines = self.text.split('\n').scan(0, |at, line| {
+            let start = *at;
+            *at += line.len() + 1;
+            Some((start, line.strip_suffix('\r').unwrap_or(line).as_bytes()))
+        });
+        let mut header = lines.next();
+        while let Some((_, line)) = header {
+            // Most lines fail on their first bytes (indentation aside).
+            let plain = line
                 .iter()
-                .position(|&c| c == b'\n')
-                .map_or(b.len(), |k| j + k);
-            let text_end = if end > j && b[end - 1] == b'\r' {
-                end - 1
-            } else {
-                end
+                .position(|&c| !is_header_byte(c))
+                .is_none_or(|k| line[k] == b'"');
+            let columns = match plain && line.contains(&b',') {
+                true => csv_header_secrets(line),
+                false => None,
             };
-            (text_end, end + 1)
-        };
-        let mut j = 0;
-        while j < b.len() {
-            let (text_end, next) = line_at(j);
-            let Some(columns) = csv_header_secrets(&b[j..text_end]) else {
-                j = next;
+            header = lines.next();
+            let Some(columns) = columns else {
                 continue;
             };
-            let width = b[j..text_end].iter().filter(|&&c| c == b',').count() + 1;
-            j = next;
-            while j < b.len() {
-                let (row_end, next_row) = line_at(j);
-                let row = &b[j..row_end];
+            let width = line.iter().filter(|&&c| c == b',').count() + 1;
+            // The rows: lines of the same width.
+            while let Some((row_start, row)) = header {
                 if row.iter().filter(|&&c| c == b',').count() + 1 != width {
                     break;
                 }
-                let mut cell_start = j;
+                let mut cell_start = row_start;
                 for (col, cell) in row.split(|&c| c == b',').enumerate() {
                     let (s, e) = trim_cell(cell);
                     if columns & (1 << col) != 0 && !generic_benign(&cell[s..e]) {
@@ -1919,7 +1924,7 @@ impl Scanner<'_> {
                     }
                     cell_start += cell.len() + 1;
                 }
-                j = next_row;
+                header = lines.next();
             }
         }
         spans
@@ -1935,6 +1940,11 @@ fn past_markers(seg: &[u8]) -> &[u8] {
         }
         None => seg,
     }
+}
+
+/// A byte of a CSV header line without quotes.
+fn is_header_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'-' | b',')
 }
 
 fn is_base64(c: u8) -> bool {
