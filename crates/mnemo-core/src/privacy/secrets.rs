@@ -1893,12 +1893,17 @@ impl Scanner<'_> {
         });
         let mut header = lines.next();
         while let Some((_, line)) = header {
-            // Most lines fail on their first bytes (indentation aside).
+            // A header starts its line (code is indented) and has a comma;
+            // most lines fail on their first byte.
             let plain = line
-                .iter()
-                .position(|&c| !is_header_byte(c))
-                .is_none_or(|k| line[k] == b'"');
-            let columns = match plain && line.contains(&b',') {
+                .first()
+                .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'"')
+                && line.contains(&b',')
+                && line
+                    .iter()
+                    .position(|&c| !is_header_byte(c))
+                    .is_none_or(|k| line[k] == b'"');
+            let columns = match plain {
                 true => csv_header_secrets(line),
                 false => None,
             };
