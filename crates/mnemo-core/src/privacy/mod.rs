@@ -344,9 +344,15 @@ impl TagStripper {
                     self.open = Some((tag, 1));
                     changed = true;
                 }
+                None if tag != "private" => {
+                    // A stray closing context tag: drop the tag.
+                    push_trimmed_seam(&mut out, &text[kept_from..i]);
+                    kept_from = i + len;
+                    changed = true;
+                }
                 None => {
-                    // A closing tag whose opening we never saw (it was in
-                    // another field): everything before it is private.
+                    // A closing `</private>` whose opening we never saw (it
+                    // was in another field): everything before it is private.
                     out.clear();
                     kept_from = i + len;
                     while kept_from < bytes.len() && matches!(bytes[kept_from], b' ' | b'\t') {
@@ -474,6 +480,7 @@ mod tests {
         );
         assert_eq!(s.text("keep <private>cut to the end"), "keep ");
         assert_eq!(s.text("stray </private> tag"), "tag");
+        assert_eq!(s.text("stray </mnemo-context> tag"), "stray tag");
         assert_eq!(
             s.text("a < private >b< /private > c <private reason=\"x\">d</private > e"),
             "a c e"
