@@ -4,11 +4,15 @@
 //! payload on stdin, a real data directory. Afterwards no file of that
 //! directory (database, WAL, spool, logs) holds a secret's bytes, and every
 //! near-miss is still stored as it was. The same again with the database
-//! locked, so that the events go to the spool file.
+//! locked, so that the events go to the spool file; and once through the
+//! worker, whose observations and summaries must not bring any secret back.
 
 mod common;
+#[path = "common/worker.rs"]
+mod worker_support;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use common::*;
 use serde::Deserialize;
@@ -249,5 +253,36 @@ fn every_corpus_format_is_redacted_through_capture_and_the_spool() {
         "{}\n\n{}",
         stored.report("database"),
         spooled.report("spool")
+    );
+}
+
+#[test]
+fn the_worker_brings_back_no_secret_of_the_corpus() {
+    let cases = corpus();
+    let env = Env::new();
+    let proj = env.dir.path().join("app");
+    std::fs::create_dir_all(&proj).unwrap();
+    let _worker = worker_support::Worker::start(&env, |_| {});
+    for (k, case) in cases.iter().enumerate() {
+        let (event, p) = payload(case, &format!("w{k}"), &proj);
+        assert_hook_ok(&env.hook(event, &p.to_string()));
+    }
+    let stop = json!({"session_id": "corpus", "cwd": proj, "hook_event_name": "Stop",
+                      "last_assistant_message": "Done."});
+    assert_hook_ok(&env.hook("Stop", &stop.to_string()));
+    worker_support::wait_all_done(&env, Duration::from_secs(60));
+    let observations = env.count("SELECT count(*) FROM observations");
+    assert!(observations > 0, "the worker wrote observations");
+
+    let files = all_bytes_under(&env.data());
+    let leaks: Vec<String> = cases
+        .iter()
+        .filter(|c| c.catch)
+        .filter_map(|c| verdict(c, &files, &[]))
+        .collect();
+    assert!(
+        leaks.is_empty(),
+        "after the worker ({observations} observations), leaked:\n{}",
+        leaks.join("\n")
     );
 }
