@@ -279,7 +279,18 @@ fn search_hit_file(line: &str) -> Option<&str> {
         (c, x) => c.or(x)?,
     };
     let file = &line[..end];
-    (!file.is_empty() && !file.contains(char::is_whitespace)).then_some(file)
+    // `name: text` is often no search hit at all (`credentials: ok`): a
+    // name without a line number must look like a path.
+    let numbered = context == Some(end)
+        || b[end + 1..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count()
+            > 0
+            && b[end + 1..].iter().find(|c| !c.is_ascii_digit()) == Some(&b':');
+    let pathlike = file.contains('/') || file.starts_with('.');
+    (!file.is_empty() && !file.contains(char::is_whitespace) && (numbered || pathlike))
+        .then_some(file)
 }
 
 /// What replaces each line of a private key block split across elements.
@@ -527,6 +538,45 @@ mod tests {
         assert_eq!(v["nested"]["count"], 3);
         assert!(!v.to_string().contains("hidden line"));
         assert!(!v.to_string().contains("secret-word"));
+    }
+
+    #[test]
+    fn keys_ids_and_search_hits_are_sanitized() {
+        let s = sanitizer();
+        let token = format!("ghp_{}", "rESQedUStPKR0CsTy4Qwb8DwkNhFdnXsiVpz");
+        let mut v =
+            json!({"env": {token.clone(): 1, "DB_PASSWORD=Birch-Canyon-14": true, "plain": 2}});
+        s.value(&mut v);
+        let env = v["env"].as_object().unwrap();
+        assert!(env.contains_key("[REDACTED:github-token]"), "{v}");
+        assert!(
+            env.contains_key("DB_PASSWORD=[REDACTED:secret-assignment]"),
+            "{v}"
+        );
+        assert_eq!(env["plain"], 2);
+
+        // Ids that held a secret stay distinct from each other, and stable.
+        let a = s.identifier(&format!("{token}-1")).into_owned();
+        let b = s.identifier(&format!("{token}-2")).into_owned();
+        assert!(!a.contains(&token) && a != b, "{a} {b}");
+        assert_eq!(s.identifier(&format!("{token}-1")), a);
+        assert!(matches!(
+            s.identifier("toolu_01AbC"),
+            Cow::Borrowed("toolu_01AbC")
+        ));
+
+        let out = ".env:3:SMTP=relay-x\nsrc/a.py:12:x = 1\nconfig/.env.prod-4-KEY=v\nplain line\nsrc/b.rs-7-ctx\n";
+        let (kept, dropped) = s.without_denied_lines(out);
+        assert_eq!(kept, "src/a.py:12:x = 1\nplain line\nsrc/b.rs-7-ctx\n");
+        assert_eq!(dropped, 2);
+        assert!(matches!(
+            s.without_denied_lines("src/a.py:1:x\n").0,
+            Cow::Borrowed(_)
+        ));
+        // Not search hits: a `name: value` line, an error message.
+        let status = "credentials: ok\ncat: .env: No such file or directory\n";
+        assert_eq!(s.without_denied_lines(status).1, 0);
+        assert_eq!(s.without_denied_lines("credentials:7:aws_key = x\n").1, 1);
     }
 
     #[test]
