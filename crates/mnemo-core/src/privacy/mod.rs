@@ -6,11 +6,17 @@
 //!
 //! 1. `<private>…</private>` and our own injected-context tags
 //!    (`<mnemo-context>`, and `<claude-mem-context>` for users coming from
-//!    claude-mem) are cut out, tags included;
+//!    claude-mem) are cut out, tags included (blanks and attributes allowed
+//!    inside the brackets; an unclosed tag runs to the end of its field, a
+//!    stray `</private>` hides what precedes it in its field);
 //! 2. secrets (provider tokens, private keys, URL credentials, secret
-//!    assignments) are replaced by `[REDACTED:<kind>]` markers ([`secrets`]);
+//!    assignments, ...) are replaced by `[REDACTED:<kind>]` markers
+//!    ([`secrets`]), in JSON values and keys alike; an array of strings (the
+//!    lines of a patch) is read as one text; an identifier holding a secret
+//!    gets a stable stand-in;
 //! 3. files on the deny list (`.env*`, `*.pem`, `id_*`, ...) are recognised so
-//!    that capture keeps only the fact that they were touched.
+//!    that capture keeps only the fact that they were touched, and the lines
+//!    of search output that come from them are withheld.
 
 pub mod secrets;
 

@@ -5,7 +5,7 @@
 //! the bytes rather than a set of regular expressions. The hot loop costs one
 //! table lookup per byte and stops only at `=`, `:`, `-`, `[`, `\` and at word
 //! starts whose first two bytes begin something we look for (`AK…`, `gh…`,
-//! `sk…`, `ey…`, `Be…`, …). At a stop, a detector looks a bounded distance
+//! `sk…`, `ey…`, `Be…`, `se…`, `pa…`, …). At a stop, a detector looks a bounded distance
 //! around it:
 //!
 //! * **provider tokens** (`AKIA…`, `ghp_…`, `sk-ant-…`, `eyJ….eyJ…`, …): the
@@ -20,7 +20,18 @@
 //!   `--password value`): the value, when the key names a secret
 //!   ([`key_names_secret`]) and the value looks like data rather than a
 //!   reference, a placeholder or code (`secret-assignment`); or, under any
-//!   other key, when the value looks random (`high-entropy`).
+//!   other key, when the value looks random (`high-entropy`). A YAML block
+//!   scalar (`password: |`) is its indented lines;
+//! * **command lines**: `mysql -pPASS`, `sshpass -p`, `docker login -p`,
+//!   `htpasswd -b … PASS`, `curl -u user:PASS`, `aws configure set <secret
+//!   key> VALUE`, SQL `PASSWORD '…'`, `.netrc` entries;
+//! * **shapes of their own**: Telegram bot tokens (`<id>:<token>`), the
+//!   `sig=` of an Azure SAS URL, PuTTY's `Private-Lines`/`Private-MAC`, the
+//!   base64 lines before an `-----END … PRIVATE KEY-----` whose BEGIN line is
+//!   not in the text;
+//! * **CSV columns** whose header names a secret (the AWS console's
+//!   credentials file): found by one pass over the lines before the scan,
+//!   whose spans the scan then meets as spans found ahead.
 //!
 //! Every detector gives up after a constant look-ahead or returns a span that
 //! the pass then jumps over, so the work is linear in the input. Spans start
