@@ -5,7 +5,8 @@
 //! directory (database, WAL, spool, logs) holds a secret's bytes, and every
 //! near-miss is still stored as it was. The same again with the database
 //! locked, so that the events go to the spool file; and once through the
-//! worker, whose observations and summaries must not bring any secret back.
+//! worker, whose observations and summaries must not bring any secret back,
+//! and once through `mnemo import`.
 
 mod common;
 #[path = "common/worker.rs"]
@@ -283,6 +284,50 @@ fn the_worker_brings_back_no_secret_of_the_corpus() {
     assert!(
         leaks.is_empty(),
         "after the worker ({observations} observations), leaked:\n{}",
+        leaks.join("\n")
+    );
+}
+
+#[test]
+fn an_import_keeps_no_secret_of_the_corpus() {
+    let cases: Vec<Case> = corpus()
+        .into_iter()
+        .filter(|c| c.catch && !c.context.starts_with("grep"))
+        .collect();
+    let env = Env::new();
+    let proj = env.dir.path().join("app");
+    std::fs::create_dir_all(&proj).unwrap();
+    let records: String = cases
+        .iter()
+        .enumerate()
+        .map(|(k, c)| {
+            let record = json!({"kind": "observation", "project": proj, "type": "discovery",
+                                "title": format!("case {k}"), "narrative": c.text,
+                                "facts": c.text.lines().collect::<Vec<_>>(),
+                                "created_at": "2026-11-24T10:00:00Z"});
+            format!("{record}\n")
+        })
+        .collect();
+    let file = env.dir.path().join("import.jsonl");
+    std::fs::write(&file, records).unwrap();
+    let out = env.mnemo().arg("import").arg(&file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM observations"),
+        cases.len() as i64
+    );
+    let files: Vec<(PathBuf, Vec<u8>)> = all_bytes_under(&env.data());
+    let leaks: Vec<String> = cases
+        .iter()
+        .filter_map(|c| verdict(c, &files, &[]))
+        .collect();
+    assert!(
+        leaks.is_empty(),
+        "after import, leaked:\n{}",
         leaks.join("\n")
     );
 }
