@@ -133,7 +133,10 @@ fn tool_event(
     CaptureOp::Event(EventRecord {
         kind,
         tool_name: Some(call.name.clone()),
-        tool_use_id: call.tool_use_id.clone(),
+        tool_use_id: call
+            .tool_use_id
+            .as_deref()
+            .map(|id| ctx.sanitizer.identifier(id).into_owned()),
         platform_prompt_id: call.prompt_id.clone(),
         input: shaped.input,
         response: shaped.response,

@@ -63,6 +63,16 @@ pub fn shape(
         notes.push(format!(
             "contents withheld: {file} matches the deny list (`{pattern}`)"
         ));
+    } else if let Some((path, pattern)) = searched_path(&call.name, &input).and_then(|p| {
+        policy
+            .sanitizer
+            .denied_file(p)
+            .map(|pat| (p.to_owned(), pat.to_owned()))
+    }) {
+        response = None;
+        notes.push(format!(
+            "output withheld: the search ran over {path}, which matches the deny list (`{pattern}`)"
+        ));
     } else if let Some((word, pattern)) = command_of(&input)
         .and_then(|c| policy.sanitizer.denied_file_in_command(c))
         .map(|(w, p)| (w.to_owned(), p.to_owned()))
@@ -75,7 +85,12 @@ pub fn shape(
 
     if let Some(r) = response.as_mut() {
         slim_response(&call.name, r, &mut notes);
+        withhold_denied_hits(r, policy.sanitizer, &mut notes);
     }
+    // A path can hold a secret too (a token as a file name).
+    let clean_path = |p: String| policy.sanitizer.text(&p).into_owned();
+    let files_read: Vec<String> = files_read.into_iter().map(clean_path).collect();
+    let files_modified: Vec<String> = files_modified.into_iter().map(clean_path).collect();
 
     policy.sanitizer.value(&mut input);
     if let Some(r) = response.as_mut() {
@@ -149,6 +164,32 @@ fn patch_files(patch: &str) -> impl Iterator<Item = &str> {
         .find_map(|p| l.strip_prefix(p))
         .map(str::trim)
     })
+}
+
+/// The file or folder a search tool (Grep, Glob) ran over.
+fn searched_path<'a>(tool: &str, input: &'a Value) -> Option<&'a str> {
+    matches!(tool, "Grep" | "Glob")
+        .then(|| input.get("path").and_then(Value::as_str))
+        .flatten()
+}
+
+/// Drops the lines of search output (a Grep's `content`, a Bash `stdout`)
+/// that come from a deny-listed file (`.env:3:KEY=value`).
+fn withhold_denied_hits(response: &mut Value, sanitizer: &Sanitizer, notes: &mut Vec<String>) {
+    let Value::Object(map) = response else {
+        return;
+    };
+    for key in ["content", "stdout", "output"] {
+        let Some(Value::String(text)) = map.get_mut(key) else {
+            continue;
+        };
+        if let (std::borrow::Cow::Owned(kept), dropped) = sanitizer.without_denied_lines(text) {
+            *text = kept;
+            notes.push(format!(
+                "{dropped} line(s) of {key} withheld: they come from files on the deny list"
+            ));
+        }
+    }
 }
 
 fn command_of(input: &Value) -> Option<&str> {

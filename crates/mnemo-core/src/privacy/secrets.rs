@@ -5,7 +5,7 @@
 //! the bytes rather than a set of regular expressions. The hot loop costs one
 //! table lookup per byte and stops only at `=`, `:`, `-`, `[`, `\` and at word
 //! starts whose first two bytes begin something we look for (`AK…`, `gh…`,
-//! `sk…`, `ey…`, `Be…`, …). At a stop, a detector looks a bounded distance
+//! `sk…`, `ey…`, `Be…`, `se…`, `pa…`, …). At a stop, a detector looks a bounded distance
 //! around it:
 //!
 //! * **provider tokens** (`AKIA…`, `ghp_…`, `sk-ant-…`, `eyJ….eyJ…`, …): the
@@ -20,7 +20,18 @@
 //!   `--password value`): the value, when the key names a secret
 //!   ([`key_names_secret`]) and the value looks like data rather than a
 //!   reference, a placeholder or code (`secret-assignment`); or, under any
-//!   other key, when the value looks random (`high-entropy`).
+//!   other key, when the value looks random (`high-entropy`). A YAML block
+//!   scalar (`password: |`) is its indented lines;
+//! * **command lines**: `mysql -pPASS`, `sshpass -p`, `docker login -p`,
+//!   `htpasswd -b … PASS`, `curl -u user:PASS`, `aws configure set <secret
+//!   key> VALUE`, SQL `PASSWORD '…'`, `.netrc` entries;
+//! * **shapes of their own**: Telegram bot tokens (`<id>:<token>`), the
+//!   `sig=` of an Azure SAS URL, PuTTY's `Private-Lines`/`Private-MAC`, the
+//!   base64 lines before an `-----END … PRIVATE KEY-----` whose BEGIN line is
+//!   not in the text;
+//! * **CSV columns** whose header names a secret (the AWS console's
+//!   credentials file): found by one pass over the lines before the scan,
+//!   whose spans the scan then meets as spans found ahead.
 //!
 //! Every detector gives up after a constant look-ahead or returns a span that
 //! the pass then jumps over, so the work is linear in the input. Spans start
@@ -31,6 +42,7 @@
 //! there).
 
 use std::borrow::Cow;
+use std::collections::VecDeque;
 
 /// The start of every marker this module writes.
 const MARKER: &[u8] = b"[REDACTED:";
@@ -50,6 +62,16 @@ const SECRET_VALUE_WINDOW: usize = 4096;
 /// Longest value considered for `high-entropy` (longer ones are data blobs).
 const RANDOM_MAX: usize = 256;
 const RANDOM_MIN: usize = 20;
+
+/// Where the secrets of `text` are, in order and disjoint, with their kinds
+/// (what [`redact_text`] replaces).
+pub fn secret_spans(text: &str) -> Vec<(std::ops::Range<usize>, &'static str)> {
+    Scanner::new(text)
+        .run()
+        .into_iter()
+        .map(|s| (s.start..s.end, s.kind))
+        .collect()
+}
 
 /// `text` with every secret replaced by `[REDACTED:<kind>]`; borrowed (no
 /// allocation) when nothing was found.
@@ -178,11 +200,20 @@ const SLACK: &str = "slack-token";
 const STRIPE: &str = "stripe-key";
 const SHOPIFY: &str = "shopify-token";
 const DIGITALOCEAN: &str = "digitalocean-token";
+const VAULT: &str = "vault-token";
 
 // Rules grouped by the first byte of their prefix; within a group the first
 // match wins, so more specific prefixes come first (`sk-ant-` before `sk-`).
 
 const RULES_UPPER_A: &[Rule] = &[
+    rule(
+        "AGE-SECRET-KEY-1",
+        "age-secret-key",
+        Set::UpperAlnum,
+        58,
+        58,
+        Mix::Any,
+    ),
     rule("AKIA", AWS, Set::UpperAlnum, 16, 16, Mix::Any),
     rule("ASIA", AWS, Set::UpperAlnum, 16, 16, Mix::Any),
     rule("ABIA", AWS, Set::UpperAlnum, 16, 16, Mix::Any),
@@ -295,13 +326,29 @@ const RULES_P: &[Rule] = &[rule(
     Mix::Any,
 )];
 
-const RULES_H: &[Rule] = &[rule(
-    "hf_",
-    "huggingface-token",
-    Set::Alnum,
+const RULES_H: &[Rule] = &[
+    rule(
+        "hf_",
+        "huggingface-token",
+        Set::Alnum,
+        30,
+        40,
+        Mix::UpperAndLower,
+    ),
+    // HashiCorp Vault service, batch and recovery tokens.
+    rule("hvs.", VAULT, Set::Base64Url, 24, 1024, Mix::DigitAndLetter),
+    rule("hvb.", VAULT, Set::Base64Url, 24, 1024, Mix::DigitAndLetter),
+    rule("hvr.", VAULT, Set::Base64Url, 24, 1024, Mix::DigitAndLetter),
+];
+
+/// Google OAuth access tokens (`ya29.a0Af…`, `ya29.c.b0Aa…`).
+const RULES_Y: &[Rule] = &[rule(
+    "ya29.",
+    "google-oauth-token",
+    Set::GitLab,
     30,
-    40,
-    Mix::UpperAndLower,
+    4096,
+    Mix::DigitAndLetter,
 )];
 
 /// Twilio API key SIDs.
@@ -331,6 +378,7 @@ fn rules_for(first: u8) -> &'static [Rule] {
         b'n' => RULES_N,
         b'p' => RULES_P,
         b'h' => RULES_H,
+        b'y' => RULES_Y,
         b'S' => RULES_UPPER_S,
         b'd' => RULES_D,
         _ => &[],
@@ -350,11 +398,16 @@ const RULE_GROUPS: &[&[Rule]] = &[
     RULES_H,
     RULES_UPPER_S,
     RULES_D,
+    RULES_Y,
 ];
 
 /// Two-byte starts of everything a word-start detector looks for: token
 /// prefixes, JWTs, SendGrid keys, `Bearer` in any case, Slack webhook hosts.
-const EXTRA_STARTS: &[&[u8; 2]] = &[b"ey", b"SG", b"be", b"bE", b"Be", b"BE", b"ho"];
+/// `set` (`aws configure set <key> <value>`) and `password` in any case
+/// (`WITH PASSWORD '…'`, a `.netrc`) too.
+const EXTRA_STARTS: &[&[u8; 2]] = &[
+    b"ey", b"SG", b"be", b"bE", b"Be", b"BE", b"ho", b"se", b"pa", b"Pa", b"PA",
+];
 
 /// Bit `a * 256 + b` is set when a detection may start with bytes `a b`.
 const PAIRS: [u64; 1024] = {
@@ -540,16 +593,22 @@ enum Hit {
     Ahead(Span),
 }
 
-/// Joins overlapping spans of a sorted list.
-fn merge_overlaps(spans: &mut Vec<Span>) {
-    let mut k = 1;
-    while k < spans.len() {
-        if spans[k].start < spans[k - 1].end {
-            spans[k - 1].end = spans[k - 1].end.max(spans[k].end);
-            spans.remove(k);
-        } else {
-            k += 1;
-        }
+/// Adds `span` to the sorted, disjoint spans ahead of the scan, joining
+/// it with those it overlaps (nothing when one of them holds it already).
+fn insert_ahead(ahead: &mut VecDeque<Span>, span: Span) {
+    let mut k = ahead.partition_point(|a| a.start <= span.start);
+    if k > 0 && span.end <= ahead[k - 1].end {
+        return;
+    }
+    ahead.insert(k, span);
+    if k > 0 && ahead[k].start < ahead[k - 1].end {
+        ahead[k - 1].end = ahead[k - 1].end.max(ahead[k].end);
+        ahead.remove(k);
+        k -= 1;
+    }
+    while k + 1 < ahead.len() && ahead[k + 1].start < ahead[k].end {
+        ahead[k].end = ahead[k].end.max(ahead[k + 1].end);
+        ahead.remove(k + 1);
     }
 }
 
@@ -607,12 +666,12 @@ impl<'a> Scanner<'a> {
         // Spans found ahead of the scan (the password of `user:password`),
         // emitted when the scan gets there: what lies before them (the user
         // name) is still scanned.
-        let mut ahead: Vec<Span> = Vec::new();
+        let mut ahead: VecDeque<Span> = self.csv_secret_columns().into();
         let mut i = 0;
         while i < n {
-            let limit = match ahead.first() {
+            let limit = match ahead.front() {
                 Some(&next) if next.start <= i => {
-                    ahead.remove(0);
+                    ahead.pop_front();
                     i = self.push(next, &mut ahead);
                     continue;
                 }
@@ -662,21 +721,13 @@ impl<'a> Scanner<'a> {
                         end: self.past_key_block(span.start, span.end),
                         ..span
                     });
-                    if !ahead
-                        .iter()
-                        .any(|a| a.start <= span.start && span.end <= a.end)
-                    {
-                        ahead.push(span);
-                        ahead.sort_by_key(|a| a.start);
-                        merge_overlaps(&mut ahead);
-                    }
+                    insert_ahead(&mut ahead, span);
                     i += 1;
                 }
                 None => i += 1,
             }
         }
-        while !ahead.is_empty() {
-            let span = ahead.remove(0);
+        while let Some(span) = ahead.pop_front() {
             self.push(span, &mut ahead);
         }
         self.spans
@@ -685,7 +736,7 @@ impl<'a> Scanner<'a> {
     /// Records `span` (which starts at or after every span so far), possibly
     /// extended over a key block or stopped at the fence, trims or drops the
     /// spans ahead that it covers, and returns where the scan goes on.
-    fn push(&mut self, mut span: Span, ahead: &mut Vec<Span>) -> usize {
+    fn push(&mut self, mut span: Span, ahead: &mut VecDeque<Span>) -> usize {
         // A value cut at its first blank must not leave the body of a key
         // block behind.
         span.end = self.past_key_block(span.start, span.end);
@@ -695,12 +746,19 @@ impl<'a> Scanner<'a> {
         debug_assert!(
             self.text.is_char_boundary(span.start) && self.text.is_char_boundary(span.end)
         );
-        ahead.retain_mut(|a| {
-            if a.start < span.end {
-                a.start = span.end;
+        // The spans ahead are sorted and disjoint: only a prefix can start
+        // before this one ends.
+        while let Some(a) = ahead.front_mut() {
+            if a.start >= span.end {
+                break;
             }
-            a.start < a.end
-        });
+            if a.end <= span.end {
+                ahead.pop_front();
+            } else {
+                a.start = span.end;
+                break;
+            }
+        }
         self.spans.push(span);
         span.end
     }
@@ -727,8 +785,10 @@ impl<'a> Scanner<'a> {
             b':' if b[i + 1..].starts_with(b"//") => {
                 return self.url_credentials(i).map(Hit::Ahead);
             }
+            b':' if let Some(span) = self.telegram_token(i) => return Some(Hit::Here(span)),
             b'=' | b':' => return self.assignment(i),
             b'-' if b[i..].starts_with(b"-----BEGIN ") => self.private_key(i),
+            b'-' if b[i..].starts_with(b"-----END ") => self.orphan_key_end(i),
             b'-' => return self.flag(i),
             c => {
                 if !self.word_start(i) {
@@ -744,6 +804,8 @@ impl<'a> Scanner<'a> {
                 match c {
                     b'b' | b'B' => self.bearer(i),
                     b'h' => self.slack_webhook(i),
+                    b's' => self.configure_set(i),
+                    b'p' | b'P' => self.password_word(i),
                     _ => None,
                 }
             }
@@ -810,7 +872,8 @@ impl<'a> Scanner<'a> {
         let b = self.b;
         let limit = s.saturating_add(cap).min(b.len());
         let mut j = s;
-        while j < limit && set.has(b[j]) {
+        // (A run never takes in the `-----` of a key block glued to it.)
+        while j < limit && set.has(b[j]) && !(b[j] == b'-' && b[j..].starts_with(b"-----")) {
             j += 1;
         }
         j
@@ -990,8 +1053,10 @@ impl<'a> Scanner<'a> {
         let limit = from.saturating_add(512).min(b.len());
         let mut run = 0;
         for (k, &c) in b[from..limit].iter().enumerate() {
-            if b[from + k..].starts_with(b"-----") {
-                return false; // the END line (or another block) came first
+            if b[from + k..].starts_with(b"-----") || b[from + k..].starts_with(MARKER) {
+                // The END line or another block came first (or, on a second
+                // pass, the marker that replaced it).
+                return false;
             }
             if c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/') {
                 run += 1;
@@ -1109,6 +1174,8 @@ impl<'a> Scanner<'a> {
                 (s, e)
             }
             Some(b'u') => (i + 1, i + 2),
+            Some(b'p') => return self.short_password_flag(i),
+            Some(c) if c.is_ascii_alphabetic() => return self.htpasswd_batch(i),
             _ => return None,
         };
         if !b.get(name_end).is_some_and(|&c| is_blank(c)) {
@@ -1181,6 +1248,9 @@ impl<'a> Scanner<'a> {
         if vs >= b.len() {
             return None;
         }
+        if let Some(hit) = self.special_assignment(c, key, name, vs) {
+            return hit;
+        }
         if b[vs..].starts_with(b"-----BEGIN ")
             || (is_quote(b[vs]) && b[vs + 1..].starts_with(b"-----BEGIN "))
         {
@@ -1189,6 +1259,11 @@ impl<'a> Scanner<'a> {
             return self.private_key(at).map(Hit::Here);
         }
         if names_secret(name) {
+            if c == b':'
+                && let Some(block) = self.yaml_block_scalar(key.start, vs)
+            {
+                return block.map(Hit::Here);
+            }
             let v = self.value_at(vs, SECRET_VALUE_WINDOW)?;
             let upper =
                 name.iter().any(u8::is_ascii_uppercase) && !name.iter().any(u8::is_ascii_lowercase);
@@ -1496,6 +1571,443 @@ impl<'a> Scanner<'a> {
             kind: SECRET_ASSIGNMENT,
         })
     }
+}
+
+// ---------------------------------------------------------------------------
+// Formats with a shape of their own
+// ---------------------------------------------------------------------------
+
+/// How far back a command name is looked for on the line of a flag.
+const COMMAND_LOOKBACK: usize = 256;
+
+impl Scanner<'_> {
+    /// The command before `i`: the text from the start of its line or its
+    /// last `;`, `|`, `&` (at most [`COMMAND_LOOKBACK`] bytes), never before
+    /// the floor nor a marker (so that a second pass reads the same).
+    fn line_before(&self, i: usize) -> &[u8] {
+        let b = self.b;
+        let from = i.saturating_sub(COMMAND_LOOKBACK).max(self.floor()).min(i);
+        let start = b[from..i]
+            .iter()
+            .rposition(|&c| matches!(c, b'\n' | b';' | b'|' | b'&'))
+            .map_or(from, |k| from + k + 1);
+        past_markers(&b[start..i])
+    }
+
+    /// A command named on the line before `i` (`mysql`, `sshpass`, ...).
+    fn line_runs(&self, i: usize, commands: &[&[u8]]) -> bool {
+        let line = self.line_before(i);
+        commands.iter().any(|c| contains(line, c))
+    }
+
+    /// `mysql -pPASSWORD` (the password glued to `-p`), `sshpass -p PASSWORD`,
+    /// `docker login -p PASSWORD`; not `mkdir -p`, `ssh -p 2222`, `mysql -p`
+    /// (which prompts).
+    fn short_password_flag(&self, i: usize) -> Option<Hit> {
+        let b = self.b;
+        let at = i + 2;
+        let glued = b.get(at).is_some_and(|&c| !c.is_ascii_whitespace());
+        let vs = if glued {
+            if !self.line_runs(i, &[b"mysql", b"mariadb"]) {
+                return None;
+            }
+            at
+        } else {
+            if !self.line_runs(i, &[b"sshpass", b"login"]) {
+                return None;
+            }
+            let vs = self.skip_blanks(at);
+            if vs >= b.len() || b[vs] == b'-' || b[vs] == b'\n' {
+                return None;
+            }
+            vs
+        };
+        let v = self.value_at(vs, 1024)?;
+        self.secret_value(v, true, b"password").map(Hit::Here)
+    }
+
+    /// `htpasswd -b[c…] FILE USER PASSWORD`, `htpasswd -nb USER PASSWORD`:
+    /// the last argument.
+    fn htpasswd_batch(&self, i: usize) -> Option<Hit> {
+        let b = self.b;
+        let letters = b[i + 1..]
+            .iter()
+            .take(8)
+            .take_while(|c| c.is_ascii_alphabetic())
+            .count();
+        let flags = &b[i + 1..i + 1 + letters];
+        if !flags.contains(&b'b')
+            || !b.get(i + 1 + letters).is_some_and(|&c| is_blank(c))
+            || !self.line_runs(i, &[b"htpasswd"])
+        {
+            return None;
+        }
+        let mut wanted = if flags.contains(&b'n') { 2 } else { 3 };
+        let mut j = i + 1 + letters;
+        for _ in 0..8 {
+            let vs = self.skip_blanks(j);
+            if vs >= b.len() || b[vs] == b'\n' {
+                return None;
+            }
+            let v = self.value_at(vs, 1024)?;
+            if b[vs] != b'-' {
+                wanted -= 1;
+                if wanted == 0 {
+                    // The arguments before it are still scanned.
+                    return self.secret_value(v, true, b"password").map(Hit::Ahead);
+                }
+            }
+            j = if v.quoted { v.end + 1 } else { v.end };
+            if j <= vs {
+                return None;
+            }
+        }
+        None
+    }
+
+    /// `aws configure set aws_secret_access_key VALUE` (and any `configure
+    /// set` of a key that names a secret).
+    fn configure_set(&self, i: usize) -> Option<Span> {
+        let b = self.b;
+        if !b[i..].starts_with(b"set ")
+            || !self.line_before(i).trim_ascii_end().ends_with(b"configure")
+        {
+            return None;
+        }
+        let ks = self.skip_blanks(i + 4);
+        let mut ke = ks;
+        while ke < b.len() && ke - ks <= KEY_MAX && is_key_char(b[ke]) {
+            ke += 1;
+        }
+        if ke == ks || !b.get(ke).is_some_and(|&c| is_blank(c)) || !names_secret(&b[ks..ke]) {
+            return None;
+        }
+        let v = self.value_at(self.skip_blanks(ke), SECRET_VALUE_WINDOW)?;
+        self.secret_value(v, true, &b[ks..ke])
+    }
+
+    /// `PASSWORD 'literal'` (SQL: `CREATE USER … WITH PASSWORD '…'`) and a
+    /// `.netrc` entry (`machine … login … password VALUE`).
+    fn password_word(&self, i: usize) -> Option<Span> {
+        let b = self.b;
+        let word = b"password";
+        if !starts_with_ignore_case(&b[i..], word)
+            || !b.get(i + word.len()).is_some_and(|&c| is_blank(c))
+        {
+            return None;
+        }
+        let vs = self.skip_blanks(i + word.len());
+        let quoted = b.get(vs).is_some_and(|&c| c == b'\'' || c == b'"');
+        let netrc = {
+            let from = i.saturating_sub(512).max(self.floor());
+            let before = past_markers(&b[from..i]);
+            contains(before, b"machine ") && contains(before, b"login ")
+        };
+        if !quoted && !netrc {
+            return None;
+        }
+        let v = self.value_at(vs, 1024)?;
+        if quoted && !v.quoted {
+            return None;
+        }
+        self.secret_value(v, true, word)
+    }
+
+    /// `<bot id>:<token>` of a Telegram bot (`/bot6148301927:AAzj…`), with
+    /// `i` at the colon: the token.
+    fn telegram_token(&self, i: usize) -> Option<Span> {
+        let b = self.b;
+        let floor = self.floor();
+        let mut k = i;
+        while k > floor && i - k <= 10 && b[k - 1].is_ascii_digit() {
+            k -= 1;
+        }
+        let digits = i - k;
+        let bot_prefix = k >= 3 && b[k - 3..k].eq_ignore_ascii_case(b"bot");
+        if !(8..=10).contains(&digits) || !(k == floor || !is_word(b[k - 1]) || bot_prefix) {
+            return None;
+        }
+        let s = i + 1;
+        let end = self.run_of(s, Set::Base64Url, 36);
+        (end - s == 35 && self.word_end(end) && Mix::DigitAndLetter.accepts(&b[s..end])).then_some(
+            Span {
+                start: s,
+                end,
+                kind: "telegram-bot-token",
+            },
+        )
+    }
+
+    /// Assignments whose key is not a secret word but whose value is a
+    /// secret all the same: the `sig=` of an Azure SAS URL, PuTTY's private
+    /// lines and MAC. `None` when the key is none of those.
+    fn special_assignment(&self, c: u8, key: Key, name: &[u8], vs: usize) -> Option<Option<Hit>> {
+        let b = self.b;
+        if c == b'=' && name == b"sig" && key.start > 0 && matches!(b[key.start - 1], b'&' | b'?') {
+            let mut end = vs;
+            while end < b.len()
+                && end - vs < 1024
+                && (b[end].is_ascii_alphanumeric() || matches!(b[end], b'%' | b'+' | b'/' | b'='))
+            {
+                end += 1;
+            }
+            return Some((end - vs >= 16).then_some(Hit::Here(Span {
+                start: vs,
+                end,
+                kind: "azure-sas-signature",
+            })));
+        }
+        if c != b':' {
+            return None;
+        }
+        if name.eq_ignore_ascii_case(b"Private-MAC") {
+            let v = self.value_at(vs, 256)?;
+            return Some(
+                (!holds_marker(&b[v.start..v.end]) && v.end > v.start).then_some(Hit::Here(Span {
+                    start: v.start,
+                    end: v.end,
+                    kind: PRIVATE_KEY,
+                })),
+            );
+        }
+        if name.eq_ignore_ascii_case(b"Private-Lines") {
+            return Some(self.following_base64_lines(vs).map(Hit::Ahead));
+        }
+        None
+    }
+
+    /// The lines after the one holding `from` that are base64 only (the
+    /// body of a PuTTY key), as one span.
+    fn following_base64_lines(&self, from: usize) -> Option<Span> {
+        let b = self.b;
+        let first = from + b[from..].iter().position(|&c| c == b'\n')? + 1;
+        let mut end = first;
+        let mut j = first;
+        while j < b.len() {
+            let line_end = b[j..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |k| j + k);
+            let line = b[j..line_end]
+                .strip_suffix(b"\r")
+                .unwrap_or(&b[j..line_end]);
+            if line.is_empty() || !line.iter().all(|&c| is_base64(c)) {
+                break;
+            }
+            end = j + line.len();
+            j = line_end + 1;
+        }
+        (end > first).then_some(Span {
+            start: first,
+            end,
+            kind: PRIVATE_KEY,
+        })
+    }
+
+    /// `password: |` (or `>`, `|-`, `>+2`, …): a YAML block scalar under a
+    /// secret key; its lines (those indented deeper than the key's line)
+    /// are the value. `None` when the value is no block indicator.
+    fn yaml_block_scalar(&self, key_start: usize, vs: usize) -> Option<Option<Span>> {
+        let b = self.b;
+        if !matches!(b[vs], b'|' | b'>') {
+            return None;
+        }
+        let mut j = vs + 1;
+        while j < b.len() && (matches!(b[j], b'-' | b'+') || b[j].is_ascii_digit()) && j - vs < 4 {
+            j += 1;
+        }
+        let j = self.skip_blanks(j);
+        if j < b.len() && !matches!(b[j], b'\n' | b'\r' | b'#') {
+            return None;
+        }
+        let line_start = b[..key_start]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |k| k + 1);
+        let indent = b[line_start..].iter().take_while(|&&c| c == b' ').count();
+        let Some(nl) = b[j..].iter().position(|&c| c == b'\n') else {
+            return Some(None);
+        };
+        let mut k = j + nl + 1;
+        let (mut start, mut end) = (None, k);
+        while k < b.len() {
+            let line_end = b[k..]
+                .iter()
+                .position(|&c| c == b'\n')
+                .map_or(b.len(), |e| k + e);
+            let line = &b[k..line_end];
+            let spaces = line.iter().take_while(|&&c| c == b' ').count();
+            let blank = line.iter().all(|c| c.is_ascii_whitespace());
+            if !blank && spaces <= indent {
+                break;
+            }
+            if !blank {
+                start.get_or_insert(k + spaces);
+                end = line_end;
+            }
+            k = line_end + 1;
+        }
+        let start = start?;
+        let value = &b[start..end];
+        Some((!holds_marker(value) || value.len() > 64).then_some(Span {
+            start,
+            end,
+            kind: SECRET_ASSIGNMENT,
+        }))
+    }
+
+    /// `-----END … PRIVATE KEY-----` with no BEGIN line before it (a view of
+    /// part of a key file): the base64 lines right before it, and the line.
+    fn orphan_key_end(&self, i: usize) -> Option<Span> {
+        let b = self.b;
+        let ls = i + "-----END ".len();
+        let le = self.label_end(ls)?;
+        if !is_private_label(&b[ls..le]) {
+            return None;
+        }
+        let floor = self.floor();
+        let mut start = i;
+        // `start` is the start of the earliest body line found so far.
+        while start > floor && b[start - 1] == b'\n' {
+            let end = start - 1;
+            let mut s = end;
+            while s > floor && b[s - 1] != b'\n' && end - s <= 128 {
+                s -= 1;
+            }
+            let line = b[s..end].strip_suffix(b"\r").unwrap_or(&b[s..end]);
+            let line = line.trim_ascii_start();
+            if line.len() < 16 || line.len() > 128 || !line.iter().all(|&c| is_base64(c)) {
+                break;
+            }
+            start = s;
+        }
+        (start < i).then_some(Span {
+            start,
+            end: le + 5,
+            kind: PRIVATE_KEY,
+        })
+    }
+
+    /// Spans for the cells of CSV columns whose header names a secret (the
+    /// AWS console's credentials file: `User name,Password,Access key
+    /// ID,Secret access key,…`). One pass over the lines.
+    fn csv_secret_columns(&self) -> Vec<Span> {
+        let mut spans = Vec::new();
+        if !self.b.contains(&b',') {
+            return spans;
+        }
+        // (`str::split` on a byte finds line breaks with memchr.)
+        let mut lines = self.text.split('\n').scan(0, |at, line| {
+            let start = *at;
+            *at += line.len() + 1;
+            Some((start, line.strip_suffix('\r').unwrap_or(line).as_bytes()))
+        });
+        let mut header = lines.next();
+        while let Some((_, line)) = header {
+            // A header starts its line (code is indented) and has a comma;
+            // most lines fail on their first byte.
+            let plain = line
+                .first()
+                .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'"')
+                && line.contains(&b',')
+                && line
+                    .iter()
+                    .position(|&c| !is_header_byte(c))
+                    .is_none_or(|k| line[k] == b'"');
+            let columns = match plain {
+                true => csv_header_secrets(line),
+                false => None,
+            };
+            header = lines.next();
+            let Some(columns) = columns else {
+                continue;
+            };
+            let width = line.iter().filter(|&&c| c == b',').count() + 1;
+            // The rows: lines of the same width.
+            while let Some((row_start, row)) = header {
+                if row.iter().filter(|&&c| c == b',').count() + 1 != width {
+                    break;
+                }
+                let mut cell_start = row_start;
+                for (col, cell) in row.split(|&c| c == b',').enumerate() {
+                    let (s, e) = trim_cell(cell);
+                    if columns & (1 << col) != 0 && !generic_benign(&cell[s..e]) {
+                        spans.push(Span {
+                            start: cell_start + s,
+                            end: cell_start + e,
+                            kind: "secret-column",
+                        });
+                    }
+                    cell_start += cell.len() + 1;
+                }
+                header = lines.next();
+            }
+        }
+        spans
+    }
+}
+
+/// What of `seg` follows its last marker (all of it when it holds none).
+fn past_markers(seg: &[u8]) -> &[u8] {
+    match seg.windows(MARKER.len()).rposition(|w| w == MARKER) {
+        Some(k) => {
+            let len = marker_len(&seg[k..]).unwrap_or(MARKER.len());
+            &seg[(k + len).min(seg.len())..]
+        }
+        None => seg,
+    }
+}
+
+/// A byte of a CSV header line without quotes.
+fn is_header_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'-' | b',')
+}
+
+fn is_base64(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'=')
+}
+
+/// A CSV header (2 to 64 short column names) with columns that name a
+/// secret: their bit set.
+fn csv_header_secrets(line: &[u8]) -> Option<u64> {
+    if !line.contains(&b',') {
+        return None;
+    }
+    let mut columns = 0u64;
+    for (col, name) in line.split(|&c| c == b',').enumerate() {
+        let name = name.trim_ascii();
+        let name = name
+            .strip_prefix(b"\"")
+            .and_then(|n| n.strip_suffix(b"\""))
+            .unwrap_or(name);
+        if col >= 64
+            || name.is_empty()
+            || name.len() > 40
+            || !name[0].is_ascii_alphabetic()
+            || !name
+                .iter()
+                .all(|&c| c.is_ascii_alphanumeric() || matches!(c, b' ' | b'_' | b'-'))
+        {
+            return None;
+        }
+        if names_secret(name) {
+            columns |= 1 << col;
+        }
+    }
+    (columns != 0).then_some(columns)
+}
+
+/// The bounds of a cell's value within it: blanks and quotes trimmed.
+fn trim_cell(cell: &[u8]) -> (usize, usize) {
+    let mut s = 0;
+    let mut e = cell.len();
+    while s < e && matches!(cell[s], b' ' | b'\t' | b'"') {
+        s += 1;
+    }
+    while e > s && matches!(cell[e - 1], b' ' | b'\t' | b'"') {
+        e -= 1;
+    }
+    (s, e)
 }
 
 fn is_private_label(label: &[u8]) -> bool {
