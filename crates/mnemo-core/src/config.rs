@@ -56,8 +56,8 @@ pub struct CaptureConfig {
 impl Default for CaptureConfig {
     fn default() -> Self {
         CaptureConfig {
+            // TodoWrite is kept: its last list is the turn's unfinished work.
             skip_tools: [
-                "TodoWrite",
                 "TodoRead",
                 "ToolSearch",
                 "ListAgents",

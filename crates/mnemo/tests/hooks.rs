@@ -360,9 +360,9 @@ fn unknown_events_disabled_and_skipped_tools_are_quick_no_ops() {
     assert!(!quiet.data().exists());
 
     // Skip list: defaults and the environment override.
-    let todo = json!({"session_id": "s", "cwd": proj, "hook_event_name": "PostToolUse",
-                      "tool_name": "TodoWrite", "tool_input": {}, "tool_response": {}});
-    assert_hook_ok(&env.hook("PostToolUse", &todo.to_string()));
+    let skipped = json!({"session_id": "s", "cwd": proj, "hook_event_name": "PostToolUse",
+                      "tool_name": "ToolSearch", "tool_input": {}, "tool_response": {}});
+    assert_hook_ok(&env.hook("PostToolUse", &skipped.to_string()));
     assert_hook_ok(&env.hook_with(
         "PostToolUse",
         &fixture_for("PostToolUse.Bash.json", &proj, "s"),
