@@ -594,32 +594,36 @@ pub(crate) fn items(field: &str) -> impl Iterator<Item = &str> {
 /// A long turn's summary: the earlier pieces' partial summaries merged with
 /// the last piece's, in the order they happened, without repeats, each field
 /// within its budget.
+/// The intent (`command::same_command_key`) of the first command quoted in
+/// a summary item (`` `cargo test -p x` passes ``); a display cut with `…`
+/// keeps its first words, which is all the key reads.
+fn check_intent(item: &str) -> Option<String> {
+    let start = item.find('`')? + 1;
+    let len = item[start..].find('`')?;
+    let shown = item[start..start + len].trim_end_matches('…');
+    (!shown.trim().is_empty())
+        .then(|| crate::command::same_command_key(shown, crate::command::classify(shown)))
+}
+
 pub(crate) fn merge(earlier: &[SummaryDraft], last: SummaryDraft) -> SummaryDraft {
     if earlier.is_empty() {
         return last;
     }
-    let passing: Vec<&str> = earlier
+    // The intents of the checks that passed anywhere in the turn.
+    let passing: Vec<String> = earlier
         .iter()
         .chain(std::iter::once(&last))
         .flat_map(|s| items(&s.completed))
-        .filter_map(|i| {
-            i.strip_suffix(" passes")
-                .or_else(|| i.split(" passes (").next())
-        })
-        .filter(|span| span.starts_with('`') && span.ends_with('`'))
+        .filter(|i| i.ends_with(" passes") || i.contains(" passes ("))
+        .filter_map(check_intent)
         .collect();
-    // What a piece left failing and a later one made pass is settled.
+    // What a piece left failing and a later one made pass (the same check,
+    // whatever its arguments: `mix test a_test.exs`, then `mix test`) is
+    // settled.
     let settled = |item: &str| {
-        let span = item
-            .strip_prefix("make ")
-            .unwrap_or(item)
-            .split(" fails")
-            .next()
-            .unwrap_or("")
-            .split(" pass (")
-            .next()
-            .unwrap_or("");
-        passing.contains(&span) || item.contains("still failing at the end of this part")
+        item.contains("still failing at the end of this part")
+            || ((item.starts_with("make ") || item.contains(" fails"))
+                && check_intent(item).is_some_and(|k| passing.contains(&k)))
     };
     let field = |get: fn(&SummaryDraft) -> &str, max: usize| {
         let mut all: Vec<String> = Vec::new();
@@ -766,5 +770,19 @@ mod tests {
             (m.learned.as_str(), m.next_steps.as_str(), m.notes.as_str()),
             ("", "", "")
         );
+
+        // The same check with other arguments settles it too; another does not.
+        let failing = SummaryDraft {
+            next_steps: "make `mix test test/web/review_live_test.e…` pass (undefined get/2); \
+                         make `git push` pass (rejected)"
+                .into(),
+            ..Default::default()
+        };
+        let passed = SummaryDraft {
+            completed: "`mix test 2>&1 | tail -5` passes (76 tests, 0 failures)".into(),
+            ..Default::default()
+        };
+        let m = merge(&[failing], passed);
+        assert_eq!(m.next_steps, "make `git push` pass (rejected)");
     }
 }
