@@ -8,6 +8,8 @@
 //!   and how it comes back, once and in order;
 //! - [`schema`]: the migrations;
 //! - [`memory`]: observations, summaries and their full-text indexes;
+//! - [`idents`]: the other spelling of compound names, indexed beside the
+//!   text (`parseConfig` / `parse_config`);
 //! - [`queue`]: the events table as the worker's durable queue (leases,
 //!   batches per turn, retries);
 //! - [`ledger`]: the LLM calls the worker made, and the token budgets;
@@ -19,6 +21,7 @@
 
 pub mod capture;
 pub mod export;
+pub mod idents;
 pub mod ledger;
 pub mod memory;
 pub mod queue;
@@ -229,6 +232,9 @@ impl Store {
             tx.execute_batch(sql).map_err(|e| sql_err(&path, e))?;
             tx.pragma_update(None, "user_version", (i + 1) as i64)
                 .map_err(|e| sql_err(&path, e))?;
+        }
+        if current < schema::IDENTS_VERSION {
+            memory::fill_idents(&tx).map_err(|e| sql_err(&path, e))?;
         }
         tx.commit().map_err(|e| sql_err(&path, e))
     }

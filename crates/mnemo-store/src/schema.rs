@@ -12,7 +12,13 @@ pub const MIGRATIONS: &[&str] = &[
     V1_CAPTURE_AND_MEMORY,
     V2_WORKER_AND_RECALL,
     V3_OBSERVATION_FILES,
+    V4_IDENTIFIER_WORDS,
 ];
+
+/// The version whose migration adds the `idents` columns: opening an older
+/// database fills them (Rust code, see `crate::memory::fill_idents`) before
+/// the full-text indexes are rebuilt.
+pub const IDENTS_VERSION: i64 = 4;
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
@@ -208,4 +214,30 @@ INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
 INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
     SELECT j.value, o.id, 0 FROM observations o, json_each(o.files_read) j
     WHERE json_valid(o.files_read) AND j.type = 'text' AND j.value <> '';
+"#;
+
+const V4_IDENTIFIER_WORDS: &str = r#"
+-- The other spelling of each compound name in a record (see crate::idents):
+-- `parseConfig` gives `parse config`, `parse_config` gives `parseconfig`.
+-- Written with the row by crate::memory; filled for older rows in Rust
+-- right after this migration, which then rebuilds the indexes.
+ALTER TABLE observations ADD COLUMN idents TEXT NOT NULL DEFAULT '';
+ALTER TABLE summaries ADD COLUMN idents TEXT NOT NULL DEFAULT '';
+ALTER TABLE prompts ADD COLUMN idents TEXT NOT NULL DEFAULT '';
+
+DROP TABLE observations_fts;
+CREATE VIRTUAL TABLE observations_fts USING fts5(
+    title, subtitle, narrative, facts, concepts, files_read, files_modified, idents,
+    content='observations', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+);
+DROP TABLE summaries_fts;
+CREATE VIRTUAL TABLE summaries_fts USING fts5(
+    request, investigated, learned, completed, next_steps, notes, idents,
+    content='summaries', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+);
+DROP TABLE prompts_fts;
+CREATE VIRTUAL TABLE prompts_fts USING fts5(
+    text, idents,
+    content='prompts', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+);
 "#;
