@@ -33,14 +33,17 @@ use serde::Serialize;
 
 use crate::Result;
 use crate::ids::{ItemRef, Kind};
-use crate::query::Terms;
+use crate::query::{MAX_TERMS, Terms};
+use crate::ranking::{self, DocWords, TermWeights};
+use crate::supersede;
 use crate::text::{main_file, one_line};
 
 /// BM25 weights of `observations_fts` columns: title, subtitle, narrative,
-/// facts, concepts, files_read, files_modified.
-const OBSERVATION_WEIGHTS: &str = "10.0, 4.0, 1.0, 2.0, 3.0, 3.0, 5.0";
-/// `summaries_fts`: request, investigated, learned, completed, next_steps, notes.
-const SUMMARY_WEIGHTS: &str = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0";
+/// facts, concepts, files_read, files_modified, idents.
+const OBSERVATION_WEIGHTS: &str = "10.0, 4.0, 1.0, 2.0, 3.0, 3.0, 5.0, 3.0";
+/// `summaries_fts`: request, investigated, learned, completed, next_steps,
+/// notes, idents.
+const SUMMARY_WEIGHTS: &str = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0, 1.0";
 
 /// Most matches of observations whose BM25 score is computed (the newest
 /// ones); summaries and prompts, which only back the observations up, get
@@ -180,6 +183,10 @@ pub struct Hit {
     pub project_root: Option<String>,
     /// Relevance, higher is better (0 when listing by recency).
     pub score: f64,
+    /// For a decision that a later decision on the same subject replaced:
+    /// that decision (see [`crate::supersede`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<ItemRef>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -194,35 +201,231 @@ pub struct SearchResults {
 
 /// Runs a search. Never fails on what the user typed; only on the database.
 pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
-    let terms = Terms::parse(&req.query);
+    let mut terms = Terms::parse(&req.query);
     let limit = req.limit.clamp(1, 500);
     let kinds = kinds_of(req);
-    let Some(all) = terms.all() else {
-        let hits = ranked(conn, req, &kinds, None, limit)?;
+    if terms.is_empty() {
+        let hits = listed(conn, req, &kinds, limit)?;
         return Ok(SearchResults {
             query: req.query.clone(),
             fts_query: None,
             relaxed: false,
             hits,
         });
-    };
-    let hits = ranked(conn, req, &kinds, Some(&all), limit)?;
-    if !hits.is_empty() || terms.len() < 2 {
-        return Ok(SearchResults {
-            query: req.query.clone(),
-            fts_query: Some(all),
-            relaxed: false,
-            hits,
-        });
     }
+    let weights = select_terms(conn, &kinds, &mut terms)?;
     let any = terms.any().expect("terms are not empty");
-    let hits = ranked(conn, req, &kinds, Some(&any), limit)?;
+    let pool = limit.max(RERANK_POOL);
+    let mut candidates = matches(conn, req, &kinds, &any, pool)?;
+    if terms.len() > 1 {
+        // Records with every word, however old (the OR query ranks only
+        // the newest matches of a common word).
+        let all = terms.all().expect("terms are not empty");
+        for r in matches(conn, req, &kinds, &all, pool)? {
+            if !candidates.iter().any(|c| c.id == r.id) {
+                candidates.push(r);
+            }
+        }
+    }
+    let mut scored = rerank(conn, &terms, &weights, candidates)?;
+    mark_superseded(conn, req, &mut scored)?;
+    order(&mut scored);
+    scored.truncate(limit);
+    let relaxed = terms.len() > 1 && !scored.iter().any(|r| r.coverage >= 1.0 - 1e-9);
+    let hits = hits_of(conn, &scored)?;
     Ok(SearchResults {
         query: req.query.clone(),
         fts_query: Some(any),
-        relaxed: true,
+        relaxed,
         hits,
     })
+}
+
+/// Candidates read per kind for re-ranking (at least the request's limit).
+const RERANK_POOL: usize = 60;
+
+/// How many documents a word is counted in at most when measuring how
+/// selective it is: past this, a word is common and its exact count
+/// changes nothing.
+const DOC_COUNT_CAP: u64 = 2000;
+
+/// Document counts of the query's words (capped), which keep the most
+/// selective [`MAX_TERMS`] of a long query and weigh each word.
+fn select_terms(conn: &Connection, kinds: &Kinds, terms: &mut Terms) -> Result<TermWeights> {
+    let sources = sources_of(kinds);
+    let mut failed: Option<rusqlite::Error> = None;
+    let mut count = |fts: &str| -> u64 {
+        let mut n = 0;
+        for src in &sources {
+            match doc_count(conn, src.fts, fts) {
+                Ok(c) => n += c,
+                Err(e) => failed = Some(e),
+            }
+        }
+        n
+    };
+    if terms.len() > MAX_TERMS {
+        terms.keep_selective(MAX_TERMS, &mut count);
+    }
+    let counts: Vec<u64> = terms.terms().iter().map(|t| count(&t.fts())).collect();
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    let mut total = 0u64;
+    for src in &sources {
+        let n: Option<i64> = conn
+            .prepare_cached(&format!("SELECT max(rowid) FROM {}", src.table))?
+            .query_row([], |r| r.get(0))?;
+        total += n.unwrap_or(0).max(0) as u64;
+    }
+    Ok(TermWeights::new(&counts, total))
+}
+
+/// How many rows of one index match a term, up to [`DOC_COUNT_CAP`].
+fn doc_count(conn: &Connection, index: &str, fts: &str) -> rusqlite::Result<u64> {
+    let n: i64 = conn
+        .prepare_cached(&format!(
+            "SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH ?1 LIMIT ?2)"
+        ))?
+        .query_row(rusqlite::params![fts, DOC_COUNT_CAP as i64], |r| r.get(0))?;
+    Ok(n as u64)
+}
+
+/// A candidate with its final score.
+struct Scored {
+    id: ItemRef,
+    created_at: i64,
+    /// Higher is better.
+    score: f64,
+    /// Share of the query's weight the record contains (1 when listing).
+    coverage: f64,
+    superseded_by: Option<i64>,
+}
+
+/// Scales each candidate's BM25 by its kind and by its coverage of the query.
+fn rerank(
+    conn: &Connection,
+    terms: &Terms,
+    weights: &TermWeights,
+    candidates: Vec<Ranked>,
+) -> Result<Vec<Scored>> {
+    let mut out = Vec::with_capacity(candidates.len());
+    for r in candidates {
+        let words = DocWords::new(&ranking::record_text(conn, r.id)?);
+        let coverage = ranking::coverage(terms, weights, &words);
+        let bm25 = -r.score * kind_factor(r.id.kind);
+        out.push(Scored {
+            id: r.id,
+            created_at: r.created_at,
+            score: bm25 * coverage_factor(coverage),
+            coverage,
+            superseded_by: None,
+        });
+    }
+    Ok(out)
+}
+
+/// How coverage scales a BM25 score: a record with all the query's weight
+/// keeps its score, one with half of it keeps a quarter.
+fn coverage_factor(coverage: f64) -> f64 {
+    coverage * coverage
+}
+
+/// Superseded decisions sink below their successor, which takes their
+/// place when the search did not find it by itself.
+fn mark_superseded(conn: &Connection, req: &SearchRequest, scored: &mut Vec<Scored>) -> Result<()> {
+    let decisions: Vec<i64> = scored
+        .iter()
+        .filter(|s| s.id.kind == Kind::Observation)
+        .map(|s| s.id.id)
+        .collect();
+    let successors = supersede::successors(conn, &decisions)?;
+    let mut added: Vec<Scored> = Vec::new();
+    for s in scored.iter_mut() {
+        let Some(&next) = successors
+            .get(&s.id.id)
+            .filter(|_| s.id.kind == Kind::Observation)
+        else {
+            continue;
+        };
+        s.superseded_by = Some(next);
+        let score = s.score;
+        s.score *= SUPERSEDED_FACTOR;
+        added.push(Scored {
+            id: ItemRef::observation(next),
+            created_at: 0,
+            score,
+            coverage: s.coverage,
+            superseded_by: None,
+        });
+    }
+    for a in added {
+        match scored.iter_mut().find(|s| s.id == a.id) {
+            Some(s) => s.score = s.score.max(a.score),
+            None if successor_passes(conn, req, a.id.id)? => {
+                let created_at = created_at(conn, a.id.id)?;
+                scored.push(Scored { created_at, ..a });
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// A superseded decision keeps this share of its score.
+const SUPERSEDED_FACTOR: f64 = 0.5;
+
+/// Whether a successor found through its predecessor passes the request's
+/// filters (type, time, file, session): the same query, on one id.
+fn successor_passes(conn: &Connection, req: &SearchRequest, id: i64) -> Result<bool> {
+    let kinds = kinds_of(req);
+    if !kinds.observations {
+        return Ok(false);
+    }
+    let mut sql = select_ranked(&OBSERVATIONS, None);
+    let p = sql.param(id);
+    sql.push(&format!(" AND o.id = {p}"));
+    let mut found = filter_observations(sql, req, &kinds.types);
+    common_filters(&mut found, req, "o");
+    let mut stmt = conn.prepare(&found.text)?;
+    Ok(stmt.exists(rusqlite::params_from_iter(found.params.iter()))?)
+}
+
+fn created_at(conn: &Connection, id: i64) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT created_at FROM observations WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))?)
+}
+
+/// Best first: scores bucketed on a log scale (2% wide) so that near-equal
+/// scores tie whatever the store's size, and the newer item wins the tie.
+fn order(scored: &mut [Scored]) {
+    let key = |r: &Scored| {
+        if r.score > 0.0 {
+            -(r.score.ln() * 50.0).round() as i64
+        } else {
+            i64::MAX
+        }
+    };
+    scored.sort_by(|a, b| {
+        key(a)
+            .cmp(&key(b))
+            .then(b.created_at.cmp(&a.created_at))
+            .then(b.id.id.cmp(&a.id.id))
+    });
+}
+
+/// The display rows of ranked ids, with their scores.
+fn hits_of(conn: &Connection, scored: &[Scored]) -> Result<Vec<Hit>> {
+    let mut hits = Vec::with_capacity(scored.len());
+    for r in scored {
+        if let Some(mut hit) = hit(conn, r.id)? {
+            hit.score = (r.score * 1e6).round() / 1e6 + 0.0;
+            hit.superseded_by = r.superseded_by.map(ItemRef::observation);
+            hits.push(hit);
+        }
+    }
+    Ok(hits)
 }
 
 /// Which kinds to search, and which observation types.
@@ -327,50 +530,59 @@ struct Ranked {
     created_at: i64,
 }
 
-fn ranked(
+/// The best `limit` matches of an FTS5 query in each kind searched (raw
+/// BM25 scores, lower is better).
+fn matches(
     conn: &Connection,
     req: &SearchRequest,
     kinds: &Kinds,
-    fts: Option<&str>,
+    fts: &str,
     limit: usize,
-) -> Result<Vec<Hit>> {
+) -> Result<Vec<Ranked>> {
     let mut all: Vec<Ranked> = Vec::new();
     if kinds.observations {
-        all.extend(rank_observations(conn, req, &kinds.types, fts, limit)?);
+        all.extend(rank_observations(
+            conn,
+            req,
+            &kinds.types,
+            Some(fts),
+            limit,
+        )?);
     }
     if kinds.summaries {
-        all.extend(rank_summaries(conn, req, fts, limit)?);
+        all.extend(rank_summaries(conn, req, Some(fts), limit)?);
     }
     if kinds.prompts {
-        all.extend(rank_prompts(conn, req, fts, limit)?);
+        all.extend(rank_prompts(conn, req, Some(fts), limit)?);
     }
-    // BM25 is negative, better is lower. Scaled per kind, then bucketed on a
-    // log scale (buckets 2% wide) so that near-equal scores tie whatever the
-    // store's size, and the newer item wins the tie.
-    let key = |r: &Ranked| {
-        let s = -r.score * kind_factor(r.id.kind);
-        if s > 0.0 {
-            -(s.ln() * 50.0).round() as i64
-        } else {
-            i64::MAX
-        }
-    };
-    all.sort_by(|a, b| {
-        key(a)
-            .cmp(&key(b))
-            .then(b.created_at.cmp(&a.created_at))
-            .then(b.id.id.cmp(&a.id.id))
-    });
-    all.truncate(limit);
-    let mut hits = Vec::with_capacity(all.len());
-    for r in all {
-        if let Some(mut hit) = hit(conn, r.id)? {
-            // `+ 0.0` turns the -0.0 of recency listings into 0.
-            hit.score = (-r.score * kind_factor(r.id.kind) * 1e6).round() / 1e6 + 0.0;
-            hits.push(hit);
-        }
+    Ok(all)
+}
+
+/// The newest items that pass the filters (a query with nothing searchable).
+fn listed(conn: &Connection, req: &SearchRequest, kinds: &Kinds, limit: usize) -> Result<Vec<Hit>> {
+    let mut all: Vec<Ranked> = Vec::new();
+    if kinds.observations {
+        all.extend(rank_observations(conn, req, &kinds.types, None, limit)?);
     }
-    Ok(hits)
+    if kinds.summaries {
+        all.extend(rank_summaries(conn, req, None, limit)?);
+    }
+    if kinds.prompts {
+        all.extend(rank_prompts(conn, req, None, limit)?);
+    }
+    let mut scored: Vec<Scored> = all
+        .into_iter()
+        .map(|r| Scored {
+            id: r.id,
+            created_at: r.created_at,
+            score: 0.0,
+            coverage: 1.0,
+            superseded_by: None,
+        })
+        .collect();
+    order(&mut scored);
+    scored.truncate(limit);
+    hits_of(conn, &scored)
 }
 
 /// Runs a ranking query; keeps the best `limit` (by score, then newest).
@@ -433,6 +645,21 @@ const PROMPTS: Source = Source {
     window: RANK_WINDOW / 2,
     kind: Kind::Prompt,
 };
+
+/// The sources a request searches.
+fn sources_of(kinds: &Kinds) -> Vec<&'static Source> {
+    let mut out = Vec::new();
+    if kinds.observations {
+        out.push(&OBSERVATIONS);
+    }
+    if kinds.summaries {
+        out.push(&SUMMARIES);
+    }
+    if kinds.prompts {
+        out.push(&PROMPTS);
+    }
+    out
+}
 
 /// `SELECT id, score, created_at` of `src`: driven by its FTS index when
 /// there is a query (the index must lead the join: starting from the table
@@ -497,7 +724,12 @@ fn rank_observations(
     fts: Option<&str>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let mut sql = select_ranked(&OBSERVATIONS, fts);
+    let sql = filter_observations(select_ranked(&OBSERVATIONS, fts), req, types);
+    finish_ranked(conn, sql, &OBSERVATIONS, req, fts.is_some(), limit)
+}
+
+/// The observation filters: project, types, file.
+fn filter_observations(mut sql: Sql, req: &SearchRequest, types: &[String]) -> Sql {
     if let Some(project) = req.project_id {
         let p = sql.param(project);
         sql.push(&format!(" AND o.project_id = {p}"));
@@ -520,7 +752,7 @@ fn rank_observations(
         }
         sql.push(&format!(" AND o.id IN ({sub})"));
     }
-    finish_ranked(conn, sql, &OBSERVATIONS, req, fts.is_some(), limit)
+    sql
 }
 
 fn rank_summaries(
@@ -579,6 +811,7 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     project: r.get(6)?,
                     project_root: r.get(7)?,
                     score: 0.0,
+                    superseded_by: None,
                 })
             })
             .optional()?,
@@ -612,6 +845,7 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     project: r.get(4)?,
                     project_root: r.get(5)?,
                     score: 0.0,
+                    superseded_by: None,
                 })
             })
             .optional()?,
@@ -636,6 +870,7 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     project: r.get(2)?,
                     project_root: r.get(3)?,
                     score: 0.0,
+                    superseded_by: None,
                 })
             })
             .optional()?,
