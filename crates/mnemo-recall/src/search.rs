@@ -34,7 +34,7 @@ use serde::Serialize;
 use crate::Result;
 use crate::ids::{ItemRef, Kind};
 use crate::query::{MAX_TERMS, Terms};
-use crate::ranking::{self, DocWords, TermWeights};
+use crate::ranking::{self, Doc, TermWeights};
 use crate::supersede;
 use crate::text::{main_file, one_line};
 
@@ -227,7 +227,7 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
             }
         }
     }
-    let mut scored = rerank(conn, &terms, &weights, candidates)?;
+    let mut scored = rerank(conn, &terms, &weights, &req.query, candidates)?;
     mark_superseded(conn, req, &mut scored)?;
     order(&mut scored);
     scored.truncate(limit);
@@ -242,7 +242,7 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
 }
 
 /// Candidates read per kind for re-ranking (at least the request's limit).
-const RERANK_POOL: usize = 60;
+const RERANK_POOL: usize = 200;
 
 /// How many documents a word is counted in at most when measuring how
 /// selective it is: past this, a word is common and its exact count
@@ -302,22 +302,42 @@ struct Scored {
     superseded_by: Option<i64>,
 }
 
-/// Scales each candidate's BM25 by its kind and by its coverage of the query.
+/// Scores each candidate: BM25F over its fields, scaled by its kind, by its
+/// coverage of the query, and up when the question asks for decisions.
 fn rerank(
     conn: &Connection,
     terms: &Terms,
     weights: &TermWeights,
+    query: &str,
     candidates: Vec<Ranked>,
 ) -> Result<Vec<Scored>> {
+    let docs: Vec<Doc> = candidates
+        .iter()
+        .map(|r| ranking::record_doc(conn, r.id))
+        .collect::<Result<_>>()?;
+    let mut avg_len = std::collections::HashMap::new();
+    for kind in [Kind::Observation, Kind::Summary, Kind::Prompt] {
+        let of_kind: Vec<&Doc> = candidates
+            .iter()
+            .zip(&docs)
+            .filter(|(r, _)| r.id.kind == kind)
+            .map(|(_, d)| d)
+            .collect();
+        avg_len.insert(kind, ranking::average_lengths(&of_kind));
+    }
+    let wants_decisions = ranking::asks_for_decisions(query);
     let mut out = Vec::with_capacity(candidates.len());
-    for r in candidates {
-        let words = DocWords::new(&ranking::record_text(conn, r.id)?);
-        let coverage = ranking::coverage(terms, weights, &words);
-        let bm25 = -r.score * kind_factor(r.id.kind);
+    for (r, doc) in candidates.into_iter().zip(&docs) {
+        let coverage = ranking::coverage(terms, weights, doc);
+        let bm25 = ranking::bm25f(terms, weights, doc, &avg_len[&r.id.kind]);
+        let mut score = bm25 * kind_factor(r.id.kind) * coverage_factor(coverage);
+        if wants_decisions && doc.obs_type.as_deref() == Some("decision") {
+            score *= DECISION_INTENT;
+        }
         out.push(Scored {
             id: r.id,
             created_at: r.created_at,
-            score: bm25 * coverage_factor(coverage),
+            score,
             coverage,
             superseded_by: None,
         });
@@ -325,11 +345,14 @@ fn rerank(
     Ok(out)
 }
 
-/// How coverage scales a BM25 score: a record with all the query's weight
+/// How coverage scales a score: a record with all the query's weight
 /// keeps its score, one with half of it keeps a quarter.
 fn coverage_factor(coverage: f64) -> f64 {
     coverage * coverage
 }
+
+/// How much a decision gains when the question asks what was decided.
+const DECISION_INTENT: f64 = 1.5;
 
 /// Superseded decisions sink below their successor, which takes their
 /// place when the search did not find it by itself.
