@@ -51,7 +51,11 @@ fn noise(project: &Path) -> Vec<Value> {
                 project,
                 "change",
                 &format!("Fix {a} {b} test"),
-                &format!("Updated the {a} code and the {b} tests; the page works for users again."),
+                &format!(
+                    "Updated the {a} code and the {b} tests. At some point we had a problem \
+                     in it where users who were signed in saw an error; so far this is all \
+                     we have seen, and for now the page works again."
+                ),
                 &format!("src/{a}.rs"),
                 (i + 2) as i64,
             )
@@ -108,18 +112,22 @@ fn a_question_in_plain_words_finds_the_record_that_answers_it_first() {
         &p,
         "bugfix",
         "SameSite=Strict cookie caused an endless redirect after the identity provider callback",
-        "The browser withheld the session cookie on the cross-site redirect back from the \
-         identity provider, so the app sent users to sign in again. Cookie is now SameSite=Lax.",
+        "After the callback from the identity provider the browser withheld the session \
+         cookie (a cross-site navigation), so the app saw no session and bounced back to \
+         authentication. The cookie is now SameSite=Lax.",
         "src/auth/cookies.rs",
         30,
     ));
     import(&env, &records);
-    // Every word of the question is not in the record ("why", "do", "users",
-    // "keep", "the"), and the noise is full of "login", "page" and "users".
+    // Most words of the question are not in the record, the noise is full
+    // of "login", "page", "users" and glue words, and what matters comes
+    // after the sixteenth word.
     let found = hits(
         &env,
         &p,
-        "why do users keep getting redirected to the login page after the identity provider?",
+        "I remember that at some point we had a problem where users who signed in were sent \
+         back to the login page again and again, what was the cause of that redirect loop \
+         with the identity provider?",
     );
     assert!(
         titles(&found)[0].starts_with("SameSite=Strict cookie"),
