@@ -1,19 +1,24 @@
-//! Re-ranking what BM25 found by how much of the question each record answers.
+//! Re-ranking what FTS5 found by how well each record answers the query.
 //!
-//! FTS5's `bm25()` over an OR of the query's words rewards a record for each
-//! word it contains, but a short record (a title and little else) gets every
-//! match scaled up by its shortness, so a terse title with two common words
-//! can beat the long record that contains all the rare ones. This module
-//! reads the few best candidates' text and measures their *coverage*: the
-//! share of the query's weight (each word weighs its inverse document
-//! frequency) that the record contains, in its text or in its identifier
-//! words. The final score is BM25 scaled by that coverage, so a record with
-//! more of the selective words comes first and a record with only the
-//! common ones sinks.
+//! FTS5's `bm25()` normalizes by the whole record's length, so a terse
+//! record (a log-like title and little else) gets every match scaled up,
+//! and a short title with two common words can beat the long record that
+//! contains the rare ones. The few best candidates are therefore read and
+//! scored again:
+//!
+//! - BM25F ([`bm25f`]): each query word's occurrences are weighted by
+//!   field (title first) and normalized by that field's length, then
+//!   saturated once per word, so a word repeated everywhere cannot outweigh
+//!   two different words, and a long narrative does not dilute the title;
+//! - coverage ([`coverage`]): the share of the query's weight (each word
+//!   weighs its inverse document frequency) that the record contains, in
+//!   its text or its identifier words; records with more of the selective
+//!   words come first.
 //!
 //! Word matching here is a cheap approximation of the index's (lowercase,
-//! plural and `-ed`/`-ing` endings folded); it only weighs candidates that
-//! FTS5 already matched, so it never decides what is found.
+//! plural and `-ed`/`-ing` endings folded, a short word also matching a
+//! longer form of itself); it only weighs candidates that FTS5 already
+//! matched, so it never decides what is found.
 
 use rusqlite::{Connection, OptionalExtension};
 

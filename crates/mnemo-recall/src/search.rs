@@ -1,24 +1,31 @@
 //! Full-text search over observations, summaries and prompts.
 //!
-//! One list, ranked by BM25 (FTS5's `bm25()`), with each table's columns
-//! weighted by how much a hit there says: an observation's title and the
-//! files it touched count most, its narrative least. Scores of the three
-//! tables are put on one scale by a per-kind factor (an observation is what
-//! the index lists and what an agent can act on; a prompt only says what was
-//! asked), rounded so that near-equal scores tie, and ties go to the newest.
+//! A query is reduced to the words that say something ([`crate::query`]:
+//! stop and question words set aside, repeats once, a long query cut to its
+//! most selective words by their document counts, which also weigh each
+//! word). FTS5 then finds candidates: the records with any of the words,
+//! ranked by its `bm25()` with each table's columns weighted (an
+//! observation's title and files count most, its narrative least), plus the
+//! records with every word however old. The best few hundred are re-ranked
+//! ([`crate::ranking`]): BM25F over their fields, scaled by how much of the
+//! query's weight each covers, by kind (an observation is what the index
+//! lists and what an agent can act on; a prompt only says what was asked),
+//! and up for decisions when the question asks what was decided. A
+//! decision that a later decision replaced ([`crate::supersede`]) sinks
+//! below its successor and says so (`superseded_by`). Scores are rounded so
+//! that near-equal ones tie, and ties go to the newest. `relaxed` says that
+//! no hit contains every word.
 //!
-//! Every word must match; when that finds nothing and the query has several
-//! words, any word may match (`relaxed` says so). A query with nothing
-//! searchable lists the newest items that pass the filters. The user's text
-//! never reaches FTS5 as syntax (see [`crate::query`]), so no query errors.
+//! A query with nothing searchable lists the newest items that pass the
+//! filters. The user's text never reaches FTS5 as syntax, so no query
+//! errors. [`search`] is the library call: query text and scope in, ranked
+//! hits with scores out.
 //!
-//! Cost is bounded whatever the store holds: BM25 is computed for at most
+//! Cost is bounded whatever the store holds: FTS5 computes BM25 for at most
 //! the newest [`RANK_WINDOW`] matching observations and half as many
-//! summaries and prompts (FTS5 walks its index in rowid order and stops
-//! there), which ranks every match of any specific query exactly and, for a
-//! word found in most of a large store, ranks the newest part of it
-//! (recency is what breaks ties anyway). Only ids, scores
-//! and times are ranked; the few rows shown are read afterwards. The FTS
+//! summaries and prompts (it walks its index in rowid order and stops
+//! there), a word's document count stops at [`DOC_COUNT_CAP`], and at most
+//! [`RERANK_POOL`] candidates per kind are read for re-ranking. The FTS
 //! table always drives the join (`CROSS JOIN`): left to itself, SQLite may
 //! walk a project's observations by date and run the match once per row,
 //! which is a hundred times slower on a large store.
@@ -242,12 +249,12 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
 }
 
 /// Candidates read per kind for re-ranking (at least the request's limit).
-const RERANK_POOL: usize = 200;
+pub const RERANK_POOL: usize = 200;
 
 /// How many documents a word is counted in at most when measuring how
 /// selective it is: past this, a word is common and its exact count
 /// changes nothing.
-const DOC_COUNT_CAP: u64 = 2000;
+pub const DOC_COUNT_CAP: u64 = 2000;
 
 /// Document counts of the query's words (capped), which keep the most
 /// selective [`MAX_TERMS`] of a long query and weigh each word.

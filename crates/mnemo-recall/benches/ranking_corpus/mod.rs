@@ -753,7 +753,8 @@ pub fn noise_observation(rng: &mut Rng, i: usize) -> NewObservation {
     let sentences = 1 + rng.below(if long { 10 } else { 3 });
     let mut narrative = String::new();
     for _ in 0..sentences {
-        narrative.push_str(*rng.pick(FILLER));
+        let sentence: &&str = rng.pick(FILLER);
+        narrative.push_str(sentence);
         narrative.push(' ');
         if rng.below(3) == 0 {
             narrative.push_str(&format!(
