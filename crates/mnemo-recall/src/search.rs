@@ -223,12 +223,13 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
     let weights = select_terms(conn, &kinds, &mut terms)?;
     let any = terms.any().expect("terms are not empty");
     let pool = limit.max(RERANK_POOL);
-    let mut candidates = matches(conn, req, &kinds, &any, pool)?;
-    if terms.len() > 1 {
-        // Records with every word, however old (the OR query ranks only
-        // the newest matches of a common word).
-        let all = terms.all().expect("terms are not empty");
-        for r in matches(conn, req, &kinds, &all, pool)? {
+    // Records with every word first, however old (an OR query ranks only
+    // the newest matches of a common word); when they are enough to fill
+    // the pool, records with fewer words could not outrank them.
+    let all = terms.all().expect("terms are not empty");
+    let mut candidates = matches(conn, req, &kinds, &all, pool)?;
+    if terms.len() > 1 && candidates.len() < pool {
+        for r in matches(conn, req, &kinds, &any, pool)? {
             if !candidates.iter().any(|c| c.id == r.id) {
                 candidates.push(r);
             }
@@ -249,12 +250,12 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
 }
 
 /// Candidates read per kind for re-ranking (at least the request's limit).
-pub const RERANK_POOL: usize = 200;
+pub const RERANK_POOL: usize = 50;
 
 /// How many documents a word is counted in at most when measuring how
 /// selective it is: past this, a word is common and its exact count
 /// changes nothing.
-pub const DOC_COUNT_CAP: u64 = 2000;
+pub const DOC_COUNT_CAP: u64 = 1000;
 
 /// Document counts of the query's words (capped), which keep the most
 /// selective [`MAX_TERMS`] of a long query and weigh each word.
@@ -264,7 +265,10 @@ fn select_terms(conn: &Connection, kinds: &Kinds, terms: &mut Terms) -> Result<T
     let mut count = |fts: &str| -> u64 {
         let mut n = 0;
         for src in &sources {
-            match doc_count(conn, src.fts, fts) {
+            if n >= DOC_COUNT_CAP {
+                break;
+            }
+            match doc_count(conn, src.fts, fts, DOC_COUNT_CAP - n) {
                 Ok(c) => n += c,
                 Err(e) => failed = Some(e),
             }
@@ -288,13 +292,13 @@ fn select_terms(conn: &Connection, kinds: &Kinds, terms: &mut Terms) -> Result<T
     Ok(TermWeights::new(&counts, total))
 }
 
-/// How many rows of one index match a term, up to [`DOC_COUNT_CAP`].
-fn doc_count(conn: &Connection, index: &str, fts: &str) -> rusqlite::Result<u64> {
+/// How many rows of one index match a term, up to `cap`.
+fn doc_count(conn: &Connection, index: &str, fts: &str, cap: u64) -> rusqlite::Result<u64> {
     let n: i64 = conn
         .prepare_cached(&format!(
             "SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH ?1 LIMIT ?2)"
         ))?
-        .query_row(rusqlite::params![fts, DOC_COUNT_CAP as i64], |r| r.get(0))?;
+        .query_row(rusqlite::params![fts, cap as i64], |r| r.get(0))?;
     Ok(n as u64)
 }
 
