@@ -127,20 +127,28 @@ impl Terms {
         self.join(" OR ")
     }
 
+    /// Any word suffices, leaving out the words marked in `skip` (one flag
+    /// per term); None when nothing is left.
+    pub fn any_except(&self, skip: &[bool]) -> Option<String> {
+        self.join_where(" OR ", |i| !skip.get(i).copied().unwrap_or(false))
+    }
+
     fn join(&self, sep: &str) -> Option<String> {
-        if self.terms.is_empty() {
-            return None;
-        }
+        self.join_where(sep, |_| true)
+    }
+
+    fn join_where(&self, sep: &str, keep: impl Fn(usize) -> bool) -> Option<String> {
         let parts: Vec<String> = self
             .terms
             .iter()
             .enumerate()
+            .filter(|(i, _)| keep(*i))
             .map(|(i, t)| {
                 let star = if self.prefix == Some(i) { "*" } else { "" };
                 format!("{}{star}", t.fts())
             })
             .collect();
-        Some(parts.join(sep))
+        (!parts.is_empty()).then(|| parts.join(sep))
     }
 }
 
@@ -278,6 +286,13 @@ mod tests {
             Terms::parse("a b c").any().as_deref(),
             Some("\"b\" OR \"c\"")
         );
+        assert_eq!(
+            Terms::parse("b cc dddd")
+                .any_except(&[true, false, false])
+                .as_deref(),
+            Some("\"cc\" OR \"dddd\"*")
+        );
+        assert_eq!(Terms::parse("b").any_except(&[true]), None);
     }
 
     #[test]

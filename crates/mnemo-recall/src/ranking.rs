@@ -31,6 +31,8 @@ use crate::query::{Term, Terms};
 pub struct TermWeights {
     /// Per query term, in the order of [`Terms::terms`].
     pub idf: Vec<f64>,
+    /// The document counts they come from.
+    pub doc_counts: Vec<u64>,
 }
 
 impl TermWeights {
@@ -44,7 +46,10 @@ impl TermWeights {
                 (1.0 + (n - df + 0.5).max(0.0) / (df + 0.5)).ln().max(0.01)
             })
             .collect();
-        TermWeights { idf }
+        TermWeights {
+            idf,
+            doc_counts: doc_counts.to_vec(),
+        }
     }
 }
 

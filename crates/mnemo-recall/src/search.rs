@@ -201,7 +201,7 @@ pub struct SearchResults {
     pub query: String,
     /// The FTS5 query actually run (None: listed by recency).
     pub fts_query: Option<String>,
-    /// True when no item matched every word and any word was allowed.
+    /// True when no hit contains every word of the query (hits have some).
     pub relaxed: bool,
     pub hits: Vec<Hit>,
 }
@@ -222,20 +222,32 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
     }
     let weights = select_terms(conn, &kinds, &mut terms)?;
     let any = terms.any().expect("terms are not empty");
+    let any_selective = terms
+        .any_except(&candidate_skips(&weights.doc_counts))
+        .expect("a term is kept");
     let pool = limit.max(RERANK_POOL);
     // Records with every word first, however old (an OR query ranks only
     // the newest matches of a common word); when they are enough to fill
-    // the pool, records with fewer words could not outrank them.
-    let all = terms.all().expect("terms are not empty");
-    let mut candidates = matches(conn, req, &kinds, &all, pool)?;
+    // the pool, records with fewer words could not outrank them. A long
+    // query almost never matches with every word, and intersecting a dozen
+    // long lists is the costliest query of all: it goes straight to OR.
+    let mut candidates = Vec::new();
+    if terms.len() <= OR_TERMS {
+        let all = terms.all().expect("terms are not empty");
+        candidates = matches(conn, req, &kinds, &all, 1, pool)?;
+    }
     if terms.len() > 1 && candidates.len() < pool {
-        for r in matches(conn, req, &kinds, &any, pool)? {
+        for r in matches(conn, req, &kinds, &any_selective, OR_NARROWING, pool)? {
             if !candidates.iter().any(|c| c.id == r.id) {
                 candidates.push(r);
             }
         }
     }
     let mut scored = rerank(conn, &terms, &weights, &req.query, candidates)?;
+    // Supersession is looked up for the best few only: it costs a query
+    // per decision, and a demoted decision leaves room for one from below.
+    order(&mut scored);
+    scored.truncate(limit * 2);
     mark_superseded(conn, req, &mut scored)?;
     order(&mut scored);
     scored.truncate(limit);
@@ -248,6 +260,34 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
         hits,
     })
 }
+
+/// At most this many words find the candidates of an OR query.
+const OR_TERMS: usize = 5;
+
+/// Which words the OR query for candidates leaves out: all but the
+/// [`OR_TERMS`] rarest, and the common ones when some are not. A common word
+/// adds a little to every record's score (counted when re-ranking) but
+/// makes the OR query walk most of the store.
+fn candidate_skips(doc_counts: &[u64]) -> Vec<bool> {
+    let selective = |n: u64| n > 0 && n < DOC_COUNT_CAP;
+    let some_selective = doc_counts.iter().any(|&n| selective(n));
+    let mut order: Vec<usize> = (0..doc_counts.len())
+        .filter(|&i| doc_counts[i] > 0 && (!some_selective || selective(doc_counts[i])))
+        .collect();
+    order.sort_by_key(|&i| (doc_counts[i], i));
+    let mut skip = vec![true; doc_counts.len()];
+    for &i in order.iter().take(OR_TERMS) {
+        skip[i] = false;
+    }
+    if skip.iter().all(|&s| s) {
+        // Nothing matches anywhere: any word will do (and find nothing).
+        skip.fill(false);
+    }
+    skip
+}
+
+/// An OR query ranks this share of each source's window (see [`matches`]).
+const OR_NARROWING: usize = 4;
 
 /// Candidates read per kind for re-ranking (at least the request's limit).
 pub const RERANK_POOL: usize = 50;
@@ -565,29 +605,27 @@ struct Ranked {
 }
 
 /// The best `limit` matches of an FTS5 query in each kind searched (raw
-/// BM25 scores, lower is better).
+/// BM25 scores, lower is better), among the newest matches: each source's
+/// window, divided by `narrow` (an OR query of several words is costlier
+/// per row, and its best matches are found again by the every-word query).
 fn matches(
     conn: &Connection,
     req: &SearchRequest,
     kinds: &Kinds,
     fts: &str,
+    narrow: usize,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
+    let fts = Some((fts, narrow));
     let mut all: Vec<Ranked> = Vec::new();
     if kinds.observations {
-        all.extend(rank_observations(
-            conn,
-            req,
-            &kinds.types,
-            Some(fts),
-            limit,
-        )?);
+        all.extend(rank_observations(conn, req, &kinds.types, fts, limit)?);
     }
     if kinds.summaries {
-        all.extend(rank_summaries(conn, req, Some(fts), limit)?);
+        all.extend(rank_summaries(conn, req, fts, limit)?);
     }
     if kinds.prompts {
-        all.extend(rank_prompts(conn, req, Some(fts), limit)?);
+        all.extend(rank_prompts(conn, req, fts, limit)?);
     }
     Ok(all)
 }
@@ -730,21 +768,23 @@ fn select_ranked(src: &Source, fts: Option<&str>) -> Sql {
 }
 
 /// Common filters, the order (newest matches for ranking, else newest
-/// rows) and the limit; then runs the query.
+/// rows) and the limit; then runs the query. `narrow` is None when
+/// listing, else what the source's window is divided by.
 fn finish_ranked(
     conn: &Connection,
     mut sql: Sql,
     src: &Source,
     req: &SearchRequest,
-    fts: bool,
+    narrow: Option<usize>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
     common_filters(&mut sql, req, src.alias);
-    let (order, n) = if fts {
-        (format!("{}.rowid DESC", src.fts), src.window)
-    } else {
-        let a = src.alias;
-        (format!("{a}.created_at DESC, {a}.id DESC"), limit)
+    let (order, n) = match narrow {
+        Some(d) => (format!("{}.rowid DESC", src.fts), src.window / d.max(1)),
+        None => {
+            let a = src.alias;
+            (format!("{a}.created_at DESC, {a}.id DESC"), limit)
+        }
     };
     let l = sql.param(n as i64);
     sql.push(&format!(" ORDER BY {order} LIMIT {l}"));
@@ -755,11 +795,11 @@ fn rank_observations(
     conn: &Connection,
     req: &SearchRequest,
     types: &[String],
-    fts: Option<&str>,
+    fts: Option<(&str, usize)>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let sql = filter_observations(select_ranked(&OBSERVATIONS, fts), req, types);
-    finish_ranked(conn, sql, &OBSERVATIONS, req, fts.is_some(), limit)
+    let sql = filter_observations(select_ranked(&OBSERVATIONS, fts.map(|f| f.0)), req, types);
+    finish_ranked(conn, sql, &OBSERVATIONS, req, fts.map(|f| f.1), limit)
 }
 
 /// The observation filters: project, types, file.
@@ -792,31 +832,31 @@ fn filter_observations(mut sql: Sql, req: &SearchRequest, types: &[String]) -> S
 fn rank_summaries(
     conn: &Connection,
     req: &SearchRequest,
-    fts: Option<&str>,
+    fts: Option<(&str, usize)>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let mut sql = select_ranked(&SUMMARIES, fts);
+    let mut sql = select_ranked(&SUMMARIES, fts.map(|f| f.0));
     if let Some(project) = req.project_id {
         let p = sql.param(project);
         sql.push(&format!(" AND m.project_id = {p}"));
     }
-    finish_ranked(conn, sql, &SUMMARIES, req, fts.is_some(), limit)
+    finish_ranked(conn, sql, &SUMMARIES, req, fts.map(|f| f.1), limit)
 }
 
 fn rank_prompts(
     conn: &Connection,
     req: &SearchRequest,
-    fts: Option<&str>,
+    fts: Option<(&str, usize)>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let mut sql = select_ranked(&PROMPTS, fts);
+    let mut sql = select_ranked(&PROMPTS, fts.map(|f| f.0));
     if let Some(project) = req.project_id {
         let p = sql.param(project);
         sql.push(&format!(
             " AND q.session_id IN (SELECT id FROM sessions WHERE project_id = {p})"
         ));
     }
-    finish_ranked(conn, sql, &PROMPTS, req, fts.is_some(), limit)
+    finish_ranked(conn, sql, &PROMPTS, req, fts.map(|f| f.1), limit)
 }
 
 /// The display row of one item (also used by the timeline).
@@ -1013,6 +1053,17 @@ mod tests {
                 panic!("query {q:?}: {e}");
             }
         }
+    }
+
+    #[test]
+    fn candidates_come_from_the_rarest_words_that_match_something() {
+        let c = DOC_COUNT_CAP;
+        assert_eq!(candidate_skips(&[c, 3, 0, 40]), [true, false, true, false]);
+        assert_eq!(candidate_skips(&[c, c, 0]), [false, false, true]);
+        assert_eq!(candidate_skips(&[0, 0]), [false, false]);
+        let many = [5, 1, 9, 2, 8, 3, 7, c];
+        let kept: Vec<bool> = candidate_skips(&many).iter().map(|s| !s).collect();
+        assert_eq!(kept, [true, true, false, true, false, true, true, false]);
     }
 
     #[test]

@@ -25,7 +25,7 @@ pub const SAME_TITLE: f64 = 0.5;
 /// Title-word overlap enough when the decisions also share a file.
 pub const SAME_FILE_TITLE: f64 = 0.2;
 /// Later decisions compared per decision (the newest ones).
-const MAX_LATER: i64 = 200;
+const MAX_LATER: i64 = 100;
 
 /// What a decision is about: its title words and its files.
 #[derive(Debug, Clone, Default)]
