@@ -230,11 +230,11 @@ impl Store {
             .map_err(|e| sql_err(&path, e))?;
         for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(current as usize) {
             tx.execute_batch(sql).map_err(|e| sql_err(&path, e))?;
+            if *sql == schema::IDENTS_MIGRATION {
+                memory::fill_idents(&tx).map_err(|e| sql_err(&path, e))?;
+            }
             tx.pragma_update(None, "user_version", (i + 1) as i64)
                 .map_err(|e| sql_err(&path, e))?;
-        }
-        if current < schema::IDENTS_VERSION {
-            memory::fill_idents(&tx).map_err(|e| sql_err(&path, e))?;
         }
         tx.commit().map_err(|e| sql_err(&path, e))
     }

@@ -15,10 +15,11 @@ pub const MIGRATIONS: &[&str] = &[
     V4_IDENTIFIER_WORDS,
 ];
 
-/// The version whose migration adds the `idents` columns: opening an older
-/// database fills them (Rust code, see `crate::memory::fill_idents`) before
-/// the full-text indexes are rebuilt.
-pub const IDENTS_VERSION: i64 = 4;
+/// The migration that adds the `idents` columns: right after it runs, Rust
+/// code fills them for the rows already stored and rebuilds the full-text
+/// indexes (see `crate::memory::fill_idents`). Recognised by its text, so
+/// that its number can change when migrations are merged.
+pub const IDENTS_MIGRATION: &str = V4_IDENTIFIER_WORDS;
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
