@@ -98,6 +98,16 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir) -> Done 
             String::new(),
         );
     };
+    if !adapter::is_supported(platform) {
+        // Drained so that the host never sees a broken pipe; not parsed.
+        let _ = read_payload(0);
+        let message = format!(
+            "ignored: platform `{platform}` is not supported yet; this event was not captured \
+             (hook Claude Code with `mnemo hook claude-code`, or send its payload shape to `mnemo hook raw`)"
+        );
+        let label = event_arg.unwrap_or("-").to_owned();
+        return (empty(), vec![warn(message)], label);
+    }
     // Fault injection for the test suite: proves that a panic anywhere on
     // this path still ends in exit 0 with valid JSON.
     if std::env::var("MNEMO_FAULT_INJECT").as_deref() == Ok("panic") {
@@ -136,6 +146,12 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir) -> Done 
         input.event.name(),
         input.session_id.as_deref().unwrap_or("-")
     );
+    if let HookEvent::Other { name } = &input.event {
+        diagnostics.push(Diagnostic {
+            level: Level::Info,
+            message: format!("ignored: event `{name}` is not one mnemo captures; nothing to do"),
+        });
+    }
 
     let sanitizer = Sanitizer::new(&config.privacy);
     let plan = handler::plan(
@@ -304,6 +320,8 @@ fn append_log(data: &DataDir, text: &str) -> std::io::Result<()> {
             dir.join(format!("{}.1", mnemo_core::paths::HOOK_LOG_FILE)),
         );
     }
+    // Ours alone: an older, looser file is tightened, another user's refused.
+    mnemo_core::paths::restrict_file(&path)?;
     let mut options = std::fs::OpenOptions::new();
     options.append(true).create(true);
     #[cfg(unix)]

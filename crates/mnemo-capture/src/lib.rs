@@ -7,7 +7,7 @@
 //! (with [`tool`] shaping tool calls: files, priority, privacy, size);
 //! [`persist`] writes the capture to SQLite, or to the spool when it cannot;
 //! [`recall`] adds what memory has to say to the answer (SessionStart index,
-//! file history before a tool touches a file) and [`worker_start`] brings
+//! the memories a prompt is about, file history before a tool touches a file) and [`worker_start`] brings
 //! the background worker up when a turn begins, without waiting for it.
 
 pub mod adapter;

@@ -45,6 +45,14 @@ pub fn persist(
     let result = Store::open(&data.db_path(), busy).and_then(|mut store| {
         if spool::has_pending(data) {
             let report = store.ingest_spool(data)?;
+            for reason in &report.refused {
+                diagnostics.push(Diagnostic {
+                    level: Level::Warn,
+                    message: format!(
+                        "spool refused, not read: {reason}; remove it if you did not create it"
+                    ),
+                });
+            }
             diagnostics.push(Diagnostic {
                 level: if report.rejected > 0 {
                     Level::Warn

@@ -1,5 +1,10 @@
-//! Memory in the hook's answer: the project index at SessionStart, and a
-//! file's history before the agent first reads or edits it (PreToolUse).
+//! Memory in the hook's answer: the project index at SessionStart, the few
+//! memories relevant to a prompt (UserPromptSubmit), and a file's history
+//! before the agent first reads or edits it (PreToolUse).
+//!
+//! Every item given to a session is recorded (`recall_shown`) so that
+//! prompt-time recall never repeats what the session already has; a prompt
+//! that nothing relevant matches costs reads only.
 //!
 //! Runs after the capture was persisted, so a SessionStart sees its own
 //! session. Reads go through a read-only connection opened here (opening is
@@ -12,10 +17,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use mnemo_core::privacy::Sanitizer;
 use mnemo_core::project::{self, ProjectIdentity};
 use mnemo_core::{Config, DataDir};
 use mnemo_recall::context::{ContextRequest, build};
-use mnemo_recall::{Clock, file_context, scope};
+use mnemo_recall::prompt::{PromptRequest, recall};
+use mnemo_recall::{Clock, ItemRef, file_context, scope, shown};
 use mnemo_store::Store;
 
 use crate::event::{HookEvent, HookInput, HookResponse, ToolCall};
@@ -40,7 +47,10 @@ pub fn respond(
 ) -> HookResponse {
     let outcome = match &input.event {
         HookEvent::SessionStart { .. } if config.context.enabled => {
-            session_context(input, data, config)
+            session_context(input, data, config, diagnostics)
+        }
+        HookEvent::UserPrompt { prompt, .. } if config.recall.prompt_recall => {
+            prompt_memory(input, prompt, data, config, diagnostics)
         }
         HookEvent::PreToolUse(call)
             if config.context.file_context && FILE_TOOLS.contains(&call.name.as_str()) =>
@@ -88,6 +98,7 @@ fn session_context(
     input: &HookInput,
     data: &DataDir,
     config: &Config,
+    diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Option<HookResponse>, String> {
     let Some(project) = identity(input) else {
         return Ok(None);
@@ -107,6 +118,28 @@ fn session_context(
         },
     )
     .map_err(|e| e.to_string())?;
+    let given: Vec<ItemRef> = index
+        .observations_shown
+        .iter()
+        .chain(&index.summaries_shown)
+        .copied()
+        .collect();
+    // After a compaction the agent keeps only a summary of what it was
+    // given: it may be given those memories again.
+    let compacted =
+        matches!(&input.event, HookEvent::SessionStart { source: Some(s) } if s == "compact");
+    if let Some(session_id) = input.session_id.as_deref()
+        && (!given.is_empty() || compacted)
+    {
+        let platform = input.platform.as_str();
+        let session = file_context::session_row(store.conn(), platform, session_id)
+            .map_err(|e| e.to_string())?;
+        drop(store);
+        if let Some(session) = session {
+            let forget = if compacted { Forget::First } else { Forget::No };
+            remember(data, config, session, &given, forget, diagnostics);
+        }
+    }
     let system_message = (config.context.system_message && !index.empty).then(|| {
         format!(
             "mnemo: {} of {} observations of {} in context ({} characters)",
@@ -178,6 +211,8 @@ fn file_history(
     if !file_context::mark_shown(writer.conn(), session, &file, clock.now_ms).map_err(err)? {
         return Ok(None);
     }
+    let given: Vec<ItemRef> = entries.iter().map(|e| e.id).collect();
+    shown::record(writer.conn(), session, &given, clock.now_ms).map_err(err)?;
     let text = file_context::render(
         &file,
         Some(Path::new(&*root_text)),
@@ -187,6 +222,108 @@ fn file_history(
     );
     Ok(text.map(|t| HookResponse {
         additional_context: Some(t),
+        system_message: None,
+    }))
+}
+
+#[derive(PartialEq)]
+enum Forget {
+    No,
+    /// Forget what was given before (after a compaction).
+    First,
+}
+
+/// Records that `items` were given to `session`. Best effort: the answer
+/// goes out anyway, and a store that cannot be written (read-only, locked)
+/// is a diagnostic.
+fn remember(
+    data: &DataDir,
+    config: &Config,
+    session: i64,
+    items: &[ItemRef],
+    forget: Forget,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let written = Store::open(&data.db_path(), busy(config))
+        .map_err(|e| e.to_string())
+        .and_then(|writer| {
+            if forget == Forget::First {
+                shown::forget(writer.conn(), session).map_err(|e| e.to_string())?;
+            }
+            shown::record(writer.conn(), session, items, Clock::system().now_ms)
+                .map_err(|e| e.to_string())
+        });
+    if let Err(message) = written {
+        diagnostics.push(Diagnostic {
+            level: Level::Warn,
+            message: format!("recall: cannot record what was given: {message}"),
+        });
+    }
+}
+
+/// The memories relevant to the prompt that the session does not have yet.
+fn prompt_memory(
+    input: &HookInput,
+    prompt: &str,
+    data: &DataDir,
+    config: &Config,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<Option<HookResponse>, String> {
+    // Host-injected turns (a background task's result) are not questions.
+    if mnemo_recall::prompt::is_injected(prompt) {
+        return Ok(None);
+    }
+    let clean = Sanitizer::new(&config.privacy).text(prompt).into_owned();
+    // Chatter ("thanks", "continue") ends here, without opening the store.
+    let terms = mnemo_recall::prompt::terms(&clean);
+    if terms.is_empty() {
+        return Ok(None);
+    }
+    let Some(session_id) = input.session_id.as_deref() else {
+        return Ok(None);
+    };
+    let Some(project) = identity(input) else {
+        return Ok(None);
+    };
+    let Some(store) = open_read_only(data, config)? else {
+        return Ok(None);
+    };
+    let conn = store.conn();
+    let err = |e: mnemo_recall::RecallError| e.to_string();
+    let root_text = project.root.to_string_lossy();
+    let Some(stored) = scope::by_root(conn, &root_text).map_err(err)? else {
+        return Ok(None);
+    };
+    let session =
+        file_context::session_row(conn, input.platform.as_str(), session_id).map_err(err)?;
+    let exclude = match session {
+        Some(s) => shown::items(conn, s).map_err(err)?,
+        None => Default::default(),
+    };
+    let clock = Clock::system();
+    let found = recall(
+        conn,
+        &PromptRequest {
+            project: stored.id,
+            root: &project.root,
+            session,
+            terms: &terms,
+            exclude: &exclude,
+            max_items: config.recall.prompt_recall_items as usize,
+            budget_chars: (config.recall.prompt_recall_tokens as usize).saturating_mul(4),
+        },
+        &clock,
+    )
+    .map_err(err)?;
+    drop(store);
+    let Some(found) = found else {
+        return Ok(None);
+    };
+    if let Some(session) = session {
+        remember(data, config, session, &found.shown, Forget::No, diagnostics);
+    }
+    Ok(Some(HookResponse {
+        additional_context: Some(found.text),
         system_message: None,
     }))
 }

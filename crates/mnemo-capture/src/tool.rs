@@ -40,8 +40,14 @@ pub fn shape(
     policy: &Policy<'_>,
 ) -> ShapedTool {
     let mut notes = Vec::new();
-    let (files_read, files_modified) = files_touched(&call.name, &call.input, cwd);
-    let priority = priority(&call.name, &call.input, error.is_some());
+    let (mut files_read, mut files_modified) = files_touched(&call.name, &call.input, cwd);
+    let mut priority = priority(&call.name, &call.input, error.is_some());
+    if error.is_none() && rewrote_unchanged(&call.name, &call.input, response) {
+        // Touched, not changed: recorded as a read, without mutation priority.
+        files_read.append(&mut files_modified);
+        priority = Priority::Low;
+        notes.push("the write left the file as it was (same content)".to_owned());
+    }
 
     let mut input = call.input.clone();
     let mut response = response.filter(|r| !r.is_null()).cloned();
@@ -147,6 +153,23 @@ fn patch_files(patch: &str) -> impl Iterator<Item = &str> {
 
 fn command_of(input: &Value) -> Option<&str> {
     input.get("command").and_then(Value::as_str)
+}
+
+/// A Write over an existing file with exactly its old content: Claude Code
+/// answers `type: "update"` with the `originalFile` it replaced.
+fn rewrote_unchanged(tool: &str, input: &Value, response: Option<&Value>) -> bool {
+    let Some(response) = response else {
+        return false;
+    };
+    if tool != "Write" || response.get("type").and_then(Value::as_str) != Some("update") {
+        return false;
+    }
+    let written = input
+        .get("content")
+        .or_else(|| response.get("content"))
+        .and_then(Value::as_str);
+    let original = response.get("originalFile").and_then(Value::as_str);
+    matches!((written, original), (Some(w), Some(o)) if w == o)
 }
 
 /// How urgently the worker should look at this event.
@@ -392,6 +415,28 @@ mod tests {
                 .unwrap()
                 .contains("previous file content (22 bytes) not stored")
         );
+    }
+
+    #[test]
+    fn a_write_of_the_same_content_is_a_touch_not_a_change() {
+        let s = Sanitizer::new(&Default::default());
+        let content = "x = 1\n";
+        let call = call("Write", json!({"file_path": "/p/a.py", "content": content}));
+        let same = json!({"type": "update", "filePath": "/p/a.py", "content": content, "originalFile": content});
+        let shaped = shape(&call, Some(&same), None, None, &policy(&s));
+        assert!(shaped.files_modified.is_empty());
+        assert_eq!(shaped.files_read, ["/p/a.py"]);
+        assert_eq!(shaped.priority, Priority::Low);
+        assert!(shaped.note.unwrap().contains("same content"));
+
+        for response in [
+            json!({"type": "update", "content": content, "originalFile": "x = 0\n"}),
+            json!({"type": "create", "content": content, "originalFile": null}),
+        ] {
+            let shaped = shape(&call, Some(&response), None, None, &policy(&s));
+            assert_eq!(shaped.files_modified, ["/p/a.py"]);
+            assert_eq!(shaped.priority, Priority::High);
+        }
     }
 
     #[test]

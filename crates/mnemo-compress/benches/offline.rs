@@ -1,6 +1,8 @@
 //! Throughput of the offline compressor and of the renderer on a realistic
 //! turn (`sample::turn`, the shapes Claude Code 2.1.328 sends), in events per
-//! second. Run with `cargo bench -p mnemo-compress --bench offline`.
+//! second; `narrated` is the same turn with the transcript's narrative (a
+//! note before every other call, a question, two earlier pieces to merge).
+//! Run with `cargo bench -p mnemo-compress --bench offline`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -47,6 +49,15 @@ fn main() {
         });
         println!(
             "offline  {events:>4} events: {:>9.1} µs/batch  {:>10.0} events/s",
+            t.as_secs_f64() * 1e6,
+            events as f64 / t.as_secs_f64()
+        );
+        let narrated = sample::narrated_turn(events);
+        let t = measure(time, || {
+            black_box(offline(black_box(&narrated)));
+        });
+        println!(
+            "narrated {events:>4} events: {:>9.1} µs/batch  {:>10.0} events/s",
             t.as_secs_f64() * 1e6,
             events as f64 / t.as_secs_f64()
         );

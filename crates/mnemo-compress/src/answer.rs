@@ -293,7 +293,7 @@ pub(crate) fn interpret(
         match summary_value {
             Some(Value::Object(s)) => summary(s),
             Some(Value::String(s)) if !s.trim().is_empty() => Some(SummaryDraft {
-                completed: text::clamp(s.trim(), 1000),
+                completed: text::clamp_sentences(s.trim(), 1000),
                 ..Default::default()
             }),
             _ => {
@@ -401,7 +401,7 @@ fn observation(
             &text_field(get(obj, &["subtitle", "sub_title", "subheading"])),
             200,
         ),
-        narrative: text::clamp(
+        narrative: text::clamp_sentences(
             &text_field(get(
                 obj,
                 &[
@@ -423,7 +423,7 @@ fn observation(
 }
 
 fn summary(s: &Map<String, Value>) -> Option<SummaryDraft> {
-    let f = |keys: &[&str]| text::clamp(&text_field(get(s, keys)), 1000);
+    let f = |keys: &[&str]| text::clamp_sentences(&text_field(get(s, keys)), 1000);
     let d = SummaryDraft {
         request: f(&["request", "user_request", "goal", "ask"]),
         investigated: f(&["investigated", "investigation", "explored"]),

@@ -13,10 +13,18 @@ pub(crate) struct Definition {
     pub name: String,
 }
 
-/// Keywords that introduce a definition, and what to call it.
+/// Keywords that introduce a definition, and what to call it. A keyword
+/// only counts as the first word of a line, after [`MODIFIERS`].
 const DEFINERS: &[(&str, &str)] = &[
     ("fn", "function"),
     ("def", "function"),
+    ("defp", "function"),
+    ("defmacro", "macro"),
+    ("defmacrop", "macro"),
+    ("defguard", "macro"),
+    ("defmodule", "module"),
+    ("defprotocol", "protocol"),
+    ("defimpl", "impl"),
     ("function", "function"),
     ("func", "function"),
     ("fun", "function"),
@@ -24,15 +32,120 @@ const DEFINERS: &[(&str, &str)] = &[
     ("class", "class"),
     ("struct", "struct"),
     ("enum", "enum"),
+    ("union", "union"),
     ("trait", "trait"),
     ("interface", "interface"),
     ("impl", "impl"),
     ("mod", "module"),
     ("module", "module"),
+    ("namespace", "namespace"),
     ("object", "object"),
     ("record", "record"),
     ("protocol", "protocol"),
     ("extension", "extension"),
+    ("type", "type"),
+    ("typedef", "type"),
+    ("macro_rules", "macro"),
+];
+
+/// Words that may come before a definition's keyword.
+const MODIFIERS: &[&str] = &[
+    "pub",
+    "crate",
+    "super",
+    "export",
+    "default",
+    "async",
+    "static",
+    "public",
+    "private",
+    "protected",
+    "internal",
+    "abstract",
+    "final",
+    "sealed",
+    "open",
+    "override",
+    "virtual",
+    "inline",
+    "unsafe",
+    "extern",
+    "const",
+    "data",
+    "declare",
+    "partial",
+    "synchronized",
+    "native",
+    "strictfp",
+    "template",
+    "friend",
+    "constexpr",
+    "noinline",
+    "suspend",
+    "tailrec",
+    "operator",
+    "infix",
+    "readonly",
+    "opaque",
+];
+
+/// Words that start a statement, never a function declaration.
+const STATEMENTS: &[&str] = &[
+    "return",
+    "if",
+    "else",
+    "elif",
+    "while",
+    "for",
+    "switch",
+    "case",
+    "match",
+    "new",
+    "delete",
+    "throw",
+    "await",
+    "yield",
+    "typeof",
+    "sizeof",
+    "goto",
+    "echo",
+    "print",
+    "puts",
+    "do",
+    "and",
+    "or",
+    "not",
+    "raise",
+    "assert",
+    "import",
+    "from",
+    "using",
+    "catch",
+    "try",
+    "when",
+    "unless",
+    "until",
+    "loop",
+    "let",
+    "var",
+    "val",
+    "defer",
+    "go",
+    "with",
+    "assert_eq",
+    "in",
+    "is",
+];
+
+/// Names no definition has: keywords, literals, and the English words a
+/// sentence puts after `function` or `class`.
+const NOT_NAMES: &[&str] = &[
+    "for", "if", "while", "return", "self", "Self", "new", "const", "let", "var", "mut", "pub",
+    "async", "static", "in", "of", "this", "is", "and", "or", "not", "the", "a", "an", "to",
+    "true", "false", "nil", "null", "none", "None", "that", "it", "with", "as", "at", "by", "on",
+    "be", "are", "was", "we", "you", "i", "then", "do", "end", "from", "into", "which", "its",
+    "has", "can", "will", "should", "must", "so", "but", "all", "any", "each", "calls", "called",
+    "returns", "was", "were", "does", "here", "there", "when",
 ];
 
 fn is_ident_start(c: char) -> bool {
@@ -58,93 +171,215 @@ pub(crate) fn definitions(text: &str) -> Vec<Definition> {
     out
 }
 
-/// The definition a single line starts, if any.
+/// The definition a single line starts, if any. A hand-written recogniser
+/// per language family: a definer keyword first on the line (Rust, Python,
+/// Ruby, Elixir, Go, Kotlin, Swift, JavaScript), a C-style declaration
+/// (`int parse(char *s) {`, Java and C# methods), or an assigned function
+/// (`const f = (x) =>`).
 pub(crate) fn definition_on(line: &str) -> Option<Definition> {
     let l = line.trim_start();
-    if l.starts_with("//") || l.starts_with('#') || l.starts_with("/*") || l.starts_with('*') {
+    if l.starts_with("//")
+        || l.starts_with('#')
+        || l.starts_with("/*")
+        || l.starts_with('*')
+        || l.starts_with("--")
+        || l.starts_with('%')
+    {
         return None;
     }
-    let words = tokens(l);
-    for (i, word) in words.iter().enumerate().take(8) {
-        if let Some(&(_, kind)) = DEFINERS.iter().find(|(k, _)| k == word) {
-            // `impl<T> Trait for Type` names the type; `func (r *T) Name(`
-            // names the method after the receiver.
-            let rest: Vec<&str> = words[i + 1..].to_vec();
-            let name = match *word {
-                "impl" => rest
+    keyword_definition(l)
+        .or_else(|| c_style_function(l))
+        .or_else(|| assigned_function(l))
+}
+
+/// `fn name`, `def name`, `defmodule A.B do`, `impl X for Y`, `func (r) Name`.
+fn keyword_definition(l: &str) -> Option<Definition> {
+    let mut rest = l;
+    loop {
+        let word = first_token(rest)?;
+        let after = rest[rest.find(word)? + word.len()..].trim_start();
+        if MODIFIERS.contains(&word) {
+            // `pub(crate) fn`: skip the visibility's parentheses.
+            rest = match after.strip_prefix('(') {
+                Some(inner) => inner.split_once(')')?.1.trim_start(),
+                None => after,
+            };
+            continue;
+        }
+        // The keyword must open the line (after modifiers only).
+        if !rest.starts_with(word) {
+            return None;
+        }
+        let &(_, kind) = DEFINERS.iter().find(|(k, _)| *k == word)?;
+        let name = match word {
+            "impl" => {
+                let words = tokens(after);
+                words
                     .iter()
                     .rposition(|w| *w == "for")
-                    .and_then(|p| rest.get(p + 1))
-                    .or_else(|| rest.first())
-                    .copied(),
-                "func"
-                    if l.split_once("func")
-                        .is_some_and(|(_, r)| r.trim_start().starts_with('(')) =>
-                {
-                    method_after_receiver(l)
+                    .and_then(|p| words.get(p + 1))
+                    .or_else(|| words.first())
+                    .copied()?
+                    .to_owned()
+            }
+            "func" if after.starts_with('(') => method_after_receiver(after)?.to_owned(),
+            "defmodule" | "module" | "defprotocol" | "defimpl" | "namespace" => {
+                let name: String = after
+                    .chars()
+                    .take_while(|c| is_ident_char(*c) || *c == '.' || *c == ':')
+                    .collect();
+                let name = name.trim_end_matches([':', '.']).to_owned();
+                if name.is_empty() || !name.starts_with(is_ident_start) {
+                    return None;
                 }
-                _ => rest.first().copied(),
-            };
-            let name = name?;
-            if is_keyword(name) {
-                return None;
+                name
             }
-            return Some(Definition {
-                kind,
-                name: name.to_owned(),
-            });
+            "def" => {
+                // Ruby's `def self.name`.
+                let a = after.strip_prefix("self.").unwrap_or(after);
+                plain_name(a)?
+            }
+            _ => plain_name(after)?,
+        };
+        if is_keyword(&name) {
+            return None;
         }
+        return Some(Definition { kind, name });
     }
-    // JavaScript and friends: `const name = (...) =>`, `name = function`.
-    if let Some(eq) = l.find('=') {
-        let (lhs, rhs) = l.split_at(eq);
-        let rhs = rhs[1..].trim_start();
-        if !rhs.starts_with('=')
-            && (rhs.starts_with("function")
-                || rhs.starts_with("async")
-                || (rhs.starts_with('(') && rhs.contains("=>")))
-        {
-            let lhs_words = tokens(lhs);
-            if let Some(name) = lhs_words.last()
-                && !is_keyword(name)
-            {
-                return Some(Definition {
-                    kind: "function",
-                    name: (*name).to_owned(),
-                });
+}
+
+/// The identifier at the start of `s`, if what follows it may follow a
+/// declared name (`(`, `<`, `{`, `:`, `=`, end of line...), not a word of a
+/// sentence.
+fn plain_name(s: &str) -> Option<String> {
+    let end = s
+        .char_indices()
+        .find(|(_, c)| !is_ident_char(*c) && *c != '!' && *c != '?')
+        .map_or(s.len(), |(i, _)| i);
+    let name = &s[..end];
+    if name.is_empty() || !name.starts_with(is_ident_start) {
+        return None;
+    }
+    let next = s[end..].trim_start();
+    let ok = next.is_empty()
+        || next.starts_with(['(', '<', '{', ':', '=', '[', ',', ';', '|', '\\'])
+        || next.starts_with("do")
+        || next.starts_with("extends")
+        || next.starts_with("implements")
+        || next.starts_with("where")
+        || next.starts_with("struct")
+        || next.starts_with("interface")
+        || next.starts_with("func")
+        || next.starts_with("with")
+        || next.starts_with("->")
+        || next.starts_with("of");
+    let name = name.trim_end_matches(['!', '?']);
+    (ok && !name.is_empty()).then(|| name.to_owned())
+}
+
+/// `int parse(char *s) {`, `public static void main(String[] args) {`,
+/// `  async load(id: string): Promise<User> {`: types and modifiers, a name,
+/// balanced parameters, then nothing but a body's opening (or a return type).
+fn c_style_function(l: &str) -> Option<Definition> {
+    let open = l.find('(')?;
+    let head = l[..open].trim_end();
+    if head.is_empty()
+        || !head
+            .chars()
+            .all(|c| is_ident_char(c) || " \t*&<>:,[]~".contains(c))
+        || head.contains(": ")
+    {
+        return None;
+    }
+    let words: Vec<&str> = head
+        .split([' ', '\t', '*', '&'])
+        .filter(|w| !w.is_empty())
+        .collect();
+    let first = *words.first()?;
+    // SQL (`INSERT INTO t (a, b)`) and macros shout; declarations do not.
+    let shouts = |w: &&str| w.len() > 1 && w.chars().all(|c| c.is_ascii_uppercase() || c == '_');
+    if STATEMENTS.contains(&first) || first.ends_with(':') || words.iter().any(shouts) {
+        return None;
+    }
+    let close = matching_paren(l, open)?;
+    let rest = l[close + 1..].trim();
+    let body_opens = rest == "{"
+        || (rest.ends_with('{')
+            && [
+                "const", "override", "noexcept", "throws", ":", "->", "final", "where",
+            ]
+            .iter()
+            .any(|w| rest.starts_with(w)));
+    let declaration = rest.is_empty() && words.len() >= 2 && !l.starts_with(char::is_whitespace);
+    let method = words.len() == 1 && rest == "{";
+    if !(body_opens && words.len() >= 2 || declaration || method) {
+        return None;
+    }
+    let last = *words.last()?;
+    let name = last.rsplit("::").next()?.trim_start_matches('~');
+    if name.is_empty() || !name.starts_with(is_ident_start) || is_keyword(name) {
+        return None;
+    }
+    if words.len() >= 2 && STATEMENTS.contains(&name) {
+        return None;
+    }
+    Some(Definition {
+        kind: "function",
+        name: name.to_owned(),
+    })
+}
+
+fn matching_paren(l: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in l[open..].char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(open + i);
+                }
             }
+            _ => {}
         }
     }
     None
 }
 
-fn method_after_receiver(line: &str) -> Option<&str> {
-    let after = line.split_once("func")?.1;
+/// JavaScript and friends: `const name = (...) =>`, `name = function`.
+fn assigned_function(l: &str) -> Option<Definition> {
+    let eq = l.find('=')?;
+    let (lhs, rhs) = l.split_at(eq);
+    let rhs = rhs[1..].trim_start();
+    if rhs.starts_with(['=', '>'])
+        || !(rhs.starts_with("function")
+            || rhs.starts_with("async")
+            || (rhs.starts_with('(') && rhs.contains("=>")))
+    {
+        return None;
+    }
+    let lhs_words = tokens(lhs);
+    let name = lhs_words.last()?;
+    if is_keyword(name) || lhs_words.len() > 4 {
+        return None;
+    }
+    Some(Definition {
+        kind: "function",
+        name: (*name).to_owned(),
+    })
+}
+
+fn first_token(s: &str) -> Option<&str> {
+    tokens(s).into_iter().next()
+}
+
+fn method_after_receiver(after: &str) -> Option<&str> {
     let close = after.find(')')?;
     tokens(&after[close + 1..]).into_iter().next()
 }
 
 fn is_keyword(word: &str) -> bool {
-    matches!(
-        word,
-        "for"
-            | "if"
-            | "while"
-            | "return"
-            | "self"
-            | "Self"
-            | "new"
-            | "const"
-            | "let"
-            | "var"
-            | "mut"
-            | "pub"
-            | "async"
-            | "static"
-            | "in"
-            | "of"
-            | "this"
-    ) || word.chars().next().is_some_and(|c| c.is_ascii_digit())
+    NOT_NAMES.contains(&word) || word.chars().next().is_some_and(|c| c.is_ascii_digit())
 }
 
 /// The identifier-like words of a line.
@@ -417,6 +652,71 @@ mod tests {
             definitions("impl<T> Display for Wrapper<T> {")[0].kind,
             "impl"
         );
+    }
+
+    #[test]
+    fn each_language_family_and_no_prose() {
+        for (text, want) in [
+            (
+                "defmodule Spotter.Transcripts.Annotation do",
+                "Spotter.Transcripts.Annotation",
+            ),
+            (
+                "  def handle_event(\"save\", params, socket) do",
+                "handle_event",
+            ),
+            ("  defp build_ref(msg), do: msg.id", "build_ref"),
+            ("  def mount(_params, _session, socket) do", "mount"),
+            ("def self.find_by_slug(slug)", "find_by_slug"),
+            ("class Invoice < ApplicationRecord", "Invoice"),
+            ("module Billing::Tax", "Billing::Tax"),
+            (
+                "pub(crate) fn lease_in(tx: &Transaction) -> Result<()> {",
+                "lease_in",
+            ),
+            ("pub const fn new() -> Self {", "new_"),
+            ("async def fetch(url):", "fetch"),
+            ("export default function App() {", "App"),
+            ("export interface Props {", "Props"),
+            ("  async load(id: string): Promise<User> {", "load"),
+            ("type Server struct {", "Server"),
+            ("func main() {", "main"),
+            ("public static void main(String[] args) {", "main"),
+            (
+                "    private List<String> names(int n) throws IOException {",
+                "names",
+            ),
+            (
+                "static int parse_line(const char *s, size_t n)",
+                "parse_line",
+            ),
+            ("std::string Config::path() const {", "path"),
+        ] {
+            let got = names(text);
+            if want == "new_" {
+                // `new` is a keyword, not a name worth showing.
+                assert!(got.is_empty(), "{text}: {got:?}");
+            } else {
+                assert_eq!(got, [want], "{text}");
+            }
+        }
+        for prose in [
+            "The function is called once per turn.",
+            "A class that handles login and true or false values.",
+            "This module and the next one",
+            "  def is the keyword, and fn too",
+            "Call parse(x) to start",
+            "if (ready) {",
+            "} else if (x) {",
+            "return compute(a, b);",
+            "describe(\"login\", () => {",
+            "  foo(bar);",
+            "struct and enum are types",
+            "INSERT INTO annotations (id, session_id)",
+            "    CREATE TABLE annotations (",
+        ] {
+            assert_eq!(names(prose), Vec::<String>::new(), "{prose}");
+        }
     }
 
     #[test]

@@ -72,6 +72,14 @@ const LINT_WORDS: &[&str] = &[
     "biome",
     "isort",
     "pyright",
+    "credo",
+    "dialyzer",
+    "sobelow",
+    "rubocop",
+    "standardrb",
+    "staticcheck",
+    "golint",
+    "hadolint",
 ];
 
 const BUILD_WORDS: &[&str] = &[
@@ -109,6 +117,7 @@ fn main_words(command: &str) -> Vec<&str> {
 /// What `command` is for: the strongest purpose among its parts
 /// (`ls && cargo test` is a test run).
 pub(crate) fn classify(command: &str) -> CommandClass {
+    let command = &without_quiet_redirects(command);
     let mut best = CommandClass::Inspect;
     for line in command.lines().take(10) {
         for segment in line.split(['&', ';', '|']) {
@@ -129,6 +138,28 @@ pub(crate) fn classify(command: &str) -> CommandClass {
         return CommandClass::Run;
     }
     best
+}
+
+/// `command` without the redirections that only silence or merge output
+/// (`2>&1`, `2>/dev/null`): they change nothing, and would make `git status
+/// 2>&1` look like a write.
+fn without_quiet_redirects(command: &str) -> std::borrow::Cow<'_, str> {
+    const QUIET: &[&str] = &[
+        "&>/dev/null",
+        "2>/dev/null",
+        ">/dev/null",
+        "2>&1",
+        ">&2",
+        "1>&2",
+    ];
+    if !QUIET.iter().any(|q| command.contains(q)) {
+        return std::borrow::Cow::Borrowed(command);
+    }
+    let mut out = command.to_owned();
+    for q in QUIET {
+        out = out.replace(q, " ");
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 fn rank(class: CommandClass) -> u8 {
@@ -216,8 +247,10 @@ pub(crate) fn display(command: &str, max: usize) -> String {
 }
 
 /// Which runs count as the same command when a failure is later followed by
-/// a success: same class and same first two words for tests, builds and
-/// lints (`cargo test` and `cargo test -p x`), the whole line otherwise.
+/// a success: the same intent. Same class and same first two words for
+/// tests, builds and lints (`cargo test` and `cargo test -p x`); the same
+/// program and subcommand otherwise (`git push` and `git push
+/// --set-upstream origin x`; `npm run build` keeps `build`).
 pub(crate) fn same_command_key(command: &str, class: CommandClass) -> String {
     let words = main_words(command);
     match class {
@@ -225,8 +258,120 @@ pub(crate) fn same_command_key(command: &str, class: CommandClass) -> String {
             let w: Vec<&str> = words.iter().take(2).map(|w| program(w)).collect();
             format!("{class:?}:{}", w.join(" "))
         }
-        _ => format!("{class:?}:{}", words.join(" ")),
+        _ => {
+            let mut key: Vec<&str> = words.first().map(|w| program(w)).into_iter().collect();
+            let mut args = words.iter().skip(1).filter(|w| !w.starts_with('-'));
+            if let Some(sub) = args.next() {
+                key.push(sub);
+                if matches!(*sub, "run" | "exec" | "x" | "script")
+                    && let Some(next) = args.next()
+                {
+                    key.push(next);
+                }
+            }
+            format!("{class:?}:{}", key.join(" "))
+        }
     }
+}
+
+/// Programs of task trackers (their updates are bookkeeping).
+const TRACKERS: &[&str] = &["bd", "beads", "jira", "linear", "task", "todo", "tk"];
+
+/// True for bookkeeping: git that is not a commit (add, push, checkout,
+/// branch, stash...) and task-tracker updates. It serves the work around
+/// it rather than being work of its own.
+pub(crate) fn is_bookkeeping(command: &str, class: CommandClass) -> bool {
+    (class == CommandClass::Git && commit_message(command).is_none())
+        || TRACKERS.contains(&program_of(command).as_str())
+        || is_housekeeping(command)
+}
+
+/// File housekeeping around a change (`chmod +x`, `mkdir -p`, `mv`): it
+/// serves the change next to it.
+pub(crate) fn is_housekeeping(command: &str) -> bool {
+    const HOUSEKEEPING: &[&str] = &[
+        "chmod", "chown", "mkdir", "touch", "cp", "mv", "rm", "ln", "rmdir",
+    ];
+    HOUSEKEEPING.contains(&program_of(command).as_str())
+}
+
+/// The task ids a tracker command closed, and the reason it gave
+/// (`bd close a b --reason "done"`).
+pub(crate) fn closed_tasks(command: &str) -> Option<(Vec<String>, Option<String>)> {
+    for segment in command.split(['&', ';', '|', '\n']) {
+        let words: Vec<&str> = segment.split_whitespace().collect();
+        let [prog, verb, rest @ ..] = words.as_slice() else {
+            continue;
+        };
+        if !TRACKERS.contains(&program(prog)) || !matches!(*verb, "close" | "done" | "resolve") {
+            continue;
+        }
+        let mut ids = Vec::new();
+        let mut skip_value = false;
+        let mut in_quote = false;
+        for w in rest {
+            if in_quote {
+                in_quote = !w.ends_with(['"', '\'']);
+                continue;
+            }
+            if skip_value {
+                skip_value = false;
+                in_quote = w.starts_with(['"', '\'']) && !closes_quote(w);
+                continue;
+            }
+            if w.starts_with('-') {
+                match w.split_once('=') {
+                    Some((_, v)) => in_quote = v.starts_with(['"', '\'']) && !closes_quote(v),
+                    None => skip_value = true,
+                }
+                continue;
+            }
+            if w.chars()
+                .all(|c| c.is_alphanumeric() || "-_.#/".contains(c))
+                && !w.is_empty()
+            {
+                ids.push((*w).to_owned());
+            } else {
+                break;
+            }
+        }
+        if ids.is_empty() {
+            continue;
+        }
+        return Some((
+            ids,
+            flag_value(segment, &["--reason", "-r", "--comment", "-m"]),
+        ));
+    }
+    None
+}
+
+fn closes_quote(w: &str) -> bool {
+    w.len() > 1 && w.ends_with(['"', '\''])
+}
+
+/// The (possibly quoted) value of the first of `flags` in `segment`.
+fn flag_value(segment: &str, flags: &[&str]) -> Option<String> {
+    for flag in flags {
+        let Some(at) = segment
+            .match_indices(flag)
+            .map(|(i, _)| i)
+            .find(|&i| i == 0 || segment[..i].ends_with(' '))
+        else {
+            continue;
+        };
+        let rest = segment[at + flag.len()..].trim_start_matches(['=', ' ']);
+        let value = match rest.chars().next() {
+            Some(q @ ('"' | '\'')) => rest[1..].split(q).next().unwrap_or(""),
+            Some(_) => rest.split_whitespace().next().unwrap_or(""),
+            None => "",
+        };
+        let value = value.trim();
+        if !value.is_empty() {
+            return Some(crate::text::one_line(value, 300));
+        }
+    }
+    None
 }
 
 /// The program a command runs (`cargo`, `npm`), for matching a failed build
@@ -255,6 +400,8 @@ pub(crate) fn summary_line(stdout: &str, stderr: &str) -> Option<String> {
                 || (lower.contains(" passed") && lower.chars().any(|c| c.is_ascii_digit()))
                 || (lower.contains(" failed") && lower.chars().any(|c| c.is_ascii_digit()))
                 || lower.contains(" passing")
+                || ((lower.contains(" failure") || lower.contains(" tests,"))
+                    && lower.chars().any(|c| c.is_ascii_digit()))
                 || lower.contains(" failing")
                 || lower.starts_with("finished ")
                 || lower.starts_with("ok ")
@@ -267,27 +414,84 @@ pub(crate) fn summary_line(stdout: &str, stderr: &str) -> Option<String> {
     None
 }
 
-/// The message of a `git commit -m "…"`.
+/// The whole message of a `git commit -m "…"` (every `-m`, a heredoc
+/// message included), lines kept.
 pub(crate) fn commit_message(command: &str) -> Option<String> {
     if !command.contains("commit") {
         return None;
     }
-    let at = command.find(" -m ").or_else(|| command.find(" -am "))?;
-    let rest = command[at..].trim_start().split_once(' ')?.1.trim_start();
-    let quote = rest.chars().next()?;
-    let body = if quote == '"' || quote == '\'' {
-        let inner = &rest[1..];
-        // A heredoc message starts on the next line.
-        if inner.starts_with("$(cat") {
-            inner.lines().nth(1)?
+    let mut parts: Vec<String> = Vec::new();
+    let mut from = 0;
+    while let Some(at) = [" -m ", " -am ", " --message "]
+        .iter()
+        .filter_map(|f| command[from..].find(f).map(|i| (from + i, f.len())))
+        .min()
+        .map(|(i, len)| i + len)
+    {
+        from = at;
+        let rest = command[at..].trim_start();
+        let Some(quote) = rest.chars().next() else {
+            break;
+        };
+        let body = if quote == '"' || quote == '\'' {
+            let inner = &rest[1..];
+            if let Some(heredoc) = inner.strip_prefix("$(cat") {
+                heredoc_body(heredoc)
+            } else {
+                inner[..inner.find(quote).unwrap_or(inner.len())].to_owned()
+            }
         } else {
-            &inner[..inner.find(quote).unwrap_or(inner.len())]
+            rest.split_whitespace().next().unwrap_or("").to_owned()
+        };
+        let body = body.trim().to_owned();
+        if !body.is_empty() {
+            parts.push(body);
         }
-    } else {
-        rest.split_whitespace().next()?
+    }
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// The lines of a `<<'EOF' … EOF` heredoc (`text` starts after `$(cat`).
+fn heredoc_body(text: &str) -> String {
+    let Some(start) = text.find("<<") else {
+        return String::new();
     };
-    let body = body.trim();
-    (!body.is_empty()).then(|| crate::text::one_line(body, 100))
+    let first_line_end = text[start..].find('\n').map_or(text.len(), |i| start + i);
+    let word = text[start + 2..first_line_end]
+        .trim()
+        .trim_start_matches('-')
+        .trim_matches(['\'', '"', ')', ' ']);
+    let word = if word.is_empty() { "EOF" } else { word };
+    text.get(first_line_end + 1..)
+        .unwrap_or("")
+        .lines()
+        .take_while(|l| l.trim() != word)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first line of a commit message, without a conventional-commit
+/// prefix (`feat(ui): add x` gives `Add x`), and the kind it implies.
+pub(crate) fn commit_subject(message: &str) -> (String, Option<&'static str>) {
+    let first = message.lines().next().unwrap_or("").trim();
+    let (prefix, rest) = match first.split_once(": ") {
+        Some((p, r))
+            if p.len() <= 20
+                && !p.contains(' ')
+                && p.chars().next().is_some_and(|c| c.is_ascii_lowercase()) =>
+        {
+            (p.split('(').next().unwrap_or(p).trim_end_matches('!'), r)
+        }
+        _ => ("", first),
+    };
+    let kind = match prefix {
+        "feat" | "feature" => Some("feature"),
+        "fix" | "bugfix" | "hotfix" => Some("bugfix"),
+        "refactor" => Some("refactor"),
+        "" => None,
+        _ => Some("change"),
+    };
+    (crate::text::capitalize(rest.trim()), kind)
 }
 
 #[cfg(test)]
@@ -337,6 +541,65 @@ mod tests {
         assert_eq!(
             commit_message("git commit -m \"Fix login check\"").as_deref(),
             Some("Fix login check")
+        );
+        let heredoc = "git add . && git commit -m \"$(cat <<'EOF'\nfeat(ui): add annotations with message references\n\nThey link a note to the transcript line, because terminal offsets drift.\nEOF\n)\"";
+        let msg = commit_message(heredoc).unwrap();
+        assert_eq!(
+            msg,
+            "feat(ui): add annotations with message references\n\nThey link a note to the transcript line, because terminal offsets drift."
+        );
+        assert_eq!(
+            commit_subject(&msg),
+            (
+                "Add annotations with message references".to_owned(),
+                Some("feature")
+            )
+        );
+        assert_eq!(
+            commit_message("git commit -m 'Subject' -m 'Body text'").as_deref(),
+            Some("Subject\n\nBody text")
+        );
+    }
+
+    #[test]
+    fn same_intent_and_bookkeeping() {
+        let key = |c: &str| same_command_key(c, classify(c));
+        assert_eq!(
+            key("git push"),
+            key("git push --set-upstream origin feature/x")
+        );
+        assert_ne!(key("git push"), key("git pull"));
+        assert_ne!(key("npm run build"), key("npm run deploy"));
+        assert!(is_bookkeeping(
+            "git push -u origin x",
+            classify("git push -u origin x")
+        ));
+        assert!(is_bookkeeping(
+            "bd update x --status done",
+            CommandClass::Run
+        ));
+        assert!(!is_bookkeeping("git commit -m 'x'", CommandClass::Git));
+        assert_eq!(
+            closed_tasks("bd close spotter-gqc.1 spotter-gqc --reason \"All parts merged\" 2>&1"),
+            Some((
+                vec!["spotter-gqc.1".to_owned(), "spotter-gqc".to_owned()],
+                Some("All parts merged".to_owned())
+            ))
+        );
+        assert_eq!(closed_tasks("bd update x --status in_progress"), None);
+        assert_eq!(
+            closed_tasks(
+                "bd close spotter-gqc.6 --reason=\"Implemented the close event\" && git push"
+            ),
+            Some((
+                vec!["spotter-gqc.6".to_owned()],
+                Some("Implemented the close event".to_owned())
+            ))
+        );
+        assert_eq!(classify("git status 2>&1"), CommandClass::Inspect);
+        assert_eq!(
+            summary_line("Finished in 1.8 seconds\n65 tests, 0 failures\n", "").as_deref(),
+            Some("65 tests, 0 failures")
         );
     }
 }

@@ -327,7 +327,15 @@ pub(crate) fn read<'a>(raw: &'a BatchEvent, index: usize, project_root: &str) ->
         }
     }
 
-    let action = match family(&raw.tool_name) {
+    let family = match family(&raw.tool_name) {
+        // Capture records a Write that left the file as it was (same
+        // content) as a read of it: it changed nothing, so it is told as one.
+        Family::Write if raw.files_modified.is_empty() && !raw.files_read.is_empty() => {
+            Family::Read
+        }
+        f => f,
+    };
+    let action = match family {
         Family::Write => Action::Write {
             path: path_from(&raw.files_modified, PATH_KEYS),
             content: str_of(input, &["content", "file_text", "text", "contents"])
@@ -526,6 +534,19 @@ mod tests {
             response,
             ..Default::default()
         }
+    }
+
+    #[test]
+    fn a_write_capture_recorded_as_a_read_is_told_as_one() {
+        let input = json!({"file_path": "/p/a.py", "content": "x = 1\n"});
+        let mut e = ev("Write", input, Some(json!({"type": "update"})));
+        e.files_read = vec!["/p/a.py".into()];
+        let Action::Read { path, .. } = read(&e, 0, "/p").action else {
+            panic!("a Write that changed nothing is a read")
+        };
+        assert_eq!(path, "/p/a.py");
+        e.files_modified = std::mem::take(&mut e.files_read);
+        assert!(matches!(read(&e, 0, "/p").action, Action::Write { .. }));
     }
 
     #[test]

@@ -8,9 +8,12 @@
 //! offline compressor, and the error travels in [`Outcome::fallback_error`].
 //!
 //! - [`offline()`]: deterministic, no network; the default. A turn becomes a
-//!   few observations (per changed file, per failed-then-fixed command, per
-//!   command that changed something, per failure left standing), with reads
-//!   and searches folded in as context.
+//!   few observations (per commit or changed file, per failed-then-fixed
+//!   command, per decision the user settled, per command that changed
+//!   something, per failure left standing), with reads, searches and
+//!   bookkeeping folded in, and the assistant's why when the narrative is
+//!   known. A piece of a turn still running gets a partial summary
+//!   ([`Outcome::piece_summary`]) that the last piece merges.
 //! - `anthropic` (forced `record_memory` tool call), `openai` and compatible
 //!   servers (strict `json_schema`, plain JSON where refused), `claude-cli`
 //!   (the user's `claude -p`): one call per batch, the batch rendered within
@@ -27,14 +30,17 @@
 //! benchmarks.
 //!
 //! Modules: `event` reads stored tool events, `command` and `code` know
-//! shell commands and source text, `offline` writes observations without a
-//! model, `render` writes what a model is shown, `answer` reads what it
-//! says, `provider` talks to it, `text` holds string tools.
+//! shell commands and source text, `narrative` reads what the assistant said
+//! (explanations, questions, the report) and merges a long turn's pieces,
+//! `offline` writes observations without a model, `render` writes what a
+//! model is shown, `answer` reads what it says, `provider` talks to it,
+//! `text` holds string tools.
 
 mod answer;
 mod code;
 mod command;
 mod event;
+mod narrative;
 mod offline;
 mod provider;
 mod render;
@@ -211,6 +217,10 @@ pub struct Outcome {
     pub observations: Vec<ObservationDraft>,
     /// Present when the batch's turn is complete.
     pub summary: Option<SummaryDraft>,
+    /// Present for a piece of a turn still running (not `turn_complete`)
+    /// that did something: its partial summary, for the worker to keep and
+    /// hand to the turn's last piece as [`TurnBatch::earlier_pieces`].
+    pub piece_summary: Option<SummaryDraft>,
     /// Who wrote the result: `offline` or the provider's name.
     pub source: String,
     /// Every LLM call made (also the failed ones), one per HTTP attempt.
@@ -498,10 +508,13 @@ impl Compressor {
             Ok(parsed) => {
                 let mut repairs = parsed.repairs;
                 let summary = if batch.turn_complete {
-                    parsed.summary.or_else(|| {
-                        repairs.push("summary written offline".into());
-                        offline(batch).summary
-                    })
+                    match parsed.summary {
+                        Some(s) => Some(narrative::backfill(batch, s)),
+                        None => {
+                            repairs.push("summary written offline".into());
+                            offline(batch).summary
+                        }
+                    }
                 } else {
                     None
                 };
@@ -511,6 +524,7 @@ impl Compressor {
                 Outcome {
                     observations: parsed.observations,
                     summary,
+                    piece_summary: offline::piece_summary(batch),
                     source: self.provider.clone(),
                     calls,
                     fallback_error: None,

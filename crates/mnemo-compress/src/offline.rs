@@ -2,19 +2,30 @@
 //!
 //! It reads a turn the way a colleague skimming the log would: reads and
 //! searches are context, not news, so they fold into the observation they
-//! served; changes are grouped per file; a command that failed and passed
-//! after some edits is one bugfix; commands that change things (installs,
-//! commits, scripts) get a line; failures nobody fixed are worth
-//! remembering. Titles name files, functions and commands; facts carry the
-//! specifics (exit codes, error lines, lines added and removed).
+//! served; changes are grouped per file, and a commit gathers the files it
+//! recorded under its subject; bookkeeping (git add/status/push, task-tracker
+//! updates, `chmod`) folds into the work next to it; a command that failed and
+//! passed after some edits is one bugfix, and one that then succeeded in
+//! another form is settled, not a lesson; answered questions are decisions;
+//! failures nobody fixed are worth remembering. When the host's transcript
+//! tells the turn (`TurnBatch::narrative`), the assistant's words right before
+//! a change give its why and, for a title that would only name a file, what
+//! it was for. Facts carry the specifics (exit codes, error lines, lines added
+//! and removed, whole commit messages, close reasons). The summary says what
+//! was completed, learned and left open, merged with a long turn's earlier
+//! pieces.
 
 use std::collections::HashMap;
 
 use crate::code::{self, Definition};
 use crate::command::{self, CommandClass};
 use crate::event::{self, Action, Event};
+use crate::narrative::{self, Question};
 use crate::text::{self, join_and, list_some, one_line, plural};
 use crate::{ObservationDraft, Outcome, SummaryDraft, TurnBatch};
+
+mod summary;
+mod work;
 
 /// Caps that keep a turn's memory small.
 const MAX_FACTS: usize = 12;
@@ -29,13 +40,29 @@ const TITLE_MAX: usize = 120;
 pub fn offline(batch: &TurnBatch) -> Outcome {
     let analysis = Analysis::of(batch);
     let observations = analysis.observations();
-    let summary = batch.turn_complete.then(|| analysis.summary(&observations));
+    let piece = !batch.turn_complete && !batch.events.is_empty();
+    let summary = (batch.turn_complete || piece).then(|| analysis.summary(&observations));
+    let (summary, piece_summary) = if piece {
+        (None, summary)
+    } else {
+        (summary, None)
+    };
     Outcome {
         observations,
         summary,
+        piece_summary,
         source: "offline".into(),
         ..Default::default()
     }
+}
+
+/// The partial summary of a piece of a turn still running (None for a
+/// complete turn or an empty piece).
+pub(crate) fn piece_summary(batch: &TurnBatch) -> Option<SummaryDraft> {
+    if batch.turn_complete || batch.events.is_empty() {
+        return None;
+    }
+    offline(batch).piece_summary
 }
 
 /// The work done on one file in the batch.
@@ -137,7 +164,10 @@ struct Run {
     summary: Option<String>,
     description: Option<String>,
     interrupted: bool,
+    /// The whole commit message, for a `git commit`.
     commit: Option<String>,
+    /// git that is not a commit, task-tracker updates: folded into the work.
+    bookkeeping: bool,
 }
 
 /// A command that failed and passed after files were edited (maybe
@@ -179,12 +209,27 @@ struct Analysis<'a> {
     looked_up: Vec<String>,
     other_tools: Vec<String>,
     notes: Vec<String>,
+    /// The assistant's explanation given right before event `i`.
+    why: HashMap<usize, String>,
+    /// Everything the assistant said right before event `i`.
+    said: HashMap<usize, String>,
+    /// Questions the user settled: (event index, question).
+    questions: Vec<(usize, Question)>,
+    /// The unfinished items of the turn's last todo list.
+    open_todos: Vec<String>,
 }
 
 /// An observation being written.
 #[derive(Debug, Default)]
 struct Draft {
     first: usize,
+    /// The events this observation tells of (positions in the batch).
+    events: Vec<usize>,
+    /// Events whose preceding words explain this work.
+    said_at: Vec<usize>,
+    /// The title only describes the change (a file's edits, commands): the
+    /// action the assistant announced says better what it was for.
+    retitle: bool,
     kind: &'static str,
     title: String,
     subtitle: String,
@@ -242,10 +287,13 @@ impl Draft {
         concepts.truncate(MAX_CONCEPTS);
         ObservationDraft {
             kind: self.kind.to_owned(),
-            title: text::clamp(&self.title, TITLE_MAX),
-            subtitle: text::clamp(&self.subtitle, 200),
-            narrative: text::clamp(&self.narrative.join(" "), 1500),
-            facts: facts.into_iter().map(|f| text::clamp(&f, 300)).collect(),
+            title: text::clamp_words(&self.title, TITLE_MAX),
+            subtitle: text::clamp_words(&self.subtitle, 200),
+            narrative: text::clamp_sentences(&self.narrative.join(" "), 1500),
+            facts: facts
+                .into_iter()
+                .map(|f| text::clamp_sentences(&f, 300))
+                .collect(),
             concepts,
             files_read: self.files_read,
             files_modified: self.files_modified,
@@ -296,6 +344,10 @@ impl<'a> Analysis<'a> {
             looked_up: Vec::new(),
             other_tools: Vec::new(),
             notes: Vec::new(),
+            why: HashMap::new(),
+            said: HashMap::new(),
+            questions: Vec::new(),
+            open_todos: Vec::new(),
         };
         let mut file_ids: HashMap<String, usize> = HashMap::new();
         for e in &events {
@@ -309,8 +361,74 @@ impl<'a> Analysis<'a> {
             a.take(e, &mut file_ids);
         }
         a.events = events;
+        a.read_narrative();
         a.find_episodes();
         a
+    }
+
+    /// The assistant's explanations, keyed by the event they came right
+    /// before, and the questions the narrative tells of.
+    fn read_narrative(&mut self) {
+        let Some(n) = &self.batch.narrative else {
+            return;
+        };
+        let by_id: HashMap<&str, usize> = self
+            .batch
+            .events
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| e.tool_use_id.as_deref().map(|id| (id, i)))
+            .collect();
+        for note in &n.notes {
+            let Some(&i) = note
+                .before_tool_use_id
+                .as_deref()
+                .and_then(|id| by_id.get(id))
+            else {
+                continue;
+            };
+            let said = self.said.entry(i).or_default();
+            if !said.is_empty() {
+                said.push('\n');
+            }
+            said.push_str(&note.text);
+            if let Some(why) = narrative::explanation(&note.text) {
+                let entry = self.why.entry(i).or_default();
+                if !entry.contains(&why) {
+                    if !entry.is_empty() {
+                        entry.push(' ');
+                    }
+                    entry.push_str(&why);
+                }
+            }
+        }
+        // A long turn's pieces all see the narrative: its questions belong
+        // to the piece that asked them (else to a whole turn's only piece).
+        let asked_here = self
+            .batch
+            .events
+            .iter()
+            .any(|e| e.tool_name == "AskUserQuestion");
+        let told = narrative::narrative_questions(self.batch);
+        // The tool events carry what each option meant; the transcript's
+        // account is for hosts whose questions are no tool call, taken by
+        // the piece that asked them or, failing that, by the turn's last
+        // piece unless an earlier one recorded the decision already.
+        if self.questions.is_empty() && (asked_here || self.batch.turn_complete) {
+            let recorded = |q: &Question| {
+                narrative::decision(q, TITLE_MAX).is_some_and(|d| {
+                    self.batch
+                        .earlier_pieces
+                        .iter()
+                        .any(|p| p.completed.contains(&d.title))
+                })
+            };
+            self.questions = told
+                .into_iter()
+                .filter(|q| asked_here || !recorded(q))
+                .map(|q| (0, q))
+                .collect();
+        }
     }
 
     fn look(&mut self, what: String) {
@@ -339,6 +457,16 @@ impl<'a> Analysis<'a> {
         relative(path, &self.batch.project_root).to_owned()
     }
 
+    /// The command line a run ran.
+    fn command_of(&self, run: &Run) -> &str {
+        self.batch
+            .events
+            .get(run.index)
+            .and_then(|e| e.input.get("command"))
+            .and_then(|c| c.as_str())
+            .unwrap_or("")
+    }
+
     /// Files an event touched, by their stored (absolute) paths.
     fn take(&mut self, e: &Event<'a>, file_ids: &mut HashMap<String, usize>) {
         let headline = || {
@@ -347,6 +475,18 @@ impl<'a> Analysis<'a> {
                 .and_then(|err| text::error_headline([err], 160))
                 .unwrap_or_else(|| "no error message".to_owned())
         };
+        if e.failed && e.error.as_deref().is_some_and(is_rejection) {
+            // The user said no: not a failure to learn from.
+            let what = match &e.action {
+                Action::Command { command, .. } => code_span(&command::display(command, 60)),
+                _ => e.tool().to_owned(),
+            };
+            let note = format!("the user stopped {what}");
+            if !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
+            return;
+        }
         match &e.action {
             Action::Write { path, .. } | Action::Edit { path, .. } if !path.is_empty() => {
                 let id = *file_ids.entry(path.clone()).or_insert_with(|| {
@@ -366,7 +506,14 @@ impl<'a> Analysis<'a> {
                 if fw.first == usize::MAX {
                     fw.first = e.index;
                 }
-                let step = absorb_change(fw, e.index, &e.action);
+                let mut step = absorb_change(fw, e.index, &e.action);
+                // Prose and settings define nothing (`function` in a sentence).
+                if matches!(code::language_of(path), Some("docs" | "config")) {
+                    step.names.clear();
+                    fw.defs_added.clear();
+                    fw.defs_changed.clear();
+                    fw.defs_removed.clear();
+                }
                 fw.steps.push(step);
             }
             Action::Command {
@@ -410,9 +557,10 @@ impl<'a> Analysis<'a> {
                     exit_code: *exit_code,
                     headline,
                     summary,
-                    description: description.as_deref().map(|d| one_line(d, 100)),
+                    description: description.as_deref().map(|d| one_line(d, 300)),
                     interrupted: *interrupted,
                     commit: command::commit_message(command),
+                    bookkeeping: command::is_bookkeeping(command, class),
                 });
             }
             Action::Read { path, lines, .. } => {
@@ -512,6 +660,21 @@ impl<'a> Analysis<'a> {
                     self.look(format!("used {what}"));
                 }
             }
+            _ if !e.failed && e.tool() == "AskUserQuestion" => {
+                let asked = narrative::asked_questions(&e.raw.input, e.raw.response.as_ref());
+                self.questions
+                    .extend(asked.into_iter().map(|q| (e.index, q)));
+            }
+            _ if !e.failed && e.tool() == "TodoWrite" => {
+                if let Some(todos) = e.raw.input.get("todos").and_then(|t| t.as_array()) {
+                    self.open_todos = todos
+                        .iter()
+                        .filter(|t| t.get("status").and_then(|s| s.as_str()) != Some("completed"))
+                        .filter_map(|t| t.get("content").and_then(|c| c.as_str()))
+                        .map(|c| one_line(c, 160))
+                        .collect();
+                }
+            }
             _ => {
                 if e.failed {
                     self.failures.push(ToolFailure {
@@ -559,7 +722,8 @@ impl<'a> Analysis<'a> {
                     .filter(|(_, fw)| fw.changes().any(|i| i > from && i < to))
                     .map(|(id, _)| id)
                     .collect();
-                if files.is_empty() {
+                // Edits do not fix a push or a tracker update: settled, no story.
+                if files.is_empty() || self.runs[f].bookkeeping {
                     continue;
                 }
                 let key = &self.runs[f].key;
@@ -639,7 +803,7 @@ impl<'a> Analysis<'a> {
     }
 
     fn prompt_hint(&self) -> Option<&'static str> {
-        let prompt = self.batch.prompt.as_deref()?.to_ascii_lowercase();
+        let prompt = narrative::request(self.batch).to_ascii_lowercase();
         let has = |words: &[&str]| {
             prompt
                 .split(|c: char| !c.is_alphanumeric())
@@ -697,6 +861,18 @@ impl<'a> Analysis<'a> {
             .filter(|&id| !self.files[id].steps.is_empty() && !self.absorbed(id))
             .map(|id| (id, self.file_draft(id)))
             .collect();
+        // A commit names the work it recorded: the files changed before it.
+        for (r, run) in self.runs.iter().enumerate() {
+            let Some(message) = run.commit.as_deref().filter(|_| run.ok) else {
+                continue;
+            };
+            used_runs.push(r);
+            let (served, rest): (Vec<_>, Vec<_>) = file_drafts
+                .into_iter()
+                .partition(|(_, d)| d.first < run.index);
+            file_drafts = rest;
+            drafts.push(self.commit_draft(run, message, served));
+        }
         if file_drafts.len() > MAX_FILE_OBSERVATIONS {
             // Keep the biggest changes on their own, merge the rest.
             file_drafts.sort_by_key(|(id, _)| {
@@ -716,6 +892,7 @@ impl<'a> Analysis<'a> {
             {
                 let mut d = Draft {
                     first: *index,
+                    events: vec![*index],
                     kind: "discovery",
                     title: format!("Changing {} failed: {headline}", fw.rel),
                     subtitle: headline.clone(),
@@ -752,11 +929,17 @@ impl<'a> Analysis<'a> {
                 attach_fact(&mut drafts, &mut command_drafts, run.index, fact);
                 continue;
             }
+            if run.bookkeeping && !(drafts.is_empty() && command_drafts.is_empty()) {
+                if let Some(fact) = self.bookkeeping_fact(run) {
+                    attach_fact(&mut drafts, &mut command_drafts, run.index, fact);
+                }
+                continue;
+            }
             let is_check = matches!(
                 run.class,
                 CommandClass::Test | CommandClass::Build | CommandClass::Lint
             );
-            if is_check && drafts.iter().any(|d| d.first < run.index) {
+            if is_check && !drafts.is_empty() {
                 let mut fact = format!("{} passed", code_span(&run.shown));
                 if let Some(s) = &run.summary {
                     fact.push_str(&format!(" ({s})"));
@@ -789,6 +972,7 @@ impl<'a> Analysis<'a> {
         for f in &self.failures {
             let mut d = Draft {
                 first: f.index,
+                events: vec![f.index],
                 kind: "discovery",
                 title: format!("{} failed: {}", f.what, f.headline),
                 subtitle: f.headline.clone(),
@@ -800,11 +984,13 @@ impl<'a> Analysis<'a> {
             push_failure(&mut failure_drafts, d);
         }
         drafts.extend(failure_drafts);
+        drafts.extend(self.decision_drafts());
 
         drafts.sort_by_key(|d| d.first);
+        self.explain(&mut drafts);
         if drafts.is_empty() && !self.events.is_empty() {
             drafts.push(self.context_draft());
-        } else if let Some(primary) = drafts.first_mut() {
+        } else if let Some(primary) = drafts.iter_mut().find(|d| d.kind != "decision") {
             self.fold_context(primary);
         }
         // Reads of a changed file belong to that file's observation.
@@ -849,6 +1035,21 @@ impl<'a> Analysis<'a> {
     }
 
     fn episode_draft(&self, ep: &Episode) -> Draft {
+        let mut d = self.episode_story(ep);
+        d.events
+            .extend(ep.failures.iter().map(|&f| self.runs[f].index));
+        for &(f, p) in &ep.rounds {
+            d.events.push(self.runs[p].index);
+            let (from, to) = (self.runs[f].index, self.runs[p].index);
+            for &id in &ep.files {
+                d.events
+                    .extend(self.files[id].changes().filter(|&i| i > from && i < to));
+            }
+        }
+        d
+    }
+
+    fn episode_story(&self, ep: &Episode) -> Draft {
         let (fail, pass) = (&self.runs[ep.fail], &self.runs[ep.pass]);
         let names: Vec<String> = ep.files.iter().map(|&f| self.short(f)).collect();
         let mut title = format!(
@@ -1157,10 +1358,21 @@ impl<'a> Analysis<'a> {
         for (_, headline) in fw.failures.iter().take(2) {
             d.fact(format!("An edit of {name} failed first: {headline}"));
         }
+        d.events.extend(self.own_steps(id).map(|s| s.index));
+        d.events.extend(fw.failures.iter().map(|(i, _)| *i));
+        d.retitle = true;
         d
     }
 
     fn merged_files_draft(&self, parts: Vec<(usize, Draft)>) -> Draft {
+        let events: Vec<usize> = parts.iter().flat_map(|(_, d)| d.events.clone()).collect();
+        let mut d = self.merged_files_story(parts);
+        d.events = events;
+        d.retitle = true;
+        d
+    }
+
+    fn merged_files_story(&self, parts: Vec<(usize, Draft)>) -> Draft {
         let ids: Vec<usize> = parts.iter().map(|(id, _)| *id).collect();
         let first = parts.iter().map(|(_, d)| d.first).min().unwrap_or(0);
         let names: Vec<String> = ids.iter().map(|&id| self.short(id)).collect();
@@ -1204,7 +1416,10 @@ impl<'a> Analysis<'a> {
     fn run_draft(&self, run: &Run) -> Draft {
         let shown = code_span(&run.shown);
         let (kind, title) = match (run.class, &run.commit) {
-            (CommandClass::Git, Some(msg)) => ("change", format!("Committed: {msg}")),
+            (CommandClass::Git, Some(msg)) => {
+                let (subject, kind) = command::commit_subject(msg);
+                (kind.unwrap_or("change"), format!("Committed: {subject}"))
+            }
             (CommandClass::Test, _) => (
                 "discovery",
                 match &run.summary {
@@ -1215,10 +1430,17 @@ impl<'a> Analysis<'a> {
             (CommandClass::Build | CommandClass::Lint, _) => {
                 ("discovery", format!("Ran {shown}: succeeded"))
             }
-            _ => ("change", format!("Ran {shown}")),
+            _ => (
+                "change",
+                match &run.description {
+                    Some(desc) => format!("{} ({shown})", text::capitalize(desc)),
+                    None => format!("Ran {shown}"),
+                },
+            ),
         };
         let mut d = Draft {
             first: run.index,
+            events: vec![run.index],
             kind,
             title,
             subtitle: run.description.clone().unwrap_or_default(),
@@ -1255,6 +1477,7 @@ impl<'a> Analysis<'a> {
         let bare_exit = headline.starts_with("exit code");
         let mut d = Draft {
             first: run.index,
+            events: vec![run.index],
             kind: "discovery",
             title: if bare_exit {
                 format!("Command {shown} {verb} with {headline}")
@@ -1383,116 +1606,6 @@ impl<'a> Analysis<'a> {
             d.narrative.insert(0, format!("{s}."));
         }
     }
-
-    fn summary(&self, observations: &[ObservationDraft]) -> SummaryDraft {
-        let request = self
-            .batch
-            .prompt
-            .as_deref()
-            .map(|p| text::clamp(p.trim(), 600))
-            .unwrap_or_default();
-
-        let mut investigated = Vec::new();
-        if !self.reads.is_empty() {
-            let names: Vec<String> = self.reads.iter().map(|(p, _)| self.rel(p)).collect();
-            investigated.push(format!("read {}", list_some(&names, 8)));
-        }
-        investigated.extend(self.looked_up.iter().take(5).cloned());
-        let inspect = self.inspections();
-        if !inspect.is_empty() {
-            investigated.push(format!("ran {}", list_some(&inspect, 4)));
-        }
-
-        let (said_done, said_learned, said_next) = self
-            .batch
-            .last_assistant_message
-            .as_deref()
-            .map(split_assistant)
-            .unwrap_or_default();
-
-        let mut learned: Vec<String> = Vec::new();
-        for ep in &self.episodes {
-            let fail = &self.runs[ep.fail];
-            learned.push(format!(
-                "{} failed with {}; fixed by editing {}",
-                code_span(&fail.shown),
-                fail.headline.as_deref().unwrap_or("an error"),
-                list_some(
-                    &ep.files.iter().map(|&f| self.short(f)).collect::<Vec<_>>(),
-                    3
-                )
-            ));
-        }
-        for &r in &self.unresolved {
-            let run = &self.runs[r];
-            learned.push(format!(
-                "{} fails: {}",
-                code_span(&run.shown),
-                run.headline.as_deref().unwrap_or("failed")
-            ));
-        }
-        let mut passing: Vec<&str> = Vec::new();
-        for (r, run) in self.runs.iter().enumerate().rev() {
-            let check = matches!(
-                run.class,
-                CommandClass::Test | CommandClass::Build | CommandClass::Lint
-            );
-            if !check || !run.ok || passing.contains(&run.key.as_str()) {
-                continue;
-            }
-            passing.push(&run.key);
-            if self
-                .episodes
-                .iter()
-                .any(|ep| ep.rounds.iter().any(|&(_, p)| p == r))
-            {
-                continue;
-            }
-            learned.push(match &run.summary {
-                Some(s) => format!("{} passes ({s})", code_span(&run.shown)),
-                None => format!("{} passes", code_span(&run.shown)),
-            });
-        }
-        learned.extend(said_learned);
-
-        let mut completed: Vec<String> = observations
-            .iter()
-            .filter(|o| o.kind != "discovery")
-            .map(|o| o.title.clone())
-            .collect();
-        completed.extend(said_done);
-
-        let mut notes = self.notes.clone();
-        let interrupted: Vec<String> = self
-            .runs
-            .iter()
-            .filter(|r| r.interrupted)
-            .map(|r| code_span(&r.shown))
-            .collect();
-        if !interrupted.is_empty() {
-            notes.push(format!("interrupted: {}", list_some(&interrupted, 3)));
-        }
-        if !self.unresolved.is_empty() || !self.failures.is_empty() {
-            notes.push(format!(
-                "{} still failing at the end of the turn",
-                plural(self.unresolved.len() + self.failures.len(), "tool call")
-            ));
-        }
-
-        let join = |mut items: Vec<String>, max: usize| {
-            let mut seen = std::collections::HashSet::new();
-            items.retain(|i| seen.insert(i.to_ascii_lowercase()));
-            text::clamp(&items.join("; "), max)
-        };
-        SummaryDraft {
-            request,
-            investigated: capitalize(join(investigated, 800)),
-            learned: join(learned, 1000),
-            completed: join(completed, 1000),
-            next_steps: join(said_next, 600),
-            notes: join(notes, 600),
-        }
-    }
 }
 
 /// Adds `fact` to the observation the run most likely belongs to: the last
@@ -1507,6 +1620,12 @@ fn attach_fact(drafts: &mut [Draft], command_drafts: &mut [Draft], index: usize,
     }
 }
 
+/// True for the error a host reports when the user refused a tool call.
+fn is_rejection(error: &str) -> bool {
+    error.contains("doesn't want to proceed with this tool use")
+        || error.contains("tool use was rejected")
+}
+
 fn push_failure(list: &mut Vec<Draft>, d: Draft) {
     if list.len() < MAX_FAILURE_OBSERVATIONS {
         list.push(d);
@@ -1519,17 +1638,34 @@ fn push_failure(list: &mut Vec<Draft>, d: Draft) {
 
 fn merge_commands(drafts: Vec<Draft>) -> Draft {
     let first = drafts.iter().map(|d| d.first).min().unwrap_or(0);
-    let shown: Vec<String> = drafts
+    let count = drafts.len();
+    let described: Vec<String> = drafts
         .iter()
-        .map(|d| d.title.trim_start_matches("Ran ").to_owned())
+        .filter(|d| !d.subtitle.is_empty())
+        .map(|d| d.subtitle.clone())
+        .take(2)
         .collect();
+    let title = if described.is_empty() {
+        let shown: Vec<String> = drafts
+            .iter()
+            .take(2)
+            .map(|d| d.title.trim_start_matches("Ran ").to_owned())
+            .collect();
+        format!("Ran {} ({count} commands)", join_and(&shown))
+    } else {
+        format!(
+            "{} ({count} commands)",
+            text::capitalize(&described.join("; "))
+        )
+    };
     let mut merged = Draft {
         first,
         kind: "change",
-        title: format!("Ran {}", list_some(&shown, 2)),
+        title,
         ..Default::default()
     };
     for d in drafts {
+        merged.events.extend(d.events);
         for f in d.facts {
             merged.fact(f);
         }
@@ -1742,123 +1878,9 @@ fn common_dir(paths: &[&str]) -> Option<String> {
     (len > 0).then(|| format!("{}/", first[..len].join("/")))
 }
 
-/// The last assistant message split into what it says was done, what it
-/// says was found out, and what it suggests doing next.
-fn split_assistant(message: &str) -> (Vec<String>, Vec<String>, Vec<String>) {
-    const NEXT: &[&str] = &[
-        "next step",
-        "next,",
-        "todo",
-        "to do:",
-        "you may want",
-        "you might want",
-        "you could",
-        "consider",
-        "should also",
-        "still need",
-        "remaining",
-        "follow-up",
-        "follow up",
-        "left to do",
-        "not yet",
-        "would need",
-        "recommend",
-        "suggest",
-        "in a future",
-        "later,",
-        "next time",
-    ];
-    const DONE: &[&str] = &[
-        "added",
-        "created",
-        "fixed",
-        "implemented",
-        "updated",
-        "changed",
-        "refactored",
-        "removed",
-        "renamed",
-        "wrote",
-        "moved",
-        "replaced",
-        "extracted",
-        "introduced",
-        "converted",
-        "deleted",
-        "cleaned",
-        "migrated",
-        "bumped",
-        "installed",
-        "committed",
-        "done",
-        "all tests pass",
-        "tests pass",
-        "now passes",
-        "now pass",
-    ];
-    const LEARNED: &[&str] = &[
-        "because",
-        "caused by",
-        "due to",
-        "turns out",
-        "root cause",
-        "the issue",
-        "the problem",
-        "the bug",
-        "the reason",
-        "i found",
-        "it seems",
-    ];
-    let (mut done, mut learned, mut next) = (Vec::new(), Vec::new(), Vec::new());
-    for s in text::sentences(message, 30) {
-        let lower = s.to_ascii_lowercase();
-        let first_words: Vec<&str> = lower
-            .split(|c: char| !c.is_alphanumeric() && c != '\'')
-            .filter(|w| !w.is_empty())
-            .take(5)
-            .collect();
-        if NEXT.iter().any(|w| lower.contains(w)) {
-            if next.len() < 3 {
-                next.push(s);
-            }
-        } else if LEARNED.iter().any(|w| lower.contains(w)) {
-            if learned.len() < 3 {
-                learned.push(s);
-            }
-        } else if DONE.iter().any(|w| {
-            if w.contains(' ') {
-                lower.contains(w)
-            } else {
-                first_words.contains(w)
-            }
-        }) {
-            if done.len() < 4 {
-                done.push(s);
-            }
-        } else if learned.len() < 3 {
-            learned.push(s);
-        }
-    }
-    (done, learned, next)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn assistant_messages_split_into_done_learned_next() {
-        let (done, learned, next) = split_assistant(
-            "I fixed the login check. The bug was caused by a plain string comparison.\n\n\
-             - Added `check_hash`\n- Next, you may want to add rate limiting.",
-        );
-        assert_eq!(done, ["I fixed the login check.", "Added `check_hash`"]);
-        assert_eq!(
-            learned,
-            ["The bug was caused by a plain string comparison."]
-        );
-        assert_eq!(next, ["Next, you may want to add rate limiting."]);
-    }
 
     #[test]
     fn common_dirs() {

@@ -17,7 +17,7 @@ use crate::code;
 use crate::event::{self, Action, Event};
 use crate::offline::relative;
 use crate::text::{self, head_tail, one_line};
-use crate::{TurnBatch, VOCABULARY};
+use crate::{TurnBatch, TurnOrigin, VOCABULARY};
 
 /// Default byte budget of a rendered batch (about 6,000 tokens).
 pub const DEFAULT_RENDER_BUDGET: usize = 24 * 1024;
@@ -48,8 +48,18 @@ shown). Keep [REDACTED:...] markers as they are; never guess what they hid.";
 
 /// Added for a complete turn.
 const SYSTEM_SUMMARY: &str = "\nAlso write the turn's summary: request (what the user \
-asked), investigated, learned, completed, next_steps (empty if none), notes; \
-one or two sentences each, empty strings when there is nothing to say.";
+asked; for a continuation, the request it continues), investigated, learned (causes and \
+findings), completed (what was achieved: commits, tasks closed, tests that now pass, files \
+changed), next_steps (what was left open; empty if none), notes; one or two sentences \
+each, empty strings when there is nothing to say. When earlier parts of the turn are \
+given, the summary covers the whole turn: merge them, do not drop them.";
+
+/// How to use what the agent said; shared by every batch.
+const SYSTEM_WHY: &str = "\nThe agent's words before a tool call say why it made it: \
+put that reason in the narrative of the observation. Fold bookkeeping (git add, status, \
+push, task-tracker updates) into the work it served; a commit's subject names that work. \
+A user's answer that settles a choice is a decision observation (\"Chose X over Y: \
+reason\"), with the question and options as facts.";
 
 /// Added for providers without a tool or schema channel: the answer's shape.
 const SYSTEM_JSON: &str = "\nAnswer with one JSON object and nothing else: \
@@ -63,6 +73,7 @@ const SYSTEM_JSON_SUMMARY: &str = ",\"summary\":{\"request\":\"\",\"investigated
 pub fn system_prompt(turn_complete: bool, text_answer: bool) -> String {
     let mut s = String::with_capacity(SYSTEM.len() + 400);
     s.push_str(SYSTEM);
+    s.push_str(SYSTEM_WHY);
     if turn_complete {
         s.push_str(SYSTEM_SUMMARY);
     }
@@ -156,6 +167,7 @@ pub fn render_batch(batch: &TurnBatch, budget: usize) -> String {
         .map(|(i, e)| event::read(e, i, root))
         .collect();
     let mut parts: Vec<Part> = events.iter().map(|e| part(e, root)).collect();
+    said_before(batch, &mut parts);
 
     let mut head = String::with_capacity(budget.min(64 * 1024));
     head.push_str("<turn>\n");
@@ -174,26 +186,40 @@ pub fn render_batch(batch: &TurnBatch, budget: usize) -> String {
             " (still running: a part of it)"
         }
     ));
-    match batch
-        .prompt
-        .as_deref()
-        .map(str::trim)
-        .filter(|p| !p.is_empty())
-    {
-        Some(p) => {
+    let origin = batch.narrative.as_ref().map(|n| n.origin);
+    let continued = match origin {
+        Some(TurnOrigin::TaskNotification) => Some("a background task finished"),
+        Some(TurnOrigin::Compaction) => Some("the context was compacted"),
+        _ => None,
+    };
+    let prompt = batch.prompt.as_deref().unwrap_or_default();
+    let request = if continued.is_none() && !crate::narrative::is_host_text(prompt) {
+        prompt.to_owned()
+    } else {
+        crate::narrative::request(batch)
+    };
+    match (continued, request.trim()) {
+        (Some(why), r) => {
+            head.push_str(&format!(
+                "This turn continues the earlier request after {why}.\nUser request:\n{}\n",
+                if r.is_empty() { "(not recorded)" } else { r }
+            ));
+        }
+        (None, "") => head.push_str("User request: (not recorded)\n"),
+        (None, r) => {
             head.push_str("User request:\n");
-            head.push_str(&head_tail(p, PROMPT_MAX.min(budget / 5)));
+            head.push_str(&head_tail(r, PROMPT_MAX.min(budget / 5)));
             head.push('\n');
         }
-        None => head.push_str("User request: (not recorded)\n"),
     }
-    let mut tail = String::new();
-    if let Some(m) = batch
-        .last_assistant_message
-        .as_deref()
-        .map(str::trim)
-        .filter(|m| !m.is_empty())
-    {
+    head.push_str(&earlier_pieces(batch, budget / 5));
+    let mut tail = questions(batch, budget / 10);
+    let report = batch
+        .narrative
+        .as_ref()
+        .and_then(|n| n.final_report.as_deref())
+        .or(batch.last_assistant_message.as_deref());
+    if let Some(m) = report.map(str::trim).filter(|m| !m.is_empty()) {
         tail.push_str("Agent's final message:\n");
         tail.push_str(&head_tail(m, ASSISTANT_MAX.min(budget / 5)));
         tail.push('\n');
@@ -259,6 +285,81 @@ pub fn render_batch(batch: &TurnBatch, budget: usize) -> String {
     let inner = inner.replace("</turn>", "</ turn>");
     let out = format!("<turn>\n{inner}</turn>");
     mnemo_core::privacy::secrets::redact_text(&out).into_owned()
+}
+
+/// The earlier pieces' summaries of a long turn, within `max` bytes.
+fn earlier_pieces(batch: &TurnBatch, max: usize) -> String {
+    if batch.earlier_pieces.is_empty() {
+        return String::new();
+    }
+    let mut out =
+        String::from("Earlier parts of this turn (already recorded; the summary merges them):\n");
+    for (n, p) in batch.earlier_pieces.iter().enumerate() {
+        for (label, field) in [
+            ("completed", &p.completed),
+            ("learned", &p.learned),
+            ("left open", &p.next_steps),
+        ] {
+            if !field.trim().is_empty() {
+                out.push_str(&format!(
+                    "- part {}, {label}: {}\n",
+                    n + 1,
+                    one_line(field, 600)
+                ));
+            }
+        }
+    }
+    if out.len() > max {
+        out = head_tail(&out, max);
+        out.push('\n');
+    }
+    out
+}
+
+/// The questions the agent asked and the user's answers.
+fn questions(batch: &TurnBatch, max: usize) -> String {
+    let Some(n) = batch.narrative.as_ref().filter(|n| !n.questions.is_empty()) else {
+        return String::new();
+    };
+    let mut out = String::from("Questions the agent asked the user:\n");
+    for q in &n.questions {
+        out.push_str(&format!("- {}", one_line(&q.question, 300)));
+        if !q.options.is_empty() {
+            out.push_str(&format!(
+                " (options: {})",
+                one_line(&q.options.join(" | "), 300)
+            ));
+        }
+        out.push_str(&format!(" → answered: {}\n", one_line(&q.answer, 300)));
+    }
+    if out.len() > max {
+        out = head_tail(&out, max);
+        out.push('\n');
+    }
+    out
+}
+
+/// Puts what the agent said right before a tool call on that call's header.
+fn said_before(batch: &TurnBatch, parts: &mut [Part]) {
+    let Some(n) = &batch.narrative else {
+        return;
+    };
+    for note in &n.notes {
+        let Some(id) = note.before_tool_use_id.as_deref() else {
+            continue;
+        };
+        let Some(i) = batch
+            .events
+            .iter()
+            .position(|e| e.tool_use_id.as_deref() == Some(id))
+        else {
+            continue;
+        };
+        let said = text::clamp_sentences(&one_line(&note.text, 1000), 400);
+        if !said.is_empty() {
+            parts[i].header = format!("Agent: {said}\n{}", parts[i].header);
+        }
+    }
 }
 
 /// Water-filling: the largest per-body allowance that fits `room`, so small
@@ -561,6 +662,47 @@ mod tests {
         assert!(out.contains("[2000] "), "last events kept");
         assert!(out.contains("tool calls omitted …]"));
         assert!(out.contains("bytes cut …]"));
+    }
+
+    #[test]
+    fn the_narrative_and_earlier_pieces_reach_the_model() {
+        let mut batch = crate::sample::turn(3);
+        batch.prompt = Some("<task-notification>\n<task-id>b1</task-id>".into());
+        batch.events[1].tool_use_id = Some("toolu_2".into());
+        batch.narrative = Some(crate::TurnNarrative {
+            origin: TurnOrigin::TaskNotification,
+            continues_request: Some("Implement the export".into()),
+            notes: vec![crate::AssistantNote {
+                text: "The parser drops the last line because it splits on CRLF only.".into(),
+                before_tool_use_id: Some("toolu_2".into()),
+            }],
+            questions: vec![crate::QuestionAnswer {
+                question: "Which format?".into(),
+                options: vec!["CSV".into(), "JSON".into()],
+                answer: "CSV".into(),
+            }],
+            final_report: Some("Export works. Remaining: docs.".into()),
+        });
+        batch.earlier_pieces.push(crate::SummaryDraft {
+            completed: "created export.rs".into(),
+            ..Default::default()
+        });
+        let out = render_batch(&batch, 16 * 1024);
+        assert!(!out.contains("<task-notification>"), "{out}");
+        assert!(out.contains("continues the earlier request"), "{out}");
+        assert!(out.contains("Implement the export"));
+        assert!(
+            out.contains("part 1, completed: created export.rs"),
+            "{out}"
+        );
+        let why = out.find("Agent: The parser drops").expect("note shown");
+        assert!(
+            out[why..].find("\n[2] ").is_some_and(|at| at < 200),
+            "{out}"
+        );
+        assert!(out.contains("Which format? (options: CSV | JSON) → answered: CSV"));
+        assert!(out.contains("Remaining: docs."));
+        assert!(system_prompt(true, false).contains("merge them"));
     }
 
     #[test]

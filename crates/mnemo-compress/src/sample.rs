@@ -5,9 +5,52 @@
 
 use serde_json::json;
 
-use crate::{BatchEvent, TurnBatch};
+use crate::{AssistantNote, BatchEvent, QuestionAnswer, SummaryDraft, TurnBatch, TurnNarrative};
 
 const ROOT: &str = "/home/dev/projects/acme-billing";
+
+/// [`turn`] as the transcript tells it: the assistant explains every other
+/// call, asks one question, reports at the end, and the turn is the last
+/// piece of a long one (two earlier pieces to merge).
+pub fn narrated_turn(events: usize) -> TurnBatch {
+    let mut batch = turn(events);
+    let mut notes = Vec::new();
+    for (i, e) in batch.events.iter_mut().enumerate() {
+        let id = format!("toolu_{i:04}");
+        e.tool_use_id = Some(id.clone());
+        if i % 2 == 0 {
+            notes.push(AssistantNote {
+                text: format!(
+                    "Let me look at step {i}. The total ignores late fees because \
+                     `compute_total` never calls `late_fee`, so overdue invoices are \
+                     undercharged. Now let me fix `compute_total` to add the fee."
+                ),
+                before_tool_use_id: Some(id),
+            });
+        }
+    }
+    batch.narrative = Some(TurnNarrative {
+        notes,
+        questions: vec![QuestionAnswer {
+            question: "Cap late fees?".into(),
+            options: vec!["30 days".into(), "No cap".into()],
+            answer: "30 days".into(),
+        }],
+        final_report: batch.last_assistant_message.clone(),
+        ..Default::default()
+    });
+    batch.earlier_pieces = (0..2)
+        .map(|n| SummaryDraft {
+            request: batch.prompt.clone().unwrap_or_default(),
+            investigated: format!("read src/billing/part{n}.py"),
+            learned: "`pytest` failed with ImportError; fixed by editing fees.py".into(),
+            completed: format!("created part{n}.py; changed invoice.py and fees.py"),
+            next_steps: String::new(),
+            notes: String::new(),
+        })
+        .collect();
+    batch
+}
 
 /// A complete turn of `events` tool calls (at least 1): a cycle of reading,
 /// searching, creating a module, editing it, a failing test run, a fix and a

@@ -32,6 +32,103 @@ pub(crate) fn clamp(s: &str, max: usize) -> String {
     out
 }
 
+/// At most `max` bytes of `s`, cut after its last whole sentence that fits
+/// (no marker needed), else at a clause boundary (`;`, `,`, a dash) or a
+/// word, with `…`.
+pub(crate) fn clamp_sentences(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let room = floor_boundary(s, max.saturating_sub('…'.len_utf8()));
+    let head = &s[..room];
+    let sentence_end = ['.', '!', '?']
+        .iter()
+        .filter_map(|c| head.rfind(&format!("{c} ")))
+        .max();
+    if let Some(end) = sentence_end.filter(|&e| e >= max / 2) {
+        return s[..=end].to_owned();
+    }
+    let clause = ["; ", ", ", " — ", " - "]
+        .iter()
+        .filter_map(|c| head.rfind(c))
+        .max();
+    if let Some(end) = clause.filter(|&e| e >= max / 2) {
+        return format!("{}…", s[..end].trim_end());
+    }
+    clamp_words(s, max)
+}
+
+/// At most `max` bytes of `s`, cut between words, with `…` when cut.
+pub(crate) fn clamp_words(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let room = floor_boundary(s, max.saturating_sub('…'.len_utf8()));
+    let end = s[..room]
+        .rfind(char::is_whitespace)
+        .filter(|&e| e >= max / 2)
+        .unwrap_or(room);
+    let mut out = s[..end].trim_end_matches([' ', ',', ';', ':']).to_owned();
+    out.push('…');
+    out
+}
+
+/// `s` with its first letter upper-case.
+pub(crate) fn capitalize(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(c) => c.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
+}
+
+/// Items joined by `"; "`, without repeats (ignoring case), as many whole
+/// items as fit in `max` bytes, then how many were left out.
+pub(crate) fn join_within(items: Vec<String>, max: usize) -> String {
+    let mut seen = std::collections::HashSet::new();
+    let items: Vec<String> = items
+        .into_iter()
+        .filter(|i| !i.trim().is_empty() && seen.insert(i.trim_end_matches('.').to_lowercase()))
+        .collect();
+    let mut out = String::new();
+    let mut kept = 0;
+    for (n, item) in items.iter().enumerate() {
+        let reserve = if n + 1 < items.len() { 20 } else { 0 };
+        let sep = if out.is_empty() { 0 } else { 2 };
+        if out.len() + sep + item.len() + reserve > max {
+            break;
+        }
+        if sep > 0 {
+            // A sentence's own full stop before `;` would read twice.
+            if out.ends_with('.') && !out.ends_with("..") {
+                out.pop();
+            }
+            out.push_str("; ");
+        }
+        out.push_str(item);
+        kept += 1;
+    }
+    if kept == 0
+        && let Some(first) = items.first()
+    {
+        out = clamp_sentences(first, max.saturating_sub(20));
+        kept = 1;
+    }
+    if kept < items.len() {
+        out.push_str(&format!(" (and {} more)", items.len() - kept));
+    }
+    out
+}
+
+/// Joins items as `a, b or c`.
+pub(crate) fn join_or(items: &[String]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}
+
 /// `s` collapsed to one line (runs of white space become one space), then
 /// clamped to `max` bytes.
 pub(crate) fn one_line(s: &str, max: usize) -> String {
@@ -263,6 +360,25 @@ mod tests {
         assert_eq!(clamp("héllo wörld", 100), "héllo wörld");
         let c = clamp("ééééé", 6);
         assert!(c.len() <= 6 && c.ends_with('…'), "{c}");
+    }
+
+    #[test]
+    fn cuts_fall_between_sentences_clauses_or_words() {
+        let s = "The router used ids. Links broke for every user, so slugs came in; tests pass.";
+        assert_eq!(
+            clamp_sentences(s, 60),
+            "The router used ids. Links broke for every user…"
+        );
+        assert_eq!(clamp_sentences(s, 36), "The router used ids.");
+        assert_eq!(
+            clamp_sentences(s, 70),
+            "The router used ids. Links broke for every user, so slugs came in…"
+        );
+        assert_eq!(clamp_words("alpha beta gamma delta", 15), "alpha beta…");
+        assert_eq!(
+            join_within(vec!["a".into(), "A".into(), "b".repeat(50), "c".into()], 30),
+            "a (and 2 more)"
+        );
     }
 
     #[test]

@@ -108,7 +108,13 @@ fn a_fix_turn_gives_a_feature_and_a_bugfix_naming_files_and_functions() {
         "{}",
         s.learned
     );
-    assert!(s.completed.contains("Created auth.py"), "{}", s.completed);
+    assert!(s.completed.contains("created auth.py"), "{}", s.completed);
+    assert!(
+        s.completed
+            .contains("`python -m pytest tests/test_auth.py -q` passes"),
+        "{}",
+        s.completed
+    );
     assert!(s.completed.contains("Refactored login to use check_hash"));
     assert_eq!(s.next_steps, "Next, consider adding rate limiting.");
 }
@@ -534,4 +540,340 @@ fn retries_of_one_failing_command_tell_one_story() {
     );
     assert!(!facts.contains("without changes"), "{facts}");
     assert!(o.concepts.contains(&"rust".to_owned()) && o.concepts.contains(&"testing".to_owned()));
+}
+
+fn with_id(mut e: BatchEvent, id: &str) -> BatchEvent {
+    e.tool_use_id = Some(id.into());
+    e
+}
+
+fn note(text: &str, before: &str) -> mnemo_compress::AssistantNote {
+    mnemo_compress::AssistantNote {
+        text: text.into(),
+        before_tool_use_id: Some(before.into()),
+    }
+}
+
+fn write(file: &str, content: &str) -> BatchEvent {
+    let path = format!("{ROOT}/{file}");
+    BatchEvent {
+        tool_name: "Write".into(),
+        input: json!({"file_path": path, "content": content}),
+        response: Some(json!({"type": "create", "filePath": path})),
+        files_modified: vec![path],
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_long_turn_is_summarized_whole_from_its_pieces() {
+    let first = TurnBatch {
+        turn_complete: false,
+        ..batch(vec![
+            write("src/export.rs", "pub fn export_csv() {}\n"),
+            edit("src/lib.rs", "mod a;", "mod a;\nmod export;"),
+        ])
+    };
+    let piece = offline(&first);
+    assert!(piece.summary.is_none());
+    let partial = piece
+        .piece_summary
+        .expect("a piece keeps a partial summary");
+    assert!(partial.completed.contains("export.rs"), "{partial:?}");
+
+    let mut last = batch(vec![
+        edit("src/cli.rs", "fn main() {}", "fn main() { export(); }"),
+        bash(
+            "git commit -am 'Add CSV export'",
+            "[main 1a2b3c] Add CSV export",
+        ),
+    ]);
+    last.earlier_pieces = vec![partial];
+    let out = offline(&last);
+    assert!(out.piece_summary.is_none());
+    let s = out.summary.unwrap();
+    for file in ["export.rs", "lib.rs", "cli.rs"] {
+        assert!(s.completed.contains(file), "{file}: {}", s.completed);
+    }
+    assert!(
+        s.completed.contains("committed \"Add CSV export\""),
+        "{}",
+        s.completed
+    );
+    // Earlier work comes first, each item once.
+    assert!(s.completed.find("export.rs") < s.completed.find("cli.rs"));
+    assert_eq!(s.completed.matches("lib.rs").count(), 1, "{}", s.completed);
+    assert_eq!(s.request, "do the thing");
+}
+
+#[test]
+fn observations_carry_the_assistants_why() {
+    let mut b = batch(vec![with_id(
+        edit(
+            "src/router.rs",
+            "let id = raw_id;",
+            "let id = slug_of(raw_id);",
+        ),
+        "t1",
+    )]);
+    b.narrative = Some(mnemo_compress::TurnNarrative {
+        notes: vec![note(
+            "Let me look. The router passes the raw id instead of the slug, so shared links \
+             404. Now let me fix the router to resolve slugs:",
+            "t1",
+        )],
+        ..Default::default()
+    });
+    let out = offline(&b);
+    let o = &out.observations[0];
+    assert!(
+        o.narrative
+            .starts_with("The router passes the raw id instead of the slug, so shared links 404."),
+        "{}",
+        o.narrative
+    );
+    // Chatter stays out of the record.
+    assert!(!o.narrative.contains("Let me look"), "{}", o.narrative);
+    // A title that only said which file takes the announced action.
+    assert_eq!(o.title, "Fix the router to resolve slugs (router.rs)");
+    let s = out.summary.unwrap();
+    assert!(
+        s.learned.contains("instead of the slug"),
+        "a cause the assistant found is learned: {}",
+        s.learned
+    );
+}
+
+#[test]
+fn an_answer_that_settles_a_choice_is_a_decision() {
+    let mut b = batch(vec![edit("src/db.rs", "a", "b")]);
+    b.narrative = Some(mnemo_compress::TurnNarrative {
+        questions: vec![mnemo_compress::QuestionAnswer {
+            question: "Which store should sessions use?".into(),
+            options: vec!["SQLite".into(), "Postgres".into()],
+            answer: "SQLite, because it ships in the binary".into(),
+        }],
+        ..Default::default()
+    });
+    let out = offline(&b);
+    let d = out
+        .observations
+        .iter()
+        .find(|o| o.kind == "decision")
+        .expect("a decision");
+    assert_eq!(
+        d.title,
+        "Chose SQLite over Postgres: because it ships in the binary"
+    );
+    assert!(
+        d.facts
+            .contains(&"Question: Which store should sessions use?".to_owned())
+    );
+    assert!(d.facts.contains(&"Options: SQLite; Postgres".to_owned()));
+    assert!(out.summary.unwrap().completed.contains("Chose SQLite"));
+
+    // Asked through the tool: the options' meanings give the reason.
+    let asked = BatchEvent {
+        tool_name: "AskUserQuestion".into(),
+        input: json!({"questions": [{"question": "Which tools?", "options": [
+            {"label": "All four", "description": "Everything"},
+            {"label": "Credo only", "description": "Skip the slow type checker"}]}]}),
+        response: Some(json!({"answers": {"Which tools?": "Credo only"}})),
+        ..Default::default()
+    };
+    let out = offline(&batch(vec![asked]));
+    assert_eq!(
+        out.observations[0].title,
+        "Chose Credo only over All four: Skip the slow type checker"
+    );
+}
+
+#[test]
+fn a_commit_names_the_work_and_bookkeeping_folds_into_it() {
+    let message = "fix(auth): compare password hashes\n\nPlain comparison let any password in \
+                   because the hash was never computed.\n\nCo-Authored-By: Bot <b@x>";
+    let out = offline(&batch(vec![
+        edit(
+            "src/auth.py",
+            "return pw == stored",
+            "return check_hash(pw, stored)",
+        ),
+        edit(
+            "tests/test_auth.py",
+            "",
+            "def test_wrong_password():\n    pass",
+        ),
+        bash("git status", " M src/auth.py"),
+        bash("git add -A", ""),
+        bash(&format!("git commit -m \"{message}\""), "[main 9f] fix"),
+        bash_failed(
+            "git push",
+            "Exit code 128\nfatal: The current branch x has no upstream branch.",
+        ),
+        bash("git push --set-upstream origin x", "branch 'x' set up"),
+        bash(
+            "bd close auth-7 --reason \"hashes compared\"",
+            "Closed auth-7",
+        ),
+    ]));
+    let titles: Vec<&str> = out.observations.iter().map(|o| o.title.as_str()).collect();
+    assert_eq!(
+        titles,
+        ["Compare password hashes"],
+        "{:#?}",
+        out.observations
+    );
+    let o = &out.observations[0];
+    assert_eq!(o.kind, "bugfix");
+    assert_eq!(o.files_modified.len(), 2);
+    assert!(
+        o.narrative.starts_with(
+            "Plain comparison let any password in because the hash was never computed."
+        ),
+        "{}",
+        o.narrative
+    );
+    assert!(!o.narrative.contains("Co-Authored-By"));
+    let facts = o.facts.join("\n");
+    assert!(
+        facts.contains("Committed \"fix(auth): compare password hashes\""),
+        "{facts}"
+    );
+    assert!(facts.contains("Closed auth-7: hashes compared"), "{facts}");
+    let s = out.summary.unwrap();
+    // The push failed, then the same intent succeeded: not a lesson.
+    assert!(!s.learned.contains("fails"), "{}", s.learned);
+    assert!(!s.notes.contains("still failing"), "{}", s.notes);
+    assert!(s.completed.contains("closed auth-7"), "{}", s.completed);
+}
+
+#[test]
+fn a_continuation_keeps_the_request_and_open_ends_are_next_steps() {
+    let mut b = batch(vec![
+        BatchEvent {
+            tool_name: "TodoWrite".into(),
+            input: json!({"todos": [
+                {"content": "Write the importer", "status": "completed"},
+                {"content": "Document the flags", "status": "pending"}]}),
+            ..Default::default()
+        },
+        bash_failed(
+            "cargo test -p cli",
+            "Exit code 101\ntest result: FAILED. 3 passed; 1 failed",
+        ),
+    ]);
+    b.prompt = Some("<task-notification>\n<task-id>b7</task-id>\n</task-notification>".into());
+    b.narrative = Some(mnemo_compress::TurnNarrative {
+        origin: mnemo_compress::TurnOrigin::TaskNotification,
+        continues_request: Some("Add the import command".into()),
+        final_report: Some(
+            "The importer works. Remaining: the `--dry-run` flag is not yet wired.".into(),
+        ),
+        ..Default::default()
+    });
+    let s = offline(&b).summary.unwrap();
+    assert_eq!(s.request, "Add the import command");
+    assert!(
+        s.next_steps.contains("`--dry-run` flag is not yet wired"),
+        "{}",
+        s.next_steps
+    );
+    assert!(
+        s.next_steps.contains("unfinished: Document the flags"),
+        "{}",
+        s.next_steps
+    );
+    assert!(
+        s.next_steps.contains("make `cargo test -p cli` pass"),
+        "{}",
+        s.next_steps
+    );
+}
+
+#[test]
+fn many_commands_make_one_titled_observation_not_a_log_line() {
+    let runs: Vec<BatchEvent> = (0..6)
+        .map(|i| {
+            let mut e = bash(&format!("./scripts/step{i}.sh"), "ok");
+            if i < 2 {
+                e.input["description"] = json!(format!("Seed fixture set {i}"));
+            }
+            e
+        })
+        .collect();
+    let out = offline(&batch(runs));
+    assert_eq!(out.observations.len(), 1, "{:#?}", out.observations);
+    let t = &out.observations[0].title;
+    assert_eq!(t, "Seed fixture set 0; Seed fixture set 1 (6 commands)");
+    assert!(!t.contains("more"), "{t}");
+}
+
+#[test]
+fn the_last_piece_of_a_narrated_turn_keeps_the_decision_and_the_pieces() {
+    let out = offline(&mnemo_compress::sample::narrated_turn(16));
+    let titles: Vec<&str> = out.observations.iter().map(|o| o.title.as_str()).collect();
+    assert!(
+        titles.contains(&"Chose 30 days over No cap"),
+        "a question no tool call asked is decided at the turn's end: {titles:?}"
+    );
+    for o in &out.observations {
+        well_formed(o);
+        assert!(!o.narrative.contains("Now let me"), "{}", o.narrative);
+    }
+    assert!(
+        out.observations
+            .iter()
+            .any(|o| o.narrative.contains("never calls `late_fee`")),
+        "the why reaches the observations"
+    );
+    let s = out.summary.unwrap();
+    assert!(s.completed.contains("created part0.py"), "{}", s.completed);
+    assert!(s.completed.contains("created part1.py"), "{}", s.completed);
+    assert!(!s.learned.contains(".;"), "{}", s.learned);
+
+    // The same question, already decided by an earlier piece, is not repeated.
+    let mut again = mnemo_compress::sample::narrated_turn(16);
+    again.earlier_pieces[0]
+        .completed
+        .push_str("; Chose 30 days over No cap");
+    let out = offline(&again);
+    assert!(out.observations.iter().all(|o| o.kind != "decision"));
+}
+
+#[test]
+fn edits_between_a_failed_and_a_working_push_are_not_its_fix() {
+    let out = offline(&batch(vec![
+        bash_failed("git push", "Exit code 128\nfatal: no upstream branch"),
+        edit("src/app.rs", "let a = 1;", "let a = 2;"),
+        bash("git push -u origin main", "set up to track"),
+    ]));
+    assert!(
+        out.observations
+            .iter()
+            .all(|o| !o.title.contains("failed, then passed")),
+        "{:#?}",
+        out.observations
+    );
+    let s = out.summary.unwrap();
+    assert!(!s.learned.contains("git push"), "{}", s.learned);
+}
+
+#[test]
+fn what_was_completed_reads_in_the_order_it_happened() {
+    let s = offline(&batch(vec![
+        edit("src/a.rs", "x", "y"),
+        bash("git commit -am 'First part'", "[main 1] First part"),
+        bash("bd close t-1", "Closed t-1"),
+        edit("src/b.rs", "x", "y"),
+        bash("git commit -am 'Second part'", "[main 2] Second part"),
+        bash("bd close t-2", "Closed t-2"),
+    ]))
+    .summary
+    .unwrap();
+    let at = |s: &str, what: &str| s.find(what).unwrap_or_else(|| panic!("{what} in {s}"));
+    let c = &s.completed;
+    assert!(at(c, "changed a.rs and b.rs") < at(c, "First part"), "{c}");
+    assert!(at(c, "First part") < at(c, "closed t-1"), "{c}");
+    assert!(at(c, "closed t-1") < at(c, "Second part"), "{c}");
+    assert!(at(c, "Second part") < at(c, "closed t-2"), "{c}");
 }

@@ -87,6 +87,9 @@ async fn a_flushed_piece_of_a_turn_asks_for_no_summary() {
     let out = anthropic(&stand_in).compress(&batch, true).await;
     assert_eq!(out.source, "anthropic");
     assert!(out.summary.is_none());
+    // The piece still leaves a partial summary for the turn's last piece.
+    let piece = out.piece_summary.expect("a partial summary of the piece");
+    assert!(piece.completed.contains("auth.py"), "{piece:?}");
     assert_eq!(out.calls[0].purpose, "batch");
     let body = stand_in.requests()[0].json.clone().unwrap();
     assert!(
@@ -547,4 +550,31 @@ async fn openai_compatible_server_without_key_sends_no_authorization() {
     let r = &stand_in.requests()[0];
     assert!(r.header("authorization").is_none());
     let _: &Value = r.json.as_ref().unwrap();
+}
+
+#[tokio::test]
+async fn a_models_summary_of_a_last_piece_keeps_the_earlier_pieces() {
+    let stand_in = StandIn::builder()
+        .require_api_key(KEY)
+        .responder(|_| Reply::tool_use("record_memory", good_answer()))
+        .start();
+    let mut batch = fix_login_turn();
+    batch.earlier_pieces = vec![mnemo_compress::SummaryDraft {
+        request: "fix login please".into(),
+        next_steps: "add rate limiting to the login form".into(),
+        completed: "created session.py".into(),
+        ..Default::default()
+    }];
+    let out = anthropic(&stand_in).compress(&batch, true).await;
+    assert_eq!(out.source, "anthropic", "{:?}", out.fallback_error);
+    let s = out.summary.unwrap();
+    // What the model wrote stands; what it left empty comes from the pieces.
+    assert_eq!(s.completed, "login checks the password hash");
+    assert_eq!(s.next_steps, "add rate limiting to the login form");
+    // The earlier pieces reached the model.
+    let body = stand_in.requests()[0].json.clone().unwrap().to_string();
+    assert!(
+        body.contains("part 1, completed: created session.py"),
+        "{body}"
+    );
 }

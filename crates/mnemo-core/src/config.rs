@@ -24,6 +24,18 @@ pub struct Config {
     pub provider: ProviderConfig,
     pub budget: BudgetConfig,
     pub context: ContextConfig,
+    pub recall: RecallConfig,
+    pub mcp: McpConfig,
+}
+
+/// The MCP server (`mnemo mcp`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct McpConfig {
+    /// Let `save_memory` write into a project other than the one the agent
+    /// works in (its `project` argument naming another directory). Off: an
+    /// agent cannot plant memories that another project's sessions would read.
+    pub save_to_other_projects: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -156,6 +168,12 @@ pub struct WorkerConfig {
     /// Log files rotate at this size; this many old files are kept.
     pub log_max_bytes: u64,
     pub log_keep: u64,
+    /// The HTTP API closes a connection that has not sent a complete request
+    /// head within this long, whether new or kept alive between requests.
+    pub header_timeout_ms: u64,
+    /// Most HTTP connections open at once (live streams included); more wait
+    /// in the listen queue until one closes.
+    pub max_connections: u64,
 }
 
 impl Default for WorkerConfig {
@@ -170,6 +188,8 @@ impl Default for WorkerConfig {
             max_attempts: 4,
             log_max_bytes: 4 * 1024 * 1024,
             log_keep: 3,
+            header_timeout_ms: 10_000,
+            max_connections: 64,
         }
     }
 }
@@ -238,8 +258,9 @@ pub struct ContextConfig {
     /// Budget of the SessionStart index, in tokens (about 4 characters each).
     /// Whatever the budget, the index never exceeds 9,000 characters.
     pub max_tokens: u64,
-    /// Recent turn summaries shown at the top.
-    pub summaries: u64,
+    /// Recent sessions shown at the top, one line each (what was asked,
+    /// done and left open); 0 = none.
+    pub sessions: u64,
     /// Also show a one-line `systemMessage` to the user at SessionStart.
     pub system_message: bool,
     /// A file's recent history before the agent reads or edits it.
@@ -253,10 +274,33 @@ impl Default for ContextConfig {
         ContextConfig {
             enabled: true,
             max_tokens: 1500,
-            summaries: 3,
+            sessions: 6,
             system_message: false,
             file_context: true,
             file_context_tokens: 200,
+        }
+    }
+}
+
+/// Memory given back while the agent works (see `mnemo-recall::prompt`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RecallConfig {
+    /// On each prompt, the few memories most relevant to it (nothing when
+    /// nothing matches well).
+    pub prompt_recall: bool,
+    /// Most memories added to one prompt.
+    pub prompt_recall_items: u64,
+    /// Their budget, in tokens (about 4 characters each).
+    pub prompt_recall_tokens: u64,
+}
+
+impl Default for RecallConfig {
+    fn default() -> Self {
+        RecallConfig {
+            prompt_recall: true,
+            prompt_recall_items: 3,
+            prompt_recall_tokens: 375,
         }
     }
 }
@@ -608,12 +652,18 @@ pub fn glob_match(pattern: &str, name: &str) -> bool {
 mod tests {
     use super::*;
 
-    // Environment variables are process-global; tests that set them use names
-    // no other test reads, and restore them.
+    // Environment variables are process-global: a test that sets them, or
+    // loads a configuration (which reads them), holds this lock.
+    static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+    fn env_lock() -> std::sync::MutexGuard<'static, ()> {
+        ENV.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     struct EnvGuard(&'static str);
     impl EnvGuard {
         fn set(name: &'static str, value: &str) -> EnvGuard {
-            // SAFETY: each test uses its own variable names.
+            // SAFETY: the caller holds env_lock(); no other test reads them meanwhile.
             unsafe { std::env::set_var(name, value) };
             EnvGuard(name)
         }
@@ -626,6 +676,7 @@ mod tests {
 
     #[test]
     fn missing_file_gives_defaults() {
+        let _env = env_lock();
         let tmp = tempfile::tempdir().unwrap();
         let loaded = Config::load_strict(&tmp.path().join("config.toml")).unwrap();
         assert_eq!(loaded.config, Config::default());
@@ -634,6 +685,7 @@ mod tests {
 
     #[test]
     fn file_values_override_defaults_and_unknown_keys_warn() {
+        let _env = env_lock();
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("config.toml");
         std::fs::write(
@@ -649,6 +701,7 @@ mod tests {
 
     #[test]
     fn syntax_errors_name_the_line() {
+        let _env = env_lock();
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("config.toml");
         std::fs::write(&path, "[capture]\nmax_field_bytes = = 3\n").unwrap();
@@ -661,6 +714,7 @@ mod tests {
 
     #[test]
     fn wrong_types_are_value_errors() {
+        let _env = env_lock();
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("config.toml");
         std::fs::write(&path, "[store]\nbusy_timeout_ms = \"soon\"\n").unwrap();
@@ -676,6 +730,7 @@ mod tests {
 
     #[test]
     fn environment_overrides_file() {
+        let _env = env_lock();
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("config.toml");
         std::fs::write(&path, "[privacy]\nredact_secrets = true\n").unwrap();

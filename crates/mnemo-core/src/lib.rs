@@ -4,7 +4,8 @@
 //! process per agent event) links it: where the data lives ([`paths`]), how it
 //! is configured ([`config`]), which project an event belongs to
 //! ([`project`]), what may be stored at all ([`privacy`]), and the small
-//! enums every later stage agrees on ([`model`]).
+//! enums every later stage agrees on ([`model`]), and how counts are worded
+//! ([`words`]).
 
 pub mod config;
 pub mod model;
@@ -13,6 +14,7 @@ pub mod privacy;
 pub mod project;
 pub mod shell;
 pub mod time;
+pub mod words;
 
 pub use config::Config;
 pub use paths::DataDir;

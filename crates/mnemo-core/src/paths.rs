@@ -83,12 +83,22 @@ impl DataDir {
     }
 
     /// Where events go when the data directory itself cannot be written
-    /// (read-only mount, full disk): a private folder in the system temp
-    /// directory, named after this data directory so that two data
-    /// directories never share one.
+    /// (read-only mount, full disk), in order of preference: a folder in
+    /// `$XDG_RUNTIME_DIR` when it is set (per user, private by construction),
+    /// then one in the system temp directory. Other users share the temp
+    /// directory and can guess the name, so a folder there that is not the
+    /// user's own is refused (see [`check_private`]), never used. Both are
+    /// named after this data directory, so two never share one.
+    pub fn fallback_spool_dirs(&self) -> Vec<PathBuf> {
+        let runtime = std::env::var_os("XDG_RUNTIME_DIR")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute());
+        fallback_dirs(&self.root, runtime.as_deref(), &std::env::temp_dir())
+    }
+
+    /// The preferred fallback folder: the first of [`Self::fallback_spool_dirs`].
     pub fn fallback_spool_dir(&self) -> PathBuf {
-        let tag = fnv1a(self.root.as_os_str().as_encoded_bytes());
-        std::env::temp_dir().join(format!("mnemo-spool-{}-{tag:016x}", user_tag()))
+        self.fallback_spool_dirs().remove(0)
     }
 
     /// Creates the data directory (owner-only on Unix: it holds the user's
@@ -98,19 +108,131 @@ impl DataDir {
     }
 }
 
+fn fallback_dirs(root: &Path, runtime: Option<&Path>, temp: &Path) -> Vec<PathBuf> {
+    let name = format!(
+        "mnemo-spool-{}-{:016x}",
+        user_tag(),
+        fnv1a(root.as_os_str().as_encoded_bytes())
+    );
+    runtime
+        .into_iter()
+        .chain([temp])
+        .map(|dir| dir.join(&name))
+        .collect()
+}
+
 /// Creates `dir` and its parents; the last component gets mode 0700 on Unix.
+/// A `dir` that already exists must be ours (see [`check_private`]): a
+/// folder someone else made, or may write into, is refused, never used.
 pub fn create_private_dir(dir: &Path) -> std::io::Result<()> {
-    if dir.is_dir() {
-        return Ok(());
+    if std::fs::symlink_metadata(dir).is_err() {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            builder.mode(0o700);
+        }
+        builder.create(dir)?;
     }
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
+    // Checked after creating too: another user may have won the race.
+    check_private(dir)
+}
+
+/// Refuses `path` (a PermissionDenied error naming the problem) unless it,
+/// and the target when it is a symlink, belongs to the current user and
+/// nobody else may write to it. Absent paths pass. One or two `lstat`s.
+pub fn check_private(path: &Path) -> std::io::Result<()> {
+    match foreign_access(path) {
+        Some(problem) => Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("refusing {}: {problem}", path.display()),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Why `path` is not private to the current user: owned by someone else
+/// (root excepted, as ssh does: root can do anything anyway), or writable
+/// by group or others. `None` when it is private or absent.
+#[cfg(unix)]
+pub fn foreign_access(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let uid = current_uid();
+    let trusted = |owner: u32| owner == uid || owner == 0;
+    let link = std::fs::symlink_metadata(path).ok()?;
+    let target = if link.file_type().is_symlink() {
+        if !trusted(link.uid()) {
+            return Some(format!("it is a symlink owned by uid {}", link.uid()));
+        }
+        std::fs::metadata(path).ok()?
+    } else {
+        link
+    };
+    if !trusted(target.uid()) {
+        return Some(format!(
+            "it is owned by uid {}, not by you (uid {uid})",
+            target.uid()
+        ));
+    }
+    let mode = target.mode() & 0o7777;
+    if mode & 0o022 != 0 {
+        return Some(format!("others may write to it (mode {mode:04o})"));
+    }
+    None
+}
+
+#[cfg(not(unix))]
+pub fn foreign_access(_path: &Path) -> Option<String> {
+    None
+}
+
+/// Like [`foreign_access`], and also flags what others may read (mode bits
+/// for group or others): what `doctor` reports.
+#[cfg(unix)]
+pub fn exposure(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    if let Some(problem) = foreign_access(path) {
+        return Some(problem);
+    }
+    let mode = std::fs::metadata(path).ok()?.mode() & 0o7777;
+    (mode & 0o077 != 0).then(|| format!("others may read it (mode {mode:04o})"))
+}
+
+#[cfg(not(unix))]
+pub fn exposure(_path: &Path) -> Option<String> {
+    None
+}
+
+/// Takes group and other permissions off an existing file (or folder) of
+/// ours (0644 becomes 0600, a read-only 0444 stays read-only as 0400, a 0777
+/// folder becomes 0700); refuses one that
+/// is someone else's. Absent files are left alone. A `stat`, and a `chmod`
+/// only when the mode is wrong (best effort: a read-only mount keeps it).
+pub fn restrict_file(path: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return Ok(());
+        };
+        if meta.uid() != current_uid() || meta.file_type().is_symlink() {
+            return check_private(path);
+        }
+        if meta.mode() & 0o077 != 0 {
+            let owner_only = std::fs::Permissions::from_mode(meta.mode() & 0o7700);
+            let _ = std::fs::set_permissions(path, owner_only);
+        }
     }
-    builder.create(dir)
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
+#[cfg(unix)]
+fn current_uid() -> u32 {
+    // SAFETY: getuid has no preconditions and cannot fail.
+    unsafe { libc::getuid() }
 }
 
 /// The user's home directory, from the environment (HOME, or USERPROFILE on Windows).
@@ -125,8 +247,7 @@ pub fn home_dir() -> Option<PathBuf> {
 fn user_tag() -> String {
     #[cfg(unix)]
     {
-        // SAFETY: getuid has no preconditions and cannot fail.
-        unsafe { libc::getuid() }.to_string()
+        current_uid().to_string()
     }
     #[cfg(not(unix))]
     {
@@ -158,10 +279,21 @@ mod tests {
 
     #[test]
     fn fallback_spool_differs_per_data_dir() {
-        let a = DataDir::at("/x/a").fallback_spool_dir();
-        let b = DataDir::at("/x/b").fallback_spool_dir();
+        let a = DataDir::at("/x/a").fallback_spool_dirs().pop().unwrap();
+        let b = DataDir::at("/x/b").fallback_spool_dirs().pop().unwrap();
         assert_ne!(a, b);
         assert!(a.starts_with(std::env::temp_dir()));
+    }
+
+    #[test]
+    fn the_runtime_dir_comes_before_the_shared_temp_dir() {
+        let root = Path::new("/x/a");
+        let dirs = fallback_dirs(root, Some(Path::new("/run/user/7")), Path::new("/tmp"));
+        assert_eq!(dirs.len(), 2);
+        assert!(dirs[0].starts_with("/run/user/7"));
+        assert!(dirs[1].starts_with("/tmp"));
+        assert_eq!(dirs[0].file_name(), dirs[1].file_name());
+        assert_eq!(fallback_dirs(root, None, Path::new("/tmp")), &dirs[1..]);
     }
 
     #[cfg(unix)]
@@ -173,5 +305,27 @@ mod tests {
         create_private_dir(&dir).unwrap();
         let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
         assert_eq!(mode & 0o777, 0o700);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_dir_others_may_write_is_refused_and_a_loose_file_tightened() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("shared");
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let err = create_private_dir(&dir).unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::PermissionDenied);
+        assert!(err.to_string().contains("mode 0777"), "{err}");
+
+        let file = tmp.path().join("db");
+        std::fs::write(&file, "x").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(exposure(&file).unwrap().contains("read"));
+        restrict_file(&file).unwrap();
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(exposure(&file), None);
     }
 }

@@ -134,6 +134,16 @@ pub fn read(path: &Path) -> Result<Option<String>, FileError> {
 /// stray file) and its permissions are applied to the new file. A symlink at `path` is followed and
 /// its target replaced, keeping the link. Missing parent directories are created.
 pub fn write_atomic(path: &Path, contents: &str) -> Result<WriteReport, FileError> {
+    write_atomic_keeping(path, contents, Some(&backup_path(path)))
+}
+
+/// Like [`write_atomic`], with the previous content kept at `backup` instead
+/// (a file outside a work tree that a team commits), or not at all.
+pub fn write_atomic_keeping(
+    path: &Path,
+    contents: &str,
+    backup: Option<&Path>,
+) -> Result<WriteReport, FileError> {
     let write_error = |source| FileError::Write {
         path: path.to_path_buf(),
         source,
@@ -158,10 +168,16 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<WriteReport, FileErro
         Err(err) => return Err(write_error(err)),
     };
 
-    let backup = match &previous {
-        None => None,
-        Some(metadata) => {
-            let backup = backup_path(path);
+    let backup = match (&previous, backup) {
+        (None, _) | (_, None) => None,
+        (Some(metadata), Some(backup)) => {
+            let backup = backup.to_path_buf();
+            if let Some(dir) = backup.parent().filter(|d| !d.as_os_str().is_empty()) {
+                fs::create_dir_all(dir).map_err(|source| FileError::CreateDir {
+                    path: dir.to_path_buf(),
+                    source,
+                })?;
+            }
             let old = fs::read(&target).map_err(|source| FileError::Read {
                 path: target.clone(),
                 source,
@@ -179,6 +195,23 @@ pub fn write_atomic(path: &Path, contents: &str) -> Result<WriteReport, FileErro
         written: target,
         backup,
     })
+}
+
+/// Removes `path` when it holds nothing but an empty JSON object (what
+/// uninstall leaves of a file that install created); true when removed.
+pub fn remove_if_empty(path: &Path) -> Result<bool, FileError> {
+    let Some(text) = read(path)? else {
+        return Ok(false);
+    };
+    let bare: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    if bare != "{}" {
+        return Ok(false);
+    }
+    fs::remove_file(path).map_err(|source| FileError::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    Ok(true)
 }
 
 /// `<path>.mnemo.bak`

@@ -232,3 +232,41 @@ fn parse_errors_name_the_file_the_place_and_what_to_do() {
          the value at line 7 or move the file aside (mnemo left it untouched)"
     );
 }
+
+#[test]
+fn the_backup_can_live_elsewhere_or_nowhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let tree = dir.path().join("tree/.claude");
+    fs::create_dir_all(&tree).unwrap();
+    let path = tree.join("settings.json");
+    fs::write(&path, "{\"a\": 1}\n").unwrap();
+    let elsewhere = dir.path().join("data/backups/settings.json.mnemo.bak");
+
+    let report =
+        settings_file::write_atomic_keeping(&path, "{\"a\": 2}\n", Some(&elsewhere)).unwrap();
+    assert_eq!(report.backup.as_deref(), Some(elsewhere.as_path()));
+    assert_eq!(fs::read_to_string(&elsewhere).unwrap(), "{\"a\": 1}\n");
+    assert_eq!(names(&tree), ["settings.json"], "nothing beside the file");
+
+    let report = settings_file::write_atomic_keeping(&path, "{\"a\": 3}\n", None).unwrap();
+    assert_eq!(report.backup, None);
+    assert_eq!(names(&tree), ["settings.json"]);
+    assert_eq!(read(&path).unwrap().as_deref(), Some("{\"a\": 3}\n"));
+}
+
+#[test]
+fn only_an_empty_object_is_removed_as_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    assert!(!settings_file::remove_if_empty(&path).unwrap(), "missing");
+    fs::write(&path, "{\n  // kept\n}\n").unwrap();
+    assert!(
+        !settings_file::remove_if_empty(&path).unwrap(),
+        "a comment is content"
+    );
+    fs::write(&path, "{\"model\": \"opus\"}\n").unwrap();
+    assert!(!settings_file::remove_if_empty(&path).unwrap());
+    fs::write(&path, " {\n}\n").unwrap();
+    assert!(settings_file::remove_if_empty(&path).unwrap());
+    assert!(!path.exists());
+}

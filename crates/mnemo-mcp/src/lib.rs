@@ -14,8 +14,14 @@
 //! error. The current project is `CLAUDE_PROJECT_DIR` (which Claude Code
 //! gives its MCP servers), else the working directory.
 //!
+//! Limits: a request larger than [`frame::MAX_REQUEST_BYTES`] gets an error
+//! answer (rmcp alone would drop it silently); `get_observations` takes at
+//! most [`MAX_IDS`] ids; `save_memory` writes only into the current project
+//! unless `[mcp] save_to_other_projects` says otherwise.
+//!
 //! stdout carries protocol messages only (rmcp owns it); nothing here prints.
 
+pub mod frame;
 mod params;
 
 use std::path::PathBuf;
@@ -32,8 +38,12 @@ use mnemo_recall::{Clock, ItemRef, RecallError, records, save, timeline};
 use mnemo_store::Store;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
-use rmcp::{ServerHandler, ServiceExt, tool, tool_handler, tool_router};
+use rmcp::model::{
+    CallToolResult, ContentBlock, CustomRequest, CustomResult, Implementation, ServerCapabilities,
+    ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
 pub use params::{
     ContextParams, GetObservationsParams, IdArg, SaveMemoryParams, SearchParams, TimelineParams,
@@ -41,6 +51,9 @@ pub use params::{
 
 /// The server's name in `mcpServers` and in tool names (`mcp__mnemo__search`).
 pub const SERVER_NAME: &str = "mnemo";
+
+/// Most ids one `get_observations` call may ask for.
+pub const MAX_IDS: usize = 100;
 
 /// What every tool shares.
 #[derive(Debug, Clone)]
@@ -102,13 +115,58 @@ impl From<RecallError> for Refusal {
     }
 }
 
-type ToolResult = Result<String, Refusal>;
+/// A tool's answer: the text the agent reads, or, when the call asked for
+/// `format: "json"`, the result as JSON (in `structuredContent` and as the
+/// text), the shape of `mnemo search|timeline|show --json` and of the HTTP
+/// API. Text is the default: it is what an agent weighs at the least cost.
+struct Answer {
+    text: String,
+    data: Option<serde_json::Value>,
+}
+
+impl Answer {
+    /// `text`, or `data` as JSON when `json`.
+    fn either(json: bool, text: impl FnOnce() -> String, data: &impl serde::Serialize) -> Answer {
+        if !json {
+            return text().into();
+        }
+        match serde_json::to_value(data) {
+            Ok(value) => Answer {
+                text: value.to_string(),
+                data: Some(value),
+            },
+            Err(e) => format!("cannot serialize the result: {e}").into(),
+        }
+    }
+}
+
+impl From<String> for Answer {
+    fn from(text: String) -> Answer {
+        Answer { text, data: None }
+    }
+}
+
+/// Whether a call's `format` asks for JSON (`text`, the default, or `json`).
+fn wants_json(format: Option<&str>) -> Result<bool, Refusal> {
+    match format.map(|f| f.trim().to_ascii_lowercase()).as_deref() {
+        None | Some("" | "text") => Ok(false),
+        Some("json") => Ok(true),
+        Some(other) => Err(Refusal::Error(format!(
+            "unknown format `{other}`: use text (the default) or json"
+        ))),
+    }
+}
+
+type ToolResult = Result<Answer, Refusal>;
 
 fn finish(result: ToolResult) -> CallToolResult {
     match result {
-        Ok(text) | Err(Refusal::Note(text)) => {
-            CallToolResult::success(vec![ContentBlock::text(text)])
+        Ok(Answer { text, data }) => {
+            let mut r = CallToolResult::success(vec![ContentBlock::text(text)]);
+            r.structured_content = data;
+            r
         }
+        Err(Refusal::Note(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
         Err(Refusal::Error(text)) => CallToolResult::error(vec![ContentBlock::text(text)]),
     }
 }
@@ -164,6 +222,7 @@ impl MnemoServer {
     }
 
     fn do_search(&self, p: SearchParams) -> ToolResult {
+        let json = wants_json(p.format.as_deref())?;
         let store = self.read()?;
         let project = self.project(&store, p.project.as_deref())?;
         let clock = self.options.clock.refreshed();
@@ -190,16 +249,20 @@ impl MnemoServer {
             limit: p.limit.unwrap_or(10).clamp(1, 50) as usize,
         };
         let results = search(store.conn(), &request)?;
-        let mut text = render::search_results(&results, &clock, Style::AGENT);
-        if !results.hits.is_empty() {
-            text.push_str(
-                "\nNext: timeline(id) for what surrounds one; get_observations(ids) for full records.",
-            );
-        }
-        Ok(text)
+        let text = || {
+            let mut text = render::search_results(&results, &clock, Style::AGENT);
+            if !results.hits.is_empty() {
+                text.push_str(
+                    "\nNext: timeline(id) for what surrounds one; get_observations(ids) for full records.",
+                );
+            }
+            text
+        };
+        Ok(Answer::either(json, text, &results))
     }
 
     fn do_timeline(&self, p: TimelineParams) -> ToolResult {
+        let json = wants_json(p.format.as_deref())?;
         let anchor = p.id.parse()?;
         let store = self.read()?;
         let clock = self.options.clock.refreshed();
@@ -209,10 +272,22 @@ impl MnemoServer {
             p.before.unwrap_or(5) as usize,
             p.after.unwrap_or(5) as usize,
         )?;
-        Ok(render::timeline(&t, &clock, Style::AGENT))
+        Ok(Answer::either(
+            json,
+            || render::timeline(&t, &clock, Style::AGENT),
+            &t,
+        ))
     }
 
     fn do_get(&self, p: GetObservationsParams) -> ToolResult {
+        let json = wants_json(p.format.as_deref())?;
+        if p.ids.len() > MAX_IDS {
+            return Err(Refusal::Error(format!(
+                "{} ids asked for; get_observations takes at most {MAX_IDS} per call: \
+                 ask for the few that matter, or split the list",
+                p.ids.len()
+            )));
+        }
         let ids: Vec<ItemRef> = p.ids.iter().map(IdArg::parse).collect::<Result<_, _>>()?;
         if ids.is_empty() {
             return Err(Refusal::Error(
@@ -234,7 +309,7 @@ impl MnemoServer {
                 return Err(Refusal::Error(text));
             }
         }
-        Ok(text)
+        Ok(Answer::either(json, || text, &fetched))
     }
 
     fn do_save(&self, p: SaveMemoryParams) -> ToolResult {
@@ -248,6 +323,17 @@ impl MnemoServer {
             None => self.options.project_dir.clone(),
         };
         let identity = scope::identity_of(&dir);
+        let own = scope::identity_of(&self.options.project_dir);
+        if identity.root != own.root && !self.options.config.mcp.save_to_other_projects {
+            return Err(Refusal::Error(format!(
+                "save_memory writes only into the project this session works in ({}); `{}` is \
+                 another project ({}). Leave `project` out, or let the user allow it with \
+                 `save_to_other_projects = true` under [mcp] in mnemo's config.toml.",
+                own.root.display(),
+                p.project.as_deref().unwrap_or_default(),
+                identity.root.display()
+            )));
+        }
         let store = Store::open(&self.options.data.db_path(), self.busy())
             .map_err(|e| Refusal::Error(format!("cannot write the memory database: {e}")))?;
         let sanitizer = Sanitizer::new(&self.options.config.privacy);
@@ -272,34 +358,33 @@ impl MnemoServer {
         Ok(format!(
             "Saved as {id} in {} ({root}); search finds it from now on.",
             identity.name
-        ))
+        )
+        .into())
     }
 
     fn do_context(&self, p: ContextParams) -> ToolResult {
-        let dir = match p
-            .project
-            .as_deref()
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
-        {
-            Some(d) => self.options.project_dir.join(d),
-            None => self.options.project_dir.clone(),
-        };
-        let identity = scope::identity_of(&dir);
-        let clock = self.options.clock.refreshed();
-        let request = ContextRequest {
-            root: &identity.root,
-            name: &identity.name,
-            cwd: Some(&dir),
-            config: &self.options.config.context,
-            clock,
-        };
-        let index = match self.read() {
-            Ok(store) => build(store.conn(), &request)?,
-            Err(Refusal::Note(_)) => nothing_yet(&request),
+        let store = match self.read() {
+            Ok(store) => Some(store),
+            Err(Refusal::Note(_)) => None,
             Err(e) => return Err(e),
         };
-        Ok(index.text)
+        let target = scope::target(
+            store.as_ref().map(Store::conn),
+            p.project.as_deref(),
+            &self.options.project_dir,
+        )?;
+        let request = ContextRequest {
+            root: &target.root,
+            name: &target.name,
+            cwd: target.dir.as_deref(),
+            config: &self.options.config.context,
+            clock: self.options.clock.refreshed(),
+        };
+        let index = match &store {
+            Some(store) => build(store.conn(), &request)?,
+            None => nothing_yet(&request),
+        };
+        Ok(index.text.into())
     }
 }
 
@@ -366,6 +451,30 @@ impl ServerHandler for MnemoServer {
             )
             .with_instructions(INSTRUCTIONS)
     }
+
+    /// Only the stand-in for an oversized request (see [`frame`]) is known.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        if request.method != frame::TOO_LARGE_METHOD {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                request.method,
+                None,
+            ));
+        }
+        let params = request.params.unwrap_or_default();
+        Err(ErrorData::invalid_request(
+            format!(
+                "request too large: {} bytes, mnemo accepts at most {} per message; \
+                 send less (fewer ids, a shorter text)",
+                params["bytes"], params["limit"]
+            ),
+            Some(params),
+        ))
+    }
 }
 
 /// Serves MCP on stdin/stdout until the client closes stdin.
@@ -374,8 +483,14 @@ pub fn run_stdio(options: Options) -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     runtime.block_on(async move {
+        let (requests, bounded) = tokio::io::duplex(64 * 1024);
+        tokio::spawn(frame::bound_lines(
+            tokio::io::stdin(),
+            bounded,
+            frame::MAX_REQUEST_BYTES,
+        ));
         let service = MnemoServer::new(options)
-            .serve(rmcp::transport::stdio())
+            .serve((requests, tokio::io::stdout()))
             .await?;
         service.waiting().await?;
         Ok(())

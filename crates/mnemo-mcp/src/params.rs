@@ -18,7 +18,7 @@ pub struct SearchParams {
     /// Project directory or name; default: the current project. "all" searches every project.
     #[serde(default)]
     pub project: Option<String>,
-    /// Only this type: bugfix, feature, refactor, change, discovery, decision, memory; or summary, prompt.
+    /// Only these types (comma-separated): bugfix (fix), feature (feat), refactor, change, discovery, decision, memory; or summary, prompt.
     #[serde(default, rename = "type")]
     pub kind: Option<String>,
     /// Only observations about this file (absolute or relative path, or a file name).
@@ -34,6 +34,9 @@ pub struct SearchParams {
     #[serde(default, deserialize_with = "lenient_u32")]
     #[schemars(with = "Option<u32>")]
     pub limit: Option<u32>,
+    /// `text` (the default: one line per item, cheapest to read) or `json` (the records as `mnemo --json` and the HTTP API give them).
+    #[serde(default)]
+    pub format: Option<String>,
 }
 
 /// An id as an agent may send it: `12`, `"12"`, `"#12"`, `"S3"`, `"P7"`.
@@ -65,6 +68,9 @@ pub struct TimelineParams {
     #[serde(default, deserialize_with = "lenient_u32")]
     #[schemars(with = "Option<u32>")]
     pub after: Option<u32>,
+    /// `text` (the default: one line per item, cheapest to read) or `json` (the records as `mnemo --json` and the HTTP API give them).
+    #[serde(default)]
+    pub format: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -72,6 +78,9 @@ pub struct GetObservationsParams {
     /// Ids from search or timeline: ["#12", "S3", "P7"] (numbers mean observations).
     #[serde(deserialize_with = "lenient_ids")]
     pub ids: Vec<IdArg>,
+    /// `text` (the default: one line per item, cheapest to read) or `json` (the records as `mnemo --json` and the HTTP API give them).
+    #[serde(default)]
+    pub format: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -88,7 +97,7 @@ pub struct SaveMemoryParams {
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ContextParams {
-    /// The project directory (default: the current project).
+    /// The project: a directory, its stored path (even if it moved), or its name (default: the current project).
     #[serde(default)]
     pub project: Option<String>,
 }

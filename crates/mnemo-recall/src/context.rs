@@ -1,7 +1,9 @@
 //! The SessionStart index: what a new session knows about its project.
 //!
-//! Progressive disclosure: one header line, the latest turn summaries (what
-//! was asked, learned, done, what is next), then one line per observation
+//! Progressive disclosure: one header line, one line per recent session
+//! ([`crate::sessions`]: what was asked, learned, done, what was left open),
+//! the project's recurring gotchas ([`crate::gotchas`]: what failed in more
+//! than one session and what fixed it), then one line per observation
 //! (`#id age [type] title (file)`) grouped by day, newest first, and a footer
 //! naming the tools that fetch details. The agent reads ids here and asks
 //! for more only when it needs it.
@@ -42,8 +44,10 @@ use serde::Serialize;
 
 use crate::Result;
 use crate::git::GitState;
+use crate::gotchas::{self, Fix, Gotcha};
 use crate::ids::ItemRef;
 use crate::scope;
+use crate::sessions::{self, SessionDigest};
 use crate::text::{CONTEXT_CLOSE, CONTEXT_OPEN, display_path, js_len, main_file, one_line};
 use crate::when::Clock;
 
@@ -61,6 +65,8 @@ const MAX_TOPIC_MATCHES: usize = 20;
 /// Sessions whose modified files count as active.
 const RECENT_SESSIONS: i64 = 3;
 const HALF_LIFE_MS: f64 = 3.0 * 24.0 * 3600.0 * 1000.0;
+/// Most recurring gotchas listed.
+const MAX_GOTCHAS: usize = 4;
 
 /// What to build the index for.
 #[derive(Debug, Clone)]
@@ -108,15 +114,6 @@ struct Candidate {
     active_file: bool,
 }
 
-struct SummaryRow {
-    id: i64,
-    request: String,
-    learned: String,
-    completed: String,
-    next_steps: String,
-    created_at: i64,
-}
-
 /// Builds the index for one project.
 pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex> {
     let budget = ((req.config.max_tokens as usize).saturating_mul(4)).min(HARD_CAP_CHARS);
@@ -141,8 +138,8 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
     let (total, newest): (i64, Option<i64>) = conn
         .prepare_cached("SELECT count(*), max(created_at) FROM observations WHERE project_id = ?1")?
         .query_row([project.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    let summaries = latest_summaries(conn, project.id, req.config.summaries as usize)?;
-    if total == 0 && summaries.is_empty() {
+    let digests = sessions::recent(conn, project.id, req.config.sessions as usize)?;
+    if total == 0 && digests.is_empty() {
         return Ok(empty(index, req.name));
     }
     let sessions: i64 = conn
@@ -171,16 +168,20 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
     }
     let candidates = collapse_duplicates(candidates, req.root);
 
-    // Fixed parts first; observation lines get what is left.
+    // Fixed parts first (header, footer, sessions, gotchas); observation
+    // lines get what is left.
     let header = header_line(req.name, total, sessions, newest, &req.clock, &git);
     let footer = "Details on demand: mcp__mnemo__search(query) finds ids, \
                   mcp__mnemo__timeline(id) shows what happened around one, \
                   mcp__mnemo__get_observations(ids) returns full records; \
                   in a shell, `mnemo show ID`.";
     let fixed = js_len(CONTEXT_OPEN) + js_len(CONTEXT_CLOSE) + js_len(&header) + js_len(footer) + 4;
-    let summary_budget = budget.saturating_sub(fixed) * 2 / 5;
-    let (summary_lines, shown_summaries) = summary_section(&summaries, &req.clock, summary_budget);
-    let used = fixed + summary_lines.iter().map(|l| js_len(l) + 1).sum::<usize>();
+    let session_budget = budget.saturating_sub(fixed) * 2 / 5;
+    let (mut top_lines, shown_summaries) = session_section(&digests, &req.clock, session_budget);
+    let gotcha_budget = budget.saturating_sub(fixed) / 6;
+    let found = gotchas::recurring(conn, project.id, MAX_GOTCHAS)?;
+    top_lines.extend(gotcha_section(&found, &req.clock, gotcha_budget));
+    let used = fixed + top_lines.iter().map(|l| js_len(l) + 1).sum::<usize>();
     // The section's title line and the legend of `*` are part of the cost.
     let section_title = js_len(&observations_title(total as usize, total)) + 1;
     let legend_room = js_len(ACTIVE_LEGEND) + 1;
@@ -190,13 +191,7 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
     // Render; if anything pushes the text over, drop the oldest lines.
     loop {
         let text = render(
-            &header,
-            &summary_lines,
-            &selected,
-            total,
-            footer,
-            &req.clock,
-            req.root,
+            &header, &top_lines, &selected, total, footer, &req.clock, req.root,
         );
         if js_len(&text) <= budget.max(js_len(&header) + 40) || selected.is_empty() {
             index.text = fit_hard_cap(text);
@@ -249,27 +244,6 @@ fn empty(mut index: ContextIndex, name: &str) -> ContextIndex {
     );
     index.chars = js_len(&index.text);
     index
-}
-
-fn latest_summaries(conn: &Connection, project: i64, n: usize) -> Result<Vec<SummaryRow>> {
-    if n == 0 {
-        return Ok(Vec::new());
-    }
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, request, learned, completed, next_steps, created_at FROM summaries
-         WHERE project_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
-    )?;
-    let rows = stmt.query_map(rusqlite::params![project, n as i64], |r| {
-        Ok(SummaryRow {
-            id: r.get(0)?,
-            request: r.get(1)?,
-            learned: r.get(2)?,
-            completed: r.get(3)?,
-            next_steps: r.get(4)?,
-            created_at: r.get(5)?,
-        })
-    })?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 fn candidate_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Candidate> {
@@ -530,19 +504,15 @@ fn header_line(
     git: &GitState,
 ) -> String {
     let mut h = format!(
-        "mnemo memory of {}: {total} observations",
-        one_line(name, 60)
+        "mnemo memory of {}: {}",
+        one_line(name, 60),
+        mnemo_core::words::count_s(total, "observation")
     );
     if sessions > 0 {
         let plural = if sessions == 1 { "" } else { "s" };
         h.push_str(&format!(" from {sessions} session{plural}"));
     }
-    let age = clock.age(newest);
-    if age == "now" {
-        h.push_str(", latest just now");
-    } else {
-        h.push_str(&format!(", latest {age} ago"));
-    }
+    h.push_str(&format!(", latest {}", clock.ago(newest)));
     if let Some(b) = &git.branch {
         h.push_str(&format!("; on branch {}", one_line(b, 60)));
     }
@@ -550,53 +520,104 @@ fn header_line(
     h
 }
 
-/// The turn summaries, newest first, each on one line, within `budget`.
-fn summary_section(
-    summaries: &[SummaryRow],
+/// One line per recent session, newest first, within `budget`; sessions
+/// that say the same fold into one line with a count.
+fn session_section(
+    digests: &[SessionDigest],
     clock: &Clock,
     budget: usize,
 ) -> (Vec<String>, Vec<ItemRef>) {
     let mut lines = Vec::new();
     let mut shown = Vec::new();
-    if summaries.is_empty() {
+    if digests.is_empty() {
         return (lines, shown);
     }
-    let title = "Recent turns (newest first):".to_owned();
+    let title = "Recent sessions (newest first; [open]: work left, [done]: finished):".to_owned();
     let mut used = js_len(&title) + 1;
-    for s in summaries {
-        let mut parts = Vec::new();
-        for (label, text, max) in [
-            ("asked", &s.request, 120),
-            ("learned", &s.learned, 160),
-            ("done", &s.completed, 160),
-            ("next", &s.next_steps, 120),
-        ] {
-            let t = one_line(text, max);
-            if !t.is_empty() {
-                parts.push(format!("{label}: {t}"));
-            }
-        }
-        if parts.is_empty() {
+    let mut bodies: Vec<(String, usize)> = Vec::new();
+    for d in digests {
+        let body = d.body();
+        if body.is_empty() {
             continue;
         }
-        let line = format!(
-            "- S{} {} ago: {}",
-            s.id,
-            clock.age(s.created_at),
-            parts.join(" | ")
+        if let Some(i) = bodies.iter().position(|(b, _)| *b == body) {
+            // Same as a newer session: count it there.
+            let (_, line_index) = bodies[i];
+            let line: &mut String = &mut lines[line_index];
+            bump_count(line);
+            shown.extend(d.summaries.iter().copied());
+            continue;
+        }
+        let Some(last) = d.last_summary() else {
+            continue;
+        };
+        let turns = match d.turns {
+            1 => "1 turn".to_owned(),
+            n => format!("{n} turns"),
+        };
+        let state = if d.is_open() { "[open]" } else { "[done]" };
+        let line = format!("- {last} {}, {turns} {state} {body}", clock.age(d.last_at));
+        let cost = js_len(&line) + 1;
+        if used + cost > budget {
+            break;
+        }
+        used += cost;
+        bodies.push((body, lines.len()));
+        lines.push(line);
+        shown.extend(d.summaries.iter().copied());
+    }
+    if !lines.is_empty() {
+        lines.insert(0, title);
+    }
+    (lines, shown)
+}
+
+/// `line` → `line [x2]`, `line [x2]` → `line [x3]`.
+fn bump_count(line: &mut String) {
+    if let Some(start) = line.rfind(" [x")
+        && let Some(n) = line[start + 3..]
+            .strip_suffix(']')
+            .and_then(|n| n.parse::<usize>().ok())
+    {
+        line.truncate(start);
+        line.push_str(&format!(" [x{}]", n + 1));
+        return;
+    }
+    line.push_str(" [x2]");
+}
+
+/// The recurring gotchas, one line each, within `budget`.
+fn gotcha_section(found: &[Gotcha], clock: &Clock, budget: usize) -> Vec<String> {
+    let title = "Recurring gotchas (failed in more than one session):".to_owned();
+    let mut used = js_len(&title) + 1;
+    let mut lines = Vec::new();
+    for g in found {
+        let mut line = format!(
+            "- {} failed in {} sessions ({} times, last {}): {}",
+            g.what,
+            g.sessions,
+            g.failures,
+            clock.age(g.last_at),
+            g.error
         );
+        match &g.fix {
+            Some(Fix::Observation(id, title)) => {
+                line.push_str(&format!(" -> fixed by #{id} {}", one_line(title, 90)));
+            }
+            Some(Fix::Rerun(command)) => line.push_str(&format!(" -> worked as `{command}`")),
+            None => line.push_str(" -> no fix recorded"),
+        }
         let cost = js_len(&line) + 1;
         if used + cost > budget {
             break;
         }
         used += cost;
         lines.push(line);
-        shown.push(ItemRef::summary(s.id));
     }
     if !lines.is_empty() {
         lines.insert(0, title);
     }
-    (lines, shown)
+    lines
 }
 
 /// The type marker: a short ASCII tag.
@@ -694,7 +715,7 @@ fn observations_title(shown: usize, total: i64) -> String {
 
 fn render(
     header: &str,
-    summary_lines: &[String],
+    top_lines: &[String],
     selected: &[Candidate],
     total: i64,
     footer: &str,
@@ -706,7 +727,7 @@ fn render(
     t.push('\n');
     t.push_str(header);
     t.push('\n');
-    for l in summary_lines {
+    for l in top_lines {
         t.push_str(l);
         t.push('\n');
     }

@@ -9,6 +9,7 @@
 
 use std::fmt;
 
+use serde::ser::SerializeStruct;
 use serde::{Deserialize, Serialize, Serializer};
 
 use crate::{RecallError, Result};
@@ -100,14 +101,25 @@ impl ItemRef {
     }
 }
 
+/// The display form, as [`mnemo_store::shape`] writes it in every record.
 impl fmt::Display for ItemRef {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            Kind::Observation => write!(f, "#{}", self.id),
-            Kind::Summary => write!(f, "S{}", self.id),
-            Kind::Prompt => write!(f, "P{}", self.id),
-        }
+        let text = match self.kind {
+            Kind::Observation => mnemo_store::shape::observation_ref(self.id),
+            Kind::Summary => mnemo_store::shape::summary_ref(self.id),
+            Kind::Prompt => mnemo_store::shape::prompt_ref(self.id),
+        };
+        f.write_str(&text)
     }
+}
+
+/// An item's id as the two fields every record carries: `"id": 12,
+/// "ref": "#12"` (for `#[serde(flatten, serialize_with = ...)]`).
+pub fn as_fields<S: Serializer>(id: &ItemRef, s: S) -> Result<S::Ok, S::Error> {
+    let mut fields = s.serialize_struct("ItemRef", 2)?;
+    fields.serialize_field("id", &id.id)?;
+    fields.serialize_field("ref", &id.to_string())?;
+    fields.end()
 }
 
 /// Serialized as its display form (`"#12"`), which every tool accepts back.
@@ -152,6 +164,30 @@ mod tests {
         assert_eq!(
             serde_json::to_string(&ItemRef::summary(4)).unwrap(),
             "\"S4\""
+        );
+    }
+
+    #[test]
+    fn records_carry_the_number_and_the_ref() {
+        #[derive(Serialize)]
+        struct Line {
+            #[serde(flatten, serialize_with = "as_fields")]
+            id: ItemRef,
+            title: &'static str,
+        }
+        let line = Line {
+            id: ItemRef::prompt(7),
+            title: "t",
+        };
+        assert_eq!(
+            serde_json::to_value(&line).unwrap(),
+            serde_json::json!({"id": 7, "ref": "P7", "title": "t"})
+        );
+        // The store writes the same refs into every record.
+        assert_eq!(ItemRef::observation(3).to_string(), "#3");
+        assert_eq!(
+            ItemRef::summary(3).to_string(),
+            mnemo_store::shape::summary_ref(3)
         );
     }
 }

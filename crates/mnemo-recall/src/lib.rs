@@ -7,7 +7,10 @@
 //! code and print the same things:
 //!
 //! - [`context`]: the progressive-disclosure index injected at SessionStart
-//!   (and printed by `mnemo context`);
+//!   (and printed by `mnemo context`), with [`sessions`] (where the last
+//!   sessions stand) and [`gotchas`] (what keeps failing, and the fix);
+//! - [`prompt`]: the few memories relevant to a prompt (UserPromptSubmit),
+//!   never repeating what [`shown`] says the session already has;
 //! - [`file_context`]: a file's recent history before the agent reads or
 //!   edits it (PreToolUse), at most once per file per session;
 //! - [`search`]: full-text search over observations, summaries and prompts,
@@ -20,7 +23,8 @@
 //! - [`save`]: an observation the agent asked to keep (`save_memory`);
 //! - [`render`]: the terminal/agent text of all of the above;
 //! - and the small vocabulary they share: [`ids`] (`#12`, `S3`, `P7`),
-//!   [`when`] (dates, ages, `7d`), [`scope`] (which project), [`git`]
+//!   [`types`] (`fix` is bugfix), [`when`] (dates, ages, `7d`), [`scope`]
+//!   (which project, which session), [`git`]
 //!   (branch and changed files, read without spawning git), [`text`].
 //!
 //! Behind the `synth` feature, `synth` builds large deterministic stores for
@@ -32,7 +36,9 @@
 pub mod context;
 pub mod file_context;
 pub mod git;
+pub mod gotchas;
 pub mod ids;
+pub mod prompt;
 pub mod query;
 pub mod ranking;
 pub mod records;
@@ -40,11 +46,14 @@ pub mod render;
 pub mod save;
 pub mod scope;
 pub mod search;
+pub mod sessions;
+pub mod shown;
 pub mod supersede;
 #[cfg(feature = "synth")]
 pub mod synth;
 pub mod text;
 pub mod timeline;
+pub mod types;
 pub mod when;
 
 pub use ids::{ItemRef, Kind};

@@ -10,9 +10,11 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use crate::context::type_marker;
+use crate::ids::ItemRef;
 use crate::ids::Kind;
-use crate::records::{ObservationRecord, PromptRecord, Record, SessionInfo, SummaryRecord};
-use crate::scope::Project;
+use crate::records::{
+    ObservationRecord, ProjectRef, PromptRecord, Record, SessionKey, SummaryRecord,
+};
 use crate::search::{Hit, SearchResults};
 use crate::text::{display_path, one_line, untagged};
 use crate::timeline::Timeline;
@@ -88,14 +90,14 @@ pub fn hit_line(h: &Hit, clock: &Clock, style: Style, show_project: bool) -> Str
         let _ = write!(line, " -> {}", one_line(&h.subtitle, 100));
     }
     if let Some(f) = &h.file {
-        let root = h.project_root.as_deref().map(Path::new);
+        let root = h.project.as_ref().map(|p| Path::new(p.root.as_str()));
         let _ = write!(line, " ({})", display_path(f, root));
     }
     if let Some(next) = h.superseded_by {
-        let _ = write!(line, " {}", style.dim(&format!("[superseded by {next}]")));
+        let _ = write!(line, " {}", style.dim(&format!("[superseded by #{next}]")));
     }
     if show_project && let Some(p) = &h.project {
-        let _ = write!(line, " {}", style.dim(&format!("[{p}]")));
+        let _ = write!(line, " {}", style.dim(&format!("[{}]", p.name)));
     }
     line
 }
@@ -127,12 +129,12 @@ pub fn search_results(r: &SearchResults, clock: &Clock, style: Style) -> String 
     out
 }
 
-fn project_text(p: &Option<Project>) -> Option<String> {
+fn project_text(p: &Option<ProjectRef>) -> Option<String> {
     p.as_ref().map(|p| format!("{} ({})", p.name, p.root))
 }
 
-fn session_text(s: &Option<SessionInfo>) -> Option<String> {
-    s.as_ref().map(|s| match s.prompt_number {
+fn session_text(s: &Option<SessionKey>, prompt_number: Option<i64>) -> Option<String> {
+    s.as_ref().map(|s| match prompt_number {
         Some(n) => format!("{} {}, turn {n}", s.platform, s.session_id),
         None => format!("{} {}", s.platform, s.session_id),
     })
@@ -145,7 +147,7 @@ fn field(out: &mut String, style: Style, label: &str, value: Option<String>) {
 }
 
 fn when_text(ms: i64, clock: &Clock) -> String {
-    format!("{} ({} ago)", clock.datetime(ms), clock.age(ms))
+    format!("{} ({})", clock.datetime(ms), clock.ago(ms))
 }
 
 fn block(out: &mut String, style: Style, label: &str, text: &str) {
@@ -179,11 +181,11 @@ fn observation(o: &ObservationRecord, clock: &Clock, style: Style) -> String {
     let _ = writeln!(
         out,
         "{} {} {}",
-        style.id(&o.id.to_string()),
-        type_marker(&o.kind),
+        style.id(&ItemRef::observation(o.id).to_string()),
+        type_marker(&o.obs_type),
         style.bold(&one_line(&o.title, 200))
     );
-    field(&mut out, style, "type", Some(o.kind.clone()));
+    field(&mut out, style, "type", Some(o.obs_type.clone()));
     field(
         &mut out,
         style,
@@ -191,7 +193,12 @@ fn observation(o: &ObservationRecord, clock: &Clock, style: Style) -> String {
         Some(when_text(o.created_at_ms, clock)),
     );
     field(&mut out, style, "project", project_text(&o.project));
-    field(&mut out, style, "session", session_text(&o.session));
+    field(
+        &mut out,
+        style,
+        "session",
+        session_text(&o.session, o.prompt_number),
+    );
     field(&mut out, style, "source", Some(o.source.clone()));
     let root = o.project.as_ref().map(|p| Path::new(p.root.as_str()));
     block(&mut out, style, "Subtitle", &o.subtitle);
@@ -218,7 +225,7 @@ fn summary(s: &SummaryRecord, clock: &Clock, style: Style) -> String {
     let _ = writeln!(
         out,
         "{} [turn] {}",
-        style.id(&s.id.to_string()),
+        style.id(&ItemRef::summary(s.id).to_string()),
         style.bold(&one_line(&s.request, 200))
     );
     field(
@@ -228,7 +235,12 @@ fn summary(s: &SummaryRecord, clock: &Clock, style: Style) -> String {
         Some(when_text(s.created_at_ms, clock)),
     );
     field(&mut out, style, "project", project_text(&s.project));
-    field(&mut out, style, "session", session_text(&s.session));
+    field(
+        &mut out,
+        style,
+        "session",
+        session_text(&s.session, s.prompt_number),
+    );
     field(&mut out, style, "source", Some(s.source.clone()));
     block(&mut out, style, "Asked", &s.request);
     block(&mut out, style, "Investigated", &s.investigated);
@@ -244,7 +256,7 @@ fn prompt(p: &PromptRecord, clock: &Clock, style: Style) -> String {
     let _ = writeln!(
         out,
         "{} [prompt] {}",
-        style.id(&p.id.to_string()),
+        style.id(&ItemRef::prompt(p.id).to_string()),
         style.bold(&one_line(&p.text, 120))
     );
     field(
@@ -254,7 +266,12 @@ fn prompt(p: &PromptRecord, clock: &Clock, style: Style) -> String {
         Some(when_text(p.created_at_ms, clock)),
     );
     field(&mut out, style, "project", project_text(&p.project));
-    field(&mut out, style, "session", session_text(&p.session));
+    field(
+        &mut out,
+        style,
+        "session",
+        session_text(&p.session, p.prompt_number),
+    );
     if p.origin != "user" {
         field(&mut out, style, "origin", Some(p.origin.clone()));
     }

@@ -1,12 +1,14 @@
-//! Which project a request is about.
+//! Which project, and which session, a request is about.
 //!
 //! Projects are identified as capture identifies them
 //! ([`mnemo_core::project`]): a canonical root directory, the enclosing git
 //! work tree, linked worktrees mapped to their main repository. A request
 //! names a project by a directory (anything inside it works), by its exact
-//! root, or by its display name when that name is unambiguous.
+//! root (which may no longer exist on disk: projects move), or by its
+//! display name when that name is unambiguous. A session is named by the
+//! platform's session id or its first 4+ characters.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use mnemo_core::project::{ProjectIdentity, identify};
 use rusqlite::{Connection, OptionalExtension};
@@ -102,6 +104,52 @@ pub fn resolve_arg(conn: &Connection, arg: &str, cwd: &Path) -> Result<Resolved>
     }
 }
 
+/// A project for the context index: its root and name, stored or not, and
+/// the directory asked about when it exists (for the git state).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub root: PathBuf,
+    pub name: String,
+    pub dir: Option<PathBuf>,
+}
+
+/// Resolves the project of `mnemo context --project`, the MCP `context`
+/// tool and `/api/context` as [`resolve_arg`] does for search: a directory,
+/// a stored root that may no longer exist, or a name. No argument is the
+/// project of `cwd`. `conn` is None when nothing was ever recorded.
+pub fn target(conn: Option<&Connection>, arg: Option<&str>, cwd: &Path) -> Result<Target> {
+    let Some(arg) = arg.map(str::trim).filter(|a| !a.is_empty()) else {
+        let identity = identify(cwd);
+        return Ok(Target {
+            root: identity.root,
+            name: identity.name,
+            dir: Some(cwd.to_owned()),
+        });
+    };
+    let dir = Some(cwd.join(arg)).filter(|d| d.is_dir());
+    let resolved = match (conn, &dir) {
+        (Some(conn), _) => resolve_arg(conn, arg, cwd)?,
+        (None, Some(d)) => Resolved::Unknown(identify(d)),
+        (None, None) => {
+            return Err(RecallError::Input(format!(
+                "no project `{arg}`: give a directory (nothing is recorded yet)"
+            )));
+        }
+    };
+    Ok(match resolved {
+        Resolved::Found(p) => Target {
+            root: PathBuf::from(p.root),
+            name: p.name,
+            dir,
+        },
+        Resolved::Unknown(identity) => Target {
+            root: identity.root,
+            name: identity.name,
+            dir,
+        },
+    })
+}
+
 /// The project containing `dir`, stored or not.
 pub fn resolve_dir(conn: &Connection, dir: &Path) -> Result<Resolved> {
     let identity = identify(dir);
@@ -133,4 +181,47 @@ pub fn known_projects(conn: &Connection) -> Result<String> {
         list.push_str(", ...");
     }
     Ok(list)
+}
+
+/// The stored sessions that `text` names: the platform's session id, or
+/// its first 4+ characters. None is an input error listing recent sessions.
+pub fn sessions_matching(conn: &Connection, text: &str) -> Result<Vec<i64>> {
+    let text = text.trim();
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM sessions
+         WHERE platform_session_id = ?1
+            OR (length(?1) >= 4 AND substr(platform_session_id, 1, length(?1)) = ?1)",
+    )?;
+    let ids: Vec<i64> = stmt
+        .query_map([text], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    if ids.is_empty() {
+        return Err(RecallError::Input(format!(
+            "no session `{text}`: give a session id or its first 4+ characters; recent: {}",
+            recent_sessions(conn)?
+        )));
+    }
+    Ok(ids)
+}
+
+/// The newest sessions, for messages (at most five).
+fn recent_sessions(conn: &Connection) -> Result<String> {
+    let mut stmt = conn.prepare(
+        "SELECT s.platform_session_id, p.name FROM sessions s
+         LEFT JOIN projects p ON p.id = s.project_id ORDER BY s.id DESC LIMIT 5",
+    )?;
+    let items: Vec<String> = stmt
+        .query_map([], |r| {
+            let id: String = r.get(0)?;
+            Ok(match r.get::<_, Option<String>>(1)? {
+                Some(name) => format!("{id} ({name})"),
+                None => id,
+            })
+        })?
+        .collect::<rusqlite::Result<_>>()?;
+    Ok(if items.is_empty() {
+        "(none recorded yet)".to_owned()
+    } else {
+        items.join(", ")
+    })
 }

@@ -42,6 +42,7 @@ use crate::Result;
 use crate::ids::{ItemRef, Kind};
 use crate::query::{MAX_TERMS, Terms};
 use crate::ranking::{self, Doc, TermWeights};
+use crate::records::{ProjectRef, SessionKey};
 use crate::supersede;
 use crate::text::{main_file, one_line};
 
@@ -66,27 +67,7 @@ fn kind_factor(kind: Kind) -> f64 {
     }
 }
 
-/// Observation types by their index markers and common short names, so that
-/// `--type fix` works like `--type bugfix`.
-pub fn canonical_type(t: &str) -> String {
-    let t = t
-        .trim()
-        .trim_matches(|c| c == '[' || c == ']')
-        .to_ascii_lowercase();
-    match t.as_str() {
-        "fix" | "bug" => "bugfix",
-        "feat" => "feature",
-        "refac" => "refactor",
-        "chg" => "change",
-        "disc" | "find" => "discovery",
-        "dec" => "decision",
-        "mem" => "memory",
-        "summaries" | "turn" => "summary",
-        "prompts" => "prompt",
-        other => return other.to_owned(),
-    }
-    .to_owned()
-}
+pub use crate::types::canonical as canonical_type;
 
 /// Which stored files a `--file` argument means.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -168,9 +149,13 @@ pub struct SearchRequest {
     pub limit: usize,
 }
 
-/// One result line.
+/// One result line. Its common fields (`id`, `ref`, `kind`, `type`,
+/// `title`, `created_at`, `project`, `session`, ...) are named and valued
+/// as in the full records of [`mnemo_store::shape`].
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Hit {
+    /// Serialized as `"id": 12, "ref": "#12"`.
+    #[serde(flatten, serialize_with = "crate::ids::as_fields")]
     pub id: ItemRef,
     pub kind: Kind,
     /// The observation's type.
@@ -185,15 +170,15 @@ pub struct Hit {
     pub file: Option<String>,
     pub created_at: String,
     pub created_at_ms: i64,
-    /// The project's name, and its root (which file paths are relative to).
-    pub project: Option<String>,
-    pub project_root: Option<String>,
+    /// The project (its root is what file paths are relative to).
+    pub project: Option<ProjectRef>,
+    pub session: Option<SessionKey>,
     /// Relevance, higher is better (0 when listing by recency).
     pub score: f64,
     /// For a decision that a later decision on the same subject replaced:
     /// that decision (see [`crate::supersede`]).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub superseded_by: Option<ItemRef>,
+    pub superseded_by: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -206,8 +191,13 @@ pub struct SearchResults {
     pub hits: Vec<Hit>,
 }
 
-/// Runs a search. Never fails on what the user typed; only on the database.
+/// Runs a search. Any search text is valid; a type outside the vocabulary
+/// or a session that matches nothing is an input error.
 pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
+    crate::types::check(conn, &req.types, crate::types::Allowed::Everything)?;
+    if let Some(session) = req.session.as_deref().filter(|s| !s.trim().is_empty()) {
+        crate::scope::sessions_matching(conn, session)?;
+    }
     let mut terms = Terms::parse(&req.query);
     let limit = req.limit.clamp(1, 500);
     let kinds = kinds_of(req);
@@ -495,7 +485,7 @@ fn hits_of(conn: &Connection, scored: &[Scored]) -> Result<Vec<Hit>> {
     for r in scored {
         if let Some(mut hit) = hit(conn, r.id)? {
             hit.score = (r.score * 1e6).round() / 1e6 + 0.0;
-            hit.superseded_by = r.superseded_by.map(ItemRef::observation);
+            hit.superseded_by = r.superseded_by;
             hits.push(hit);
         }
     }
@@ -511,14 +501,22 @@ struct Kinds {
 }
 
 fn kinds_of(req: &SearchRequest) -> Kinds {
-    let canonical: Vec<String> = req.types.iter().map(|t| canonical_type(t)).collect();
+    let canonical: Vec<String> = req
+        .types
+        .iter()
+        .flat_map(|t| t.split(','))
+        .map(canonical_type)
+        .collect();
     let summaries = canonical.is_empty() || canonical.iter().any(|t| t == "summary");
     let prompts = canonical.is_empty() || canonical.iter().any(|t| t == "prompt");
+    // `observation` is every observation type: no type filter.
+    let any_observation = canonical.iter().any(|t| t == crate::types::ANY_OBSERVATION);
     let types: Vec<String> = canonical
         .into_iter()
         .filter(|t| t != "summary" && t != "prompt" && !t.is_empty())
+        .filter(|_| !any_observation)
         .collect();
-    let observations = req.types.is_empty() || !types.is_empty();
+    let observations = req.types.is_empty() || any_observation || !types.is_empty();
     // Summaries and prompts name no files.
     let files_only = req.file.is_some();
     Kinds {
@@ -859,14 +857,35 @@ fn rank_prompts(
     finish_ranked(conn, sql, &PROMPTS, req, fts.map(|f| f.1), limit)
 }
 
+fn project_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<ProjectRef>> {
+    Ok(match r.get::<_, Option<String>>(i)? {
+        Some(root) => Some(ProjectRef {
+            root,
+            name: r.get(i + 1)?,
+        }),
+        None => None,
+    })
+}
+
+fn session_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<SessionKey>> {
+    Ok(match r.get::<_, Option<String>>(i)? {
+        Some(platform) => Some(SessionKey {
+            platform,
+            session_id: r.get(i + 1)?,
+        }),
+        None => None,
+    })
+}
+
 /// The display row of one item (also used by the timeline).
 pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
     let hit = match id.kind {
         Kind::Observation => conn
             .prepare_cached(
                 "SELECT o.type, o.title, o.subtitle, o.files_modified, o.files_read,
-                        o.created_at, p.name, p.root
+                        o.created_at, p.root, p.name, s.platform, s.platform_session_id
                  FROM observations o LEFT JOIN projects p ON p.id = o.project_id
+                 LEFT JOIN sessions s ON s.id = o.session_id
                  WHERE o.id = ?1",
             )?
             .query_row([id.id], |r| {
@@ -882,8 +901,8 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     file: main_file(&modified, &read),
                     created_at: format_rfc3339(created),
                     created_at_ms: created,
-                    project: r.get(6)?,
-                    project_root: r.get(7)?,
+                    project: project_at(r, 6)?,
+                    session: session_at(r, 8)?,
                     score: 0.0,
                     superseded_by: None,
                 })
@@ -891,8 +910,10 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
             .optional()?,
         Kind::Summary => conn
             .prepare_cached(
-                "SELECT m.request, m.completed, m.learned, m.created_at, p.name, p.root
+                "SELECT m.request, m.completed, m.learned, m.created_at, p.root, p.name,
+                        s.platform, s.platform_session_id
                  FROM summaries m LEFT JOIN projects p ON p.id = m.project_id
+                 LEFT JOIN sessions s ON s.id = m.session_id
                  WHERE m.id = ?1",
             )?
             .query_row([id.id], |r| {
@@ -916,8 +937,8 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     file: None,
                     created_at: format_rfc3339(created),
                     created_at_ms: created,
-                    project: r.get(4)?,
-                    project_root: r.get(5)?,
+                    project: project_at(r, 4)?,
+                    session: session_at(r, 6)?,
                     score: 0.0,
                     superseded_by: None,
                 })
@@ -925,7 +946,7 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
             .optional()?,
         Kind::Prompt => conn
             .prepare_cached(
-                "SELECT q.text, q.created_at, p.name, p.root
+                "SELECT q.text, q.created_at, p.root, p.name, s.platform, s.platform_session_id
                  FROM prompts q JOIN sessions s ON s.id = q.session_id
                  LEFT JOIN projects p ON p.id = s.project_id
                  WHERE q.id = ?1",
@@ -941,8 +962,8 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     file: None,
                     created_at: format_rfc3339(created),
                     created_at_ms: created,
-                    project: r.get(2)?,
-                    project_root: r.get(3)?,
+                    project: project_at(r, 2)?,
+                    session: session_at(r, 4)?,
                     score: 0.0,
                     superseded_by: None,
                 })

@@ -45,8 +45,8 @@ pub fn untagged(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// White space collapsed to single spaces, cut to at most `max` characters
-/// (with `...` when cut), reserved tags removed.
+/// White space collapsed to single spaces, cut at a word boundary to at most
+/// `max` characters (with `...` when cut), reserved tags removed.
 pub fn one_line(text: &str, max: usize) -> String {
     let clean = untagged(text);
     let mut out = String::with_capacity(clean.len().min(max + 3));
@@ -54,12 +54,10 @@ pub fn one_line(text: &str, max: usize) -> String {
     for word in clean.split_whitespace() {
         let extra = word.chars().count() + usize::from(count > 0);
         if count + extra > max {
-            let room = max.saturating_sub(count + usize::from(count > 0));
-            if room >= 8 {
-                if count > 0 {
-                    out.push(' ');
-                }
-                out.extend(word.chars().take(room));
+            // Cut between words; only a first word longer than the whole
+            // line is cut inside, as there is no boundary to cut at.
+            if count == 0 {
+                out.extend(word.chars().take(max));
             }
             out.push_str("...");
             return out;
@@ -124,6 +122,11 @@ mod tests {
     fn one_line_collapses_and_cuts() {
         assert_eq!(one_line("  a\n\n b\tc ", 80), "a b c");
         assert_eq!(one_line("alpha beta gamma delta", 12), "alpha beta...");
+        assert_eq!(
+            one_line("cut here: supercalifragilistic", 20),
+            "cut here:...",
+            "no word is cut in half"
+        );
         assert_eq!(one_line("supercalifragilistic", 12), "supercalifra...");
         assert_eq!(one_line("ünïcödé wörds", 9), "ünïcödé...");
     }

@@ -104,6 +104,12 @@ impl Clock {
         age(self.now_ms - ms)
     }
 
+    /// How long ago `ms` was, in words: `just now`, `5 min ago`, `2 h ago`,
+    /// `1 day ago`, `3 days ago`, `3 weeks ago`, `4 months ago`, `2 years ago`.
+    pub fn ago(&self, ms: i64) -> String {
+        ago(self.now_ms - ms)
+    }
+
     /// Parses a lower bound (`--since`): the first millisecond included.
     pub fn parse_since(&self, text: &str) -> Result<i64> {
         self.parse_bound(text, false)
@@ -164,6 +170,27 @@ pub fn age(elapsed_ms: i64) -> String {
     }
 }
 
+/// A duration in milliseconds, as words for a sentence (see [`Clock::ago`]).
+pub fn ago(elapsed_ms: i64) -> String {
+    let e = elapsed_ms.max(0);
+    let (n, one, many) = if e < MINUTE {
+        return "just now".to_owned();
+    } else if e < HOUR {
+        (e / MINUTE, "min", "min")
+    } else if e < DAY {
+        (e / HOUR, "h", "h")
+    } else if e < 14 * DAY {
+        (e / DAY, "day", "days")
+    } else if e < 60 * DAY {
+        (e / (7 * DAY), "week", "weeks")
+    } else if e < 365 * DAY {
+        (e / (30 * DAY), "month", "months")
+    } else {
+        (e / (365 * DAY), "year", "years")
+    };
+    format!("{n} {} ago", if n == 1 { one } else { many })
+}
+
 /// `30m`, `12h`, `7d`, `2w`, `3mo`, `1y` (also `7 days`, `2weeks`) in milliseconds.
 fn parse_span(text: &str) -> Option<i64> {
     let t = text.trim().to_ascii_lowercase();
@@ -191,6 +218,17 @@ mod tests {
     #[test]
     fn ages_are_compact() {
         let c = Clock::utc(NOON);
+        assert_eq!(c.ago(NOON), "just now");
+        assert_eq!(c.ago(NOON + 5000), "just now");
+        assert_eq!(c.ago(NOON - 5 * MINUTE), "5 min ago");
+        assert_eq!(c.ago(NOON - 2 * HOUR), "2 h ago");
+        assert_eq!(c.ago(NOON - DAY), "1 day ago");
+        assert_eq!(c.ago(NOON - 3 * DAY), "3 days ago");
+        assert_eq!(c.ago(NOON - 21 * DAY), "3 weeks ago");
+        assert_eq!(c.ago(NOON - 14 * DAY), "2 weeks ago");
+        assert_eq!(c.ago(NOON - 7 * DAY), "7 days ago");
+        assert_eq!(c.ago(NOON - 90 * DAY), "3 months ago");
+        assert_eq!(c.ago(NOON - 800 * DAY), "2 years ago");
         assert_eq!(c.age(NOON), "now");
         assert_eq!(c.age(NOON + 5000), "now", "clock skew is not negative");
         assert_eq!(c.age(NOON - 5 * MINUTE), "5m");

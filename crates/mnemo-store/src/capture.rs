@@ -44,6 +44,44 @@ impl Store {
         Ok(applied)
     }
 
+    /// Writes captures in one transaction (an import's session at a time):
+    /// all or none.
+    pub fn apply_all(&mut self, captures: &[Capture]) -> Result<Vec<Applied>> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| crate::sql_err(&path, e))?;
+        let applied = captures
+            .iter()
+            .map(|c| apply_in(&tx, c))
+            .collect::<rusqlite::Result<Vec<_>>>()
+            .map_err(|e| crate::sql_err(&path, e))?;
+        tx.commit().map_err(|e| crate::sql_err(&path, e))?;
+        Ok(applied)
+    }
+
+    /// How far a host session is recorded: its number of turns, and whether
+    /// the last one has ended; None when the session is unknown. An import
+    /// of the session's transcript goes on from there.
+    pub fn session_progress(
+        &self,
+        platform: &str,
+        platform_session_id: &str,
+    ) -> Result<Option<(i64, bool)>> {
+        self.conn
+            .query_row(
+                "SELECT s.prompt_count,
+                        EXISTS (SELECT 1 FROM events e WHERE e.session_id = s.id
+                                AND e.kind = 'turn_end' AND e.prompt_number = s.prompt_count)
+                 FROM sessions s WHERE s.platform = ?1 AND s.platform_session_id = ?2",
+                params![platform, platform_session_id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .optional()
+            .map_err(|e| crate::sql_err(&self.path, e))
+    }
+
     /// Writes one capture read back from the spool: at most once, however
     /// often the spool is replayed.
     pub(crate) fn apply_once(&mut self, capture: &Capture) -> Result<Applied> {

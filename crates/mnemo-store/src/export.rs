@@ -19,6 +19,10 @@ use rusqlite::{OptionalExtension, Row, Transaction, params};
 use serde_json::{Map, Value, json};
 
 use crate::memory::{NewObservation, NewSummary, insert_observation, insert_summary};
+use crate::shape::{
+    OBSERVATION_FROM, OBSERVATION_SELECT, PROMPT_FROM, PROMPT_SELECT, SESSION_FROM, SESSION_SELECT,
+    SUMMARY_FROM, SUMMARY_SELECT, observation_row, prompt_row, session_row, summary_row,
+};
 use crate::{Result, Store, json_list, parse_json_list};
 
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -82,49 +86,16 @@ impl Store {
             },
         )?;
         self.each(
-            "SELECT s.platform, s.platform_session_id, p.root, s.cwd, s.source, s.transcript_path,
-                    s.status, s.end_reason, s.prompt_count, s.started_at, s.ended_at
-             FROM sessions s LEFT JOIN projects p ON p.id = s.project_id ORDER BY s.id",
-            |r| {
-                Ok(json!({
-                    "kind": "session",
-                    "platform": r.get::<_, String>(0)?,
-                    "session_id": r.get::<_, String>(1)?,
-                    "project": r.get::<_, Option<String>>(2)?,
-                    "cwd": r.get::<_, Option<String>>(3)?,
-                    "source": r.get::<_, Option<String>>(4)?,
-                    "transcript_path": r.get::<_, Option<String>>(5)?,
-                    "status": r.get::<_, String>(6)?,
-                    "end_reason": r.get::<_, Option<String>>(7)?,
-                    "prompt_count": r.get::<_, i64>(8)?,
-                    "started_at": format_rfc3339(r.get(9)?),
-                    "ended_at": r.get::<_, Option<i64>>(10)?.map(format_rfc3339),
-                }))
-            },
+            &format!("SELECT {SESSION_SELECT} FROM {SESSION_FROM} ORDER BY s.id"),
+            |r| Ok(to_value(session_row(r)?)),
             |v| {
                 counts.sessions += 1;
                 emit(v, out).map_err(io)
             },
         )?;
         self.each(
-            &format!(
-                "SELECT q.uid, {SESSION_COLUMNS}, q.prompt_number, q.platform_prompt_id, q.origin,
-                        q.text, q.created_at
-                 FROM prompts q JOIN sessions s ON s.id = q.session_id ORDER BY q.id"
-            ),
-            |r| {
-                Ok(json!({
-                    "kind": "prompt",
-                    "uid": r.get::<_, String>(0)?,
-                    "platform": r.get::<_, String>(1)?,
-                    "session_id": r.get::<_, String>(2)?,
-                    "prompt_number": r.get::<_, i64>(3)?,
-                    "platform_prompt_id": r.get::<_, Option<String>>(4)?,
-                    "origin": r.get::<_, String>(5)?,
-                    "text": r.get::<_, String>(6)?,
-                    "created_at": format_rfc3339(r.get(7)?),
-                }))
-            },
+            &format!("SELECT {PROMPT_SELECT} FROM {PROMPT_FROM} ORDER BY q.id"),
+            |r| Ok(to_value(prompt_row(r)?)),
             |v| {
                 counts.prompts += 1;
                 emit(v, out).map_err(io)
@@ -169,60 +140,16 @@ impl Store {
             },
         )?;
         self.each(
-            "SELECT o.uid, p.root, s.platform, s.platform_session_id, o.prompt_number, o.type,
-                    o.title, o.subtitle, o.narrative, o.facts, o.concepts, o.files_read,
-                    o.files_modified, o.source, o.created_at
-             FROM observations o LEFT JOIN projects p ON p.id = o.project_id
-             LEFT JOIN sessions s ON s.id = o.session_id ORDER BY o.id",
-            |r| {
-                Ok(json!({
-                    "kind": "observation",
-                    "uid": r.get::<_, String>(0)?,
-                    "project": r.get::<_, Option<String>>(1)?,
-                    "platform": r.get::<_, Option<String>>(2)?,
-                    "session_id": r.get::<_, Option<String>>(3)?,
-                    "prompt_number": r.get::<_, Option<i64>>(4)?,
-                    "type": r.get::<_, String>(5)?,
-                    "title": r.get::<_, String>(6)?,
-                    "subtitle": r.get::<_, String>(7)?,
-                    "narrative": r.get::<_, String>(8)?,
-                    "facts": parse_json_list(&r.get::<_, String>(9)?),
-                    "concepts": parse_json_list(&r.get::<_, String>(10)?),
-                    "files_read": parse_json_list(&r.get::<_, String>(11)?),
-                    "files_modified": parse_json_list(&r.get::<_, String>(12)?),
-                    "source": r.get::<_, String>(13)?,
-                    "created_at": format_rfc3339(r.get(14)?),
-                }))
-            },
+            &format!("SELECT {OBSERVATION_SELECT} FROM {OBSERVATION_FROM} ORDER BY o.id"),
+            |r| Ok(to_value(observation_row(r)?)),
             |v| {
                 counts.observations += 1;
                 emit(v, out).map_err(io)
             },
         )?;
         self.each(
-            "SELECT m.uid, p.root, s.platform, s.platform_session_id, m.prompt_number, m.request,
-                    m.investigated, m.learned, m.completed, m.next_steps, m.notes, m.source,
-                    m.created_at
-             FROM summaries m LEFT JOIN projects p ON p.id = m.project_id
-             LEFT JOIN sessions s ON s.id = m.session_id ORDER BY m.id",
-            |r| {
-                Ok(json!({
-                    "kind": "summary",
-                    "uid": r.get::<_, String>(0)?,
-                    "project": r.get::<_, Option<String>>(1)?,
-                    "platform": r.get::<_, Option<String>>(2)?,
-                    "session_id": r.get::<_, Option<String>>(3)?,
-                    "prompt_number": r.get::<_, Option<i64>>(4)?,
-                    "request": r.get::<_, String>(5)?,
-                    "investigated": r.get::<_, String>(6)?,
-                    "learned": r.get::<_, String>(7)?,
-                    "completed": r.get::<_, String>(8)?,
-                    "next_steps": r.get::<_, String>(9)?,
-                    "notes": r.get::<_, String>(10)?,
-                    "source": r.get::<_, String>(11)?,
-                    "created_at": format_rfc3339(r.get(12)?),
-                }))
-            },
+            &format!("SELECT {SUMMARY_SELECT} FROM {SUMMARY_FROM} ORDER BY m.id"),
+            |r| Ok(to_value(summary_row(r)?)),
             |v| {
                 counts.summaries += 1;
                 emit(v, out).map_err(io)
@@ -248,10 +175,13 @@ impl Store {
     }
 
     /// Reads JSON Lines from `input` and stores every record not yet present.
+    /// Observations and summaries without a project take `default_project`
+    /// (a root directory), else are refused: nothing could ever find them.
     pub fn import(
         &mut self,
         input: &mut dyn BufRead,
         sanitizer: &Sanitizer,
+        default_project: Option<&str>,
     ) -> Result<ImportReport> {
         let mut report = ImportReport::default();
         let path = self.path.clone();
@@ -276,7 +206,13 @@ impl Store {
                 continue;
             }
             let record: Value = match serde_json::from_str(&line) {
-                Ok(Value::Object(map)) => sanitized(Value::Object(map), sanitizer),
+                Ok(Value::Object(map)) => match normalized(map, default_project) {
+                    Ok(map) => sanitized(Value::Object(map), sanitizer),
+                    Err(problem) => {
+                        report.invalid.push((number, problem));
+                        continue;
+                    }
+                },
                 Ok(_) => {
                     report.invalid.push((number, "not a JSON object".into()));
                     continue;
@@ -298,6 +234,48 @@ impl Store {
     }
 }
 
+/// Reads what export writes and what the README documents into the flat
+/// fields [`import_record`] reads: `project` as `{root, name}` or a root,
+/// `session` as `{platform, session_id}` or flat fields; a line without a
+/// `kind` is an observation in the claude-mem shape. `default_project` is
+/// the project of records that name none.
+fn normalized(
+    mut map: Map<String, Value>,
+    default_project: Option<&str>,
+) -> std::result::Result<Map<String, Value>, String> {
+    if !map.contains_key("kind") {
+        if !map.contains_key("title") {
+            return Err(
+                "no `kind` (project, session, prompt, event, observation, summary), \
+                 and no `title` of a claude-mem observation"
+                    .into(),
+            );
+        }
+        map.insert("kind".into(), json!("observation"));
+    }
+    if let Some(Value::Object(project)) = map.get("project").cloned() {
+        map.insert(
+            "project".into(),
+            project.get("root").cloned().unwrap_or(Value::Null),
+        );
+        if let Some(name) = project.get("name") {
+            map.insert("project_name".into(), name.clone());
+        }
+    }
+    if let Some(Value::Object(session)) = map.get("session").cloned() {
+        for key in ["platform", "session_id"] {
+            if let Some(v) = session.get(key) {
+                map.insert(key.into(), v.clone());
+            }
+        }
+    }
+    let has_project = matches!(map.get("project"), Some(Value::String(p)) if !p.is_empty());
+    if let (false, Some(root)) = (has_project, default_project) {
+        map.insert("project".into(), json!(root));
+    }
+    Ok(map)
+}
+
 /// Sanitizes an imported record's text (not its identifiers and paths).
 fn sanitized(mut record: Value, sanitizer: &Sanitizer) -> Value {
     if let Value::Object(map) = &mut record {
@@ -309,6 +287,8 @@ fn sanitized(mut record: Value, sanitizer: &Sanitizer) -> Value {
                     | "platform"
                     | "session_id"
                     | "project"
+                    | "project_name"
+                    | "ref"
                     | "root"
                     | "cwd"
                     | "transcript_path"
@@ -332,6 +312,11 @@ fn bump(c: &mut ExportCounts, kind: &str) {
         "observation" => c.observations += 1,
         _ => c.summaries += 1,
     }
+}
+
+/// A record of [`crate::shape`] as a JSON object (they always serialize).
+fn to_value(record: impl serde::Serialize) -> Value {
+    serde_json::to_value(record).unwrap_or(Value::Null)
 }
 
 fn json_or_text(text: Option<String>) -> Value {
@@ -368,6 +353,18 @@ impl Fields<'_> {
     fn required(&self, key: &str) -> ImportResult<String> {
         self.str(key)
             .ok_or_else(|| ImportError::Invalid(format!("missing or empty string field `{key}`")))
+    }
+
+    /// The project root an observation or a summary must name: without
+    /// one, nothing could ever find it.
+    fn project(&self) -> ImportResult<String> {
+        self.str("project").ok_or_else(|| {
+            ImportError::Invalid(
+                "no `project`: nothing could find this record; add \"project\": \
+                 \"/path/to/project\" or import with `--project DIR`"
+                    .into(),
+            )
+        })
     }
 
     fn int(&self, key: &str) -> Option<i64> {
@@ -439,7 +436,12 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
                 return Ok(None);
             }
             let project_id = match f.str("project") {
-                Some(root) => Some(ensure_project(tx, &root, None, f.time("started_at")?)?),
+                Some(root) => Some(ensure_project(
+                    tx,
+                    &root,
+                    f.str("project_name"),
+                    f.time("started_at")?,
+                )?),
                 None => None,
             };
             let status = match f.str("status").as_deref() {
@@ -558,9 +560,9 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
         }
         "observation" => {
             let title = f.required("title")?;
+            let project = Some(f.project()?);
             let kind = f.str("type").unwrap_or_else(|| "discovery".into());
             let created = f.time("created_at")?;
-            let project = f.str("project");
             let narrative = f.str("narrative").unwrap_or_default();
             let uid = f.str("uid").unwrap_or_else(|| {
                 content_uid(&[
@@ -576,7 +578,7 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
                 return Ok(None);
             }
             let project_id = match &project {
-                Some(root) => Some(ensure_project(tx, root, None, created)?),
+                Some(root) => Some(ensure_project(tx, root, f.str("project_name"), created)?),
                 None => None,
             };
             let observation = NewObservation {
@@ -599,8 +601,8 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
             Ok(Some("observation"))
         }
         "summary" => {
+            let project = Some(f.project()?);
             let created = f.time("created_at")?;
-            let project = f.str("project");
             let text = |k: &str| f.str(k).unwrap_or_default();
             let uid = f.str("uid").unwrap_or_else(|| {
                 content_uid(&[
@@ -615,7 +617,7 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
                 return Ok(None);
             }
             let project_id = match &project {
-                Some(root) => Some(ensure_project(tx, root, None, created)?),
+                Some(root) => Some(ensure_project(tx, root, f.str("project_name"), created)?),
                 None => None,
             };
             let summary = NewSummary {
@@ -814,10 +816,10 @@ mod tests {
 
         let sanitizer = Sanitizer::new(&PrivacyConfig::default());
         let mut b = store(tmp.path(), "b.db");
-        let first = b.import(&mut text.as_bytes(), &sanitizer).unwrap();
+        let first = b.import(&mut text.as_bytes(), &sanitizer, None).unwrap();
         assert_eq!(first.inserted.total(), 4, "{first:?}");
         assert!(first.invalid.is_empty());
-        let second = b.import(&mut text.as_bytes(), &sanitizer).unwrap();
+        let second = b.import(&mut text.as_bytes(), &sanitizer, None).unwrap();
         assert_eq!(second.inserted.total(), 0);
         assert_eq!(second.skipped, 4);
         assert_eq!(export_text(&b), text);
@@ -839,7 +841,7 @@ mod tests {
             "\n"
         );
         let sanitizer = Sanitizer::new(&PrivacyConfig::default());
-        let report = s.import(&mut file.as_bytes(), &sanitizer).unwrap();
+        let report = s.import(&mut file.as_bytes(), &sanitizer, None).unwrap();
         assert_eq!(report.inserted.observations, 2);
         assert_eq!(
             report.inserted.projects, 0,
@@ -856,8 +858,55 @@ mod tests {
             )
             .unwrap();
         assert_eq!(facts, r#"["a","b"]"#);
-        let again = s.import(&mut file.as_bytes(), &sanitizer).unwrap();
+        let again = s.import(&mut file.as_bytes(), &sanitizer, None).unwrap();
         assert_eq!(again.inserted.total(), 0);
         assert_eq!(again.skipped, 2);
+    }
+
+    #[test]
+    fn the_readme_shape_imports_and_projectless_records_need_a_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut s = store(tmp.path(), "p.db");
+        let file = concat!(
+            r#"{"project":"/home/dev/shop","type":"bugfix","title":"No kind needed","created_at":"2026-11-02T10:00:00Z"}"#,
+            "\n",
+            r#"{"kind":"observation","project":{"root":"/home/dev/blog","name":"Blog"},"session":{"platform":"claude-code","session_id":"s-1"},"title":"Objects","created_at":"2026-11-02T10:00:00Z"}"#,
+            "\n",
+            r#"{"type":"decision","title":"Loose","created_at":"2026-11-02T10:00:00Z"}"#,
+            "\n",
+        );
+        let sanitizer = Sanitizer::new(&PrivacyConfig::default());
+        let report = s.import(&mut file.as_bytes(), &sanitizer, None).unwrap();
+        assert_eq!(report.inserted.observations, 2, "{report:?}");
+        assert_eq!(report.invalid.len(), 1);
+        assert_eq!(report.invalid[0].0, 3);
+        assert!(report.invalid[0].1.contains("--project"), "{report:?}");
+        let (name, session): (String, String) = s
+            .conn()
+            .query_row(
+                "SELECT p.name, x.platform_session_id FROM observations o
+                 JOIN projects p ON p.id = o.project_id JOIN sessions x ON x.id = o.session_id
+                 WHERE o.title = 'Objects'",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((name.as_str(), session.as_str()), ("Blog", "s-1"));
+
+        let report = s
+            .import(&mut file.as_bytes(), &sanitizer, Some("/home/dev/misc"))
+            .unwrap();
+        assert_eq!(report.inserted.observations, 1, "{report:?}");
+        assert!(report.invalid.is_empty());
+        let root: String = s
+            .conn()
+            .query_row(
+                "SELECT p.root FROM observations o JOIN projects p ON p.id = o.project_id
+                 WHERE o.title = 'Loose'",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(root, "/home/dev/misc");
     }
 }

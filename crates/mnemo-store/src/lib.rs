@@ -10,9 +10,11 @@
 //! - [`memory`]: observations, summaries and their full-text indexes;
 //! - [`idents`]: the other spelling of compound names, indexed beside the
 //!   text (`parseConfig` / `parse_config`);
+//! - [`pieces`]: partial summaries of a long turn's earlier pieces;
 //! - [`queue`]: the events table as the worker's durable queue (leases,
 //!   batches per turn, retries);
 //! - [`ledger`]: the LLM calls the worker made, and the token budgets;
+//! - [`shape`]: the one JSON shape of each stored record, for every interface;
 //! - [`export`]: JSON Lines out and in;
 //! - [`status`]: counts and health for `doctor`.
 //!
@@ -24,9 +26,11 @@ pub mod export;
 pub mod idents;
 pub mod ledger;
 pub mod memory;
+pub mod pieces;
 pub mod queue;
 pub mod record;
 pub mod schema;
+pub mod shape;
 pub mod spool;
 pub mod status;
 
@@ -58,8 +62,15 @@ pub enum StoreError {
         found: i64,
         latest: i64,
     },
-    #[error("cannot create the data directory {path}: {source}")]
+    #[error("cannot use the data directory {path}: {source}")]
     DataDir {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A file mnemo would read or write belongs to, or is writable by,
+    /// another user (the message names the file and the problem).
+    #[error("{source}")]
+    NotPrivate {
         path: PathBuf,
         source: std::io::Error,
     },
@@ -88,7 +99,9 @@ impl StoreError {
     pub fn failure(&self) -> Failure {
         match self {
             StoreError::TooNew { .. } => Failure::TooNew,
-            StoreError::DataDir { source, .. } => io_failure(source),
+            StoreError::DataDir { source, .. } | StoreError::NotPrivate { source, .. } => {
+                io_failure(source)
+            }
             StoreError::Sqlite { source, .. } => match source.sqlite_error_code() {
                 Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => Failure::Locked,
                 Some(ErrorCode::ReadOnly) => Failure::ReadOnly,
@@ -125,6 +138,30 @@ fn io_failure(e: &std::io::Error) -> Failure {
 
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// The database, its WAL and shm are the user's alone (0600), even in a
+/// data directory that already exists with looser permissions; a file of
+/// another user is refused. SQLite gives a new WAL and shm the database's
+/// mode, so a missing database is created 0600 before SQLite opens it.
+fn restrict_db_files(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path);
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        let file = PathBuf::from(file);
+        mnemo_core::paths::restrict_file(&file)
+            .map_err(|source| StoreError::NotPrivate { path: file, source })?;
+    }
+    Ok(())
+}
+
 impl Store {
     /// Opens (creating when missing) and migrates the database at `path`.
     pub fn open(path: &Path, busy_timeout: Duration) -> Result<Store> {
@@ -134,6 +171,7 @@ impl Store {
                 source,
             })?;
         }
+        restrict_db_files(path)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;

@@ -340,7 +340,7 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
-    /// Takes a new database back to the schema of version 3.
+    /// Takes a new database back to the schema before the idents migration.
     const UNDO_V4: &str = "
         DROP TABLE observations_fts; DROP TABLE summaries_fts; DROP TABLE prompts_fts;
         ALTER TABLE observations DROP COLUMN idents;
@@ -480,11 +480,11 @@ mod tests {
     }
 
     #[test]
-    fn the_v4_migration_fills_identifier_words_of_existing_rows() {
+    fn the_idents_migration_fills_identifier_words_of_existing_rows() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("m.db");
         let store = Store::open(&path, Duration::from_secs(1)).unwrap();
-        // A database as version 3 left it: no idents columns, indexes without them.
+        // A database as version 5 left it: no idents columns, indexes without them.
         store.conn().execute_batch(UNDO_V4).unwrap();
         store
             .conn()
@@ -493,7 +493,7 @@ mod tests {
                  VALUES ('a', 'change', 'Fixed parseConfig', '[\"see config_loader.rs\"]', 1);
                  INSERT INTO summaries (uid, request, created_at)
                  VALUES ('s', 'why does retryBackoff loop', 1);
-                 PRAGMA user_version = 3;",
+                 PRAGMA user_version = 5;",
             )
             .unwrap();
         drop(store);

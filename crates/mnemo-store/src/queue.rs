@@ -90,6 +90,8 @@ pub struct TurnInfo {
     pub project_name: Option<String>,
     /// The stored (sanitized) prompt; None when private or not captured.
     pub prompt: Option<String>,
+    /// The host's transcript of the session, when it gave one.
+    pub transcript_path: Option<String>,
 }
 
 /// Events of one turn, leased to the worker.
@@ -140,6 +142,12 @@ impl Lease {
         )
     }
 
+    /// `piece-<first event uid>`: the partial summary of a piece that is
+    /// not the turn's last.
+    pub fn piece_uid(&self) -> String {
+        format!("piece-{}", self.first_uid())
+    }
+
     /// The last assistant message of the turn, from its turn end.
     pub fn last_assistant_message(&self) -> Option<String> {
         self.turn_ends.iter().rev().find_map(|e| {
@@ -159,6 +167,8 @@ impl Lease {
 pub struct BatchResult {
     pub observations: Vec<NewObservation>,
     pub summary: Option<NewSummary>,
+    /// The partial summary of a piece that is not the turn's last.
+    pub piece: Option<crate::pieces::NewPiece>,
     pub calls: Vec<NewLlmCall>,
 }
 
@@ -330,6 +340,21 @@ impl Store {
                    AND (?1 OR id IN (SELECT value FROM json_each(?2)))",
                 params![all, ids],
             )
+            .map_err(|e| self.err(e))
+    }
+
+    /// Which of `ids` name no event at all (for "no such event" messages).
+    pub fn unknown_events(&self, ids: &[i64]) -> Result<Vec<i64>> {
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT value FROM json_each(?1) WHERE value NOT IN (SELECT id FROM events)",
+            )
+            .map_err(|e| self.err(e))?;
+        let rows = stmt
+            .query_map([ids_json(ids)], |r| r.get(0))
+            .map_err(|e| self.err(e))?;
+        rows.collect::<rusqlite::Result<_>>()
             .map_err(|e| self.err(e))
     }
 
@@ -525,7 +550,8 @@ fn turn_info(
 ) -> rusqlite::Result<TurnInfo> {
     tx.query_row(
         "SELECT s.platform_session_id, s.project_id, p.root, p.name,
-                (SELECT text FROM prompts WHERE session_id = s.id AND prompt_number = ?2)
+                (SELECT text FROM prompts WHERE session_id = s.id AND prompt_number = ?2),
+                s.transcript_path
          FROM sessions s LEFT JOIN projects p ON p.id = s.project_id
          WHERE s.id = ?1",
         params![session_id, prompt_number],
@@ -538,6 +564,7 @@ fn turn_info(
                 project_root: r.get(2)?,
                 project_name: r.get(3)?,
                 prompt: r.get(4)?,
+                transcript_path: r.get(5)?,
             })
         },
     )
@@ -564,6 +591,9 @@ fn complete_in(
     }
     if let Some(s) = &result.summary {
         stored.summary_id = insert_summary(tx, s)?;
+        crate::pieces::delete_pieces(tx, lease.turn.session_id, lease.turn.prompt_number)?;
+    } else if let Some(p) = &result.piece {
+        crate::pieces::insert_piece(tx, p)?;
     }
     for call in &result.calls {
         insert_call(tx, call)?;
@@ -685,6 +715,16 @@ mod tests {
                 request: lease.turn.prompt.clone().unwrap_or_default(),
                 ..Default::default()
             }),
+            piece: (!lease.turn_complete).then(|| crate::pieces::NewPiece {
+                uid: lease.piece_uid(),
+                session_id: lease.turn.session_id,
+                prompt_number: lease.turn.prompt_number,
+                summary: crate::pieces::PieceSummary {
+                    completed: format!("{} events", lease.events.len()),
+                    ..Default::default()
+                },
+                created_at: 0,
+            }),
             calls: Vec::new(),
         };
         store.complete_lease(lease, &result).unwrap()
@@ -755,6 +795,17 @@ mod tests {
             (3, 0, false)
         );
         finish(&mut store, &second);
+        // Each earlier piece left its partial summary, in order; a redone
+        // piece is stored once.
+        finish(&mut store, &second);
+        let pieces = store.turn_pieces(first.turn.session_id, 1).unwrap();
+        assert_eq!(
+            pieces
+                .iter()
+                .map(|p| p.completed.as_str())
+                .collect::<Vec<_>>(),
+            ["3 events", "3 events"]
+        );
         let third = store.lease_next_turn(1_202, &LIMITS).unwrap().unwrap();
         assert_eq!(
             (
@@ -771,6 +822,13 @@ mod tests {
             .query_row("SELECT count(*) FROM summaries", [], |r| r.get(0))
             .unwrap();
         assert_eq!(summaries, 1);
+        // The summary holds them now.
+        assert!(
+            store
+                .turn_pieces(third.turn.session_id, 1)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]

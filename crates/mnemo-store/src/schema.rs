@@ -12,14 +12,16 @@ pub const MIGRATIONS: &[&str] = &[
     V1_CAPTURE_AND_MEMORY,
     V2_WORKER_AND_RECALL,
     V3_OBSERVATION_FILES,
-    V4_IDENTIFIER_WORDS,
+    V4_TURN_PIECES,
+    V5_RECALL_SHOWN,
+    V6_IDENTIFIER_WORDS,
 ];
 
 /// The migration that adds the `idents` columns: right after it runs, Rust
 /// code fills them for the rows already stored and rebuilds the full-text
 /// indexes (see `crate::memory::fill_idents`). Recognised by its text, so
 /// that its number can change when migrations are merged.
-pub const IDENTS_MIGRATION: &str = V4_IDENTIFIER_WORDS;
+pub const IDENTS_MIGRATION: &str = V6_IDENTIFIER_WORDS;
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
@@ -217,7 +219,44 @@ INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
     WHERE json_valid(o.files_read) AND j.type = 'text' AND j.value <> '';
 "#;
 
-const V4_IDENTIFIER_WORDS: &str = r#"
+const V4_TURN_PIECES: &str = r#"
+-- Partial summaries of the pieces of a long turn still being compressed
+-- (see crate::pieces): the turn's last piece merges them into its summary,
+-- then they are deleted.
+CREATE TABLE IF NOT EXISTS turn_pieces (
+    id             INTEGER PRIMARY KEY,
+    uid            TEXT NOT NULL UNIQUE,
+    session_id     INTEGER NOT NULL,
+    prompt_number  INTEGER NOT NULL,
+    request        TEXT NOT NULL DEFAULT '',
+    investigated   TEXT NOT NULL DEFAULT '',
+    learned        TEXT NOT NULL DEFAULT '',
+    completed      TEXT NOT NULL DEFAULT '',
+    next_steps     TEXT NOT NULL DEFAULT '',
+    notes          TEXT NOT NULL DEFAULT '',
+    created_at     INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS turn_pieces_by_turn ON turn_pieces(session_id, prompt_number);
+"#;
+
+const V5_RECALL_SHOWN: &str = r#"
+-- (IF NOT EXISTS: a store whose version was set back by hand migrates again.)
+-- Memory items (`#12`, `S3`) already given to the agent in a session (the
+-- SessionStart index, prompt-time recall), so that prompt-time recall never
+-- repeats them. Written by the hook path (mnemo-capture's recall).
+CREATE TABLE IF NOT EXISTS recall_shown (
+    session_id  INTEGER NOT NULL,
+    item        TEXT NOT NULL,
+    shown_at    INTEGER NOT NULL,
+    PRIMARY KEY (session_id, item)
+) WITHOUT ROWID;
+
+-- The failed tool calls of a session (recurring gotchas in the index), without
+-- walking every event of the project's last sessions.
+CREATE INDEX IF NOT EXISTS events_failures ON events(session_id, created_at) WHERE kind = 'tool_failure';
+"#;
+
+const V6_IDENTIFIER_WORDS: &str = r#"
 -- The other spelling of each compound name in a record (see crate::idents):
 -- `parseConfig` gives `parse config`, `parse_config` gives `parseconfig`.
 -- Written with the row by crate::memory; filled for older rows in Rust

@@ -43,4 +43,17 @@ impl Store {
             summaries: one("SELECT count(*) FROM summaries")?,
         })
     }
+
+    /// When a hook last stored something (an event or a prompt), if ever:
+    /// hook errors logged before it are past.
+    pub fn last_capture_ms(&self) -> Result<Option<i64>> {
+        self.conn
+            .query_row(
+                "SELECT max(t) FROM (SELECT max(created_at) AS t FROM events
+                                     UNION ALL SELECT max(created_at) FROM prompts)",
+                [],
+                |r| r.get(0),
+            )
+            .map_err(|e| self.err(e))
+    }
 }

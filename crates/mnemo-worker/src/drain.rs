@@ -21,18 +21,20 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mnemo_compress::{BatchEvent, Compressor, Outcome, TurnBatch};
+use mnemo_compress::{BatchEvent, Compressor, Outcome, SummaryDraft, TurnBatch};
 use mnemo_core::time::now_ms;
 use mnemo_store::ledger::{Exhausted, NewLlmCall};
 use mnemo_store::memory::{NewObservation, NewSummary};
+use mnemo_store::pieces::{NewPiece, PieceSummary};
 use mnemo_store::queue::{BatchResult, Lease, QueueLimits, QueuedEvent, Stored};
+use mnemo_store::shape;
 use mnemo_store::{Store, StoreError};
 use tokio::sync::watch;
 use tracing::{error, info, warn};
 
-use crate::api::records::{new_observation_json, new_summary_json};
 use crate::api::{AppState, StreamEvent};
 use crate::info::{ExhaustedInfo, WorkerInfo};
+use crate::narrative::Narratives;
 
 /// How often the drain looks for new commits when it has nothing to do:
 /// often while work is coming in, less often after a quiet minute.
@@ -46,6 +48,7 @@ pub struct Drain {
     app: AppState,
     store: Option<Store>,
     compressor: Arc<Compressor>,
+    narratives: Arc<Narratives>,
     limits: QueueLimits,
     max_attempts: i64,
     info: WorkerInfo,
@@ -68,10 +71,12 @@ impl Drain {
             lease_ms: (w.lease_secs.max(1) * 1000) as i64,
         };
         let max_attempts = w.max_attempts.max(1) as i64;
+        let narratives = Arc::new(Narratives::new(&app.config));
         Drain {
             app,
             store: Some(store),
             compressor: Arc::new(compressor),
+            narratives,
             limits,
             max_attempts,
             info,
@@ -164,7 +169,11 @@ impl Drain {
 
     async fn process(&mut self, lease: Lease, shutdown: &mut watch::Receiver<bool>) -> Flow {
         let started = Instant::now();
-        let batch = build_batch(&lease);
+        let mut batch = build_batch(&lease);
+        batch.narrative = read_narrative(self.narratives.clone(), &lease).await;
+        if batch.turn_complete {
+            batch.earlier_pieces = self.earlier_pieces(&lease).await;
+        }
         let mut llm_allowed = false;
         let outcome = if batch.events.is_empty() && !batch.turn_complete {
             // A turn end with nothing to summarize: just mark it done.
@@ -234,12 +243,30 @@ impl Drain {
                     },
                     started.elapsed().as_millis()
                 );
-                self.publish(&lease, &result, &stored);
+                self.publish(stored).await;
             }
             Err(e) => self.fail(lease, format!("storing the result: {e}")).await,
         }
         self.app.touch();
         Flow::Continue
+    }
+
+    /// The partial summaries the turn's earlier pieces left (none when they
+    /// cannot be read: the summary then covers this piece only).
+    async fn earlier_pieces(&mut self, lease: &Lease) -> Vec<SummaryDraft> {
+        let (session, prompt) = (lease.turn.session_id, lease.turn.prompt_number);
+        match self
+            .with_store(move |s| s.turn_pieces(session, prompt))
+            .await
+        {
+            Ok(pieces) => pieces.into_iter().map(draft_of_piece).collect(),
+            Err(e) => {
+                warn!(
+                    "cannot read the earlier pieces of turn {prompt} ({e}); summarizing the last one only"
+                );
+                Vec::new()
+            }
+        }
     }
 
     async fn fail(&mut self, lease: Lease, message: String) {
@@ -301,28 +328,48 @@ impl Drain {
         }
     }
 
-    /// Sends what was stored to `/api/stream` subscribers.
-    fn publish(&self, lease: &Lease, result: &BatchResult, stored: &Stored) {
+    /// Sends what was stored to `/api/stream` subscribers, read back as
+    /// every other interface shows it.
+    async fn publish(&mut self, stored: Stored) {
         if self.app.stream.receiver_count() == 0 {
             return;
         }
-        // insert_observation returns ids only for new rows, in order.
-        let fresh = result
-            .observations
-            .iter()
-            .zip(&stored.observation_ids)
-            .map(|(o, id)| new_observation_json(*id, o, &lease.turn));
-        for data in fresh {
-            let _ = self.app.stream.send(StreamEvent {
-                kind: "observation",
-                data: Arc::new(data),
-            });
-        }
-        if let (Some(s), Some(id)) = (&result.summary, stored.summary_id) {
-            let _ = self.app.stream.send(StreamEvent {
-                kind: "summary",
-                data: Arc::new(new_summary_json(id, s, &lease.turn)),
-            });
+        let path = self.app.data.db_path();
+        let read = self
+            .with_store(move |s| {
+                let conn = s.conn();
+                let sql = |source| StoreError::Sqlite {
+                    path: path.clone(),
+                    source,
+                };
+                let mut events = Vec::new();
+                for id in &stored.observation_ids {
+                    if let Some(o) = shape::observation(conn, *id).map_err(sql)? {
+                        events.push(("observation", serde_json::to_value(o)));
+                    }
+                }
+                if let Some(id) = stored.summary_id
+                    && let Some(m) = shape::summary(conn, id).map_err(sql)?
+                {
+                    events.push(("summary", serde_json::to_value(m)));
+                }
+                Ok(events)
+            })
+            .await;
+        let events = match read {
+            Ok(events) => events,
+            Err(e) => {
+                warn!("could not read back what was stored for the stream: {e}");
+                return;
+            }
+        };
+        for (kind, data) in events {
+            if let Ok(data) = data {
+                let _ = self.app.stream.send(StreamEvent {
+                    kind,
+                    data: Arc::new(data),
+                });
+            }
         }
     }
 }
@@ -403,6 +450,20 @@ pub fn build_batch(lease: &Lease) -> TurnBatch {
     }
 }
 
+/// The why of the lease's turn from the host's transcript (a file read,
+/// so on a blocking thread); None when there is none to read.
+async fn read_narrative(
+    narratives: Arc<Narratives>,
+    lease: &Lease,
+) -> Option<mnemo_compress::TurnNarrative> {
+    lease.turn.transcript_path.as_ref()?;
+    let lease = lease.clone();
+    tokio::task::spawn_blocking(move || narratives.for_lease(&lease))
+        .await
+        .ok()
+        .flatten()
+}
+
 fn json_or_text(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap_or_else(|_| serde_json::Value::String(text.to_owned()))
 }
@@ -423,6 +484,30 @@ fn batch_event(e: &QueuedEvent) -> BatchEvent {
         files_modified: e.files_modified.clone(),
         note: e.note.clone(),
         created_at: e.created_at,
+    }
+}
+
+/// A piece's partial summary, as the store keeps it.
+fn piece_of_draft(s: &SummaryDraft) -> PieceSummary {
+    PieceSummary {
+        request: s.request.clone(),
+        investigated: s.investigated.clone(),
+        learned: s.learned.clone(),
+        completed: s.completed.clone(),
+        next_steps: s.next_steps.clone(),
+        notes: s.notes.clone(),
+    }
+}
+
+/// A stored piece's partial summary, as the compressor takes it.
+fn draft_of_piece(p: PieceSummary) -> SummaryDraft {
+    SummaryDraft {
+        request: p.request,
+        investigated: p.investigated,
+        learned: p.learned,
+        completed: p.completed,
+        next_steps: p.next_steps,
+        notes: p.notes,
     }
 }
 
@@ -490,6 +575,17 @@ pub fn batch_result(lease: &Lease, outcome: &Outcome, now: i64) -> BatchResult {
             source: source.clone(),
             created_at: ended_at,
         });
+    let piece = outcome
+        .piece_summary
+        .as_ref()
+        .filter(|_| !lease.turn_complete)
+        .map(|s| NewPiece {
+            uid: lease.piece_uid(),
+            session_id: turn.session_id,
+            prompt_number: turn.prompt_number,
+            summary: piece_of_draft(s),
+            created_at: happened_at,
+        });
     let calls = outcome
         .calls
         .iter()
@@ -510,6 +606,7 @@ pub fn batch_result(lease: &Lease, outcome: &Outcome, now: i64) -> BatchResult {
     BatchResult {
         observations,
         summary,
+        piece,
         calls,
     }
 }

@@ -5,7 +5,8 @@
 //! `worker.json` ([`info`]) and talk to it over loopback HTTP ([`api`];
 //! [`client`] is the CLI's side). [`service`] runs the process from start to
 //! exit; [`drain`] moves the durable queue through the compressor into the
-//! store, within the token budgets; [`logging`] writes the rotating log;
+//! store, within the token budgets, with the why of each turn read from the
+//! host's transcript by [`narrative`]; [`logging`] writes the rotating log;
 //! [`orphans`] ends what a killed predecessor left running.
 //! [`probe`] answers "is a worker running, and is it healthy?" for the CLI
 //! and `doctor`.
@@ -16,6 +17,7 @@ pub mod drain;
 pub mod info;
 pub mod lock;
 pub mod logging;
+pub mod narrative;
 pub mod orphans;
 pub mod service;
 

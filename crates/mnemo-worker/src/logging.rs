@@ -9,7 +9,7 @@
 //! the worker free of a logging thread and its buffer.
 
 use std::fs::{File, OpenOptions};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -67,6 +67,8 @@ impl RotatingFile {
 }
 
 fn open_append(path: &Path) -> std::io::Result<File> {
+    // Ours alone: an older, looser file is tightened, another user's refused.
+    mnemo_core::paths::restrict_file(path)?;
     let mut options = OpenOptions::new();
     options.append(true).create(true);
     #[cfg(unix)]
@@ -95,7 +97,9 @@ impl Write for RotatingFile {
     }
 }
 
-/// The log file, plus stderr when the worker runs in a terminal.
+/// The log file, plus stderr: a terminal, or the journal of a service
+/// manager (systemd, launchd, docker) that runs `mnemo worker run`. A worker
+/// spawned by a hook has its stderr on /dev/null.
 struct Sink {
     file: Mutex<RotatingFile>,
     echo: bool,
@@ -126,13 +130,12 @@ impl<'a> MakeWriter<'a> for Sink {
     }
 }
 
-/// Sends tracing to `path` (rotating) and, in a terminal, to stderr; never
-/// to stdout. `MNEMO_LOG` filters (`info` by default, e.g. `mnemo=debug`).
+/// Sends tracing to `path` (rotating) and to stderr; never to stdout. `MNEMO_LOG` filters (`info` by default, e.g. `mnemo=debug`).
 pub fn init(path: &Path, max_bytes: u64, keep: u32) -> std::io::Result<()> {
     let file = RotatingFile::open(path, max_bytes, keep)?;
     let sink = Sink {
         file: Mutex::new(file),
-        echo: std::io::stderr().is_terminal(),
+        echo: true,
     };
     let filter = EnvFilter::try_from_env("MNEMO_LOG").unwrap_or_else(|_| EnvFilter::new("info"));
     // A second init (tests calling run twice in one process) keeps the first.

@@ -6,8 +6,9 @@
 //!    left leased;
 //! 3. listen on 127.0.0.1 (a port taken by another program is reported as
 //!    such), then write `worker.json` with a fresh token;
-//! 4. run the drain, the API, the idle watcher and the signal watcher until
-//!    one of them asks to stop;
+//! 4. run the drain, the API (its connections bounded in number and in how
+//!    long a client may take to ask, see [`api::conn`]), the idle watcher and
+//!    the signal watcher until one of them asks to stop;
 //! 5. stop the drain first (it gives back or finishes its batch, and its
 //!    compression, with any child process, is dropped), then the server
 //!    (the live streams end by themselves), then remove `worker.json`, and
@@ -65,7 +66,7 @@ fn setup<E: std::fmt::Display>(what: &str) -> impl FnOnce(E) -> RunError + '_ {
 /// Runs the worker in this process until it is stopped or idle.
 pub fn run(data: &DataDir, config: Config, warnings: &[String]) -> Result<(), RunError> {
     data.ensure()
-        .map_err(setup("cannot create the data directory"))?;
+        .map_err(setup("cannot use the data directory"))?;
     let log_path = data.log_dir().join(logging::WORKER_LOG_FILE);
     logging::init(
         &log_path,
@@ -214,18 +215,10 @@ async fn serve(
 
     let mut stopped = app.shutdown.subscribe();
     let server = {
-        let mut stopped = app.shutdown.subscribe();
+        let stopped = app.shutdown.subscribe();
         let router = api::router(app.clone());
-        tokio::spawn(async move {
-            let result = axum::serve(listener, router)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.wait_for(|stop| *stop).await;
-                })
-                .await;
-            if let Err(e) = result {
-                error!("HTTP server: {e}");
-            }
-        })
+        let limits = api::conn::Limits::from_config(&app.config.worker);
+        tokio::spawn(api::conn::serve(listener, router, limits, stopped))
     };
     let drain = tokio::spawn(Drain::new(app.clone(), store, compressor, worker_info).run());
     let idle = tokio::spawn(watch_idle(app.clone()));
@@ -245,7 +238,23 @@ async fn serve(
     Ok(())
 }
 
+/// Listens on `port`. The default port is only a preference: when another
+/// data directory's worker (or another user's) already holds it, a free
+/// port is taken instead, and clients find it in `worker.json`. A port the
+/// user chose is kept to, or reported as taken.
 fn bind(port: u16) -> Result<TcpListener, RunError> {
+    match bind_exactly(port) {
+        Err(RunError::PortInUse { .. })
+            if port == mnemo_core::config::WorkerConfig::default().port =>
+        {
+            tracing::info!("the default port {port} is taken; listening on a free port instead");
+            bind_exactly(0)
+        }
+        other => other,
+    }
+}
+
+fn bind_exactly(port: u16) -> Result<TcpListener, RunError> {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).map_err(|e| {
         if e.kind() == std::io::ErrorKind::AddrInUse {
             RunError::PortInUse { port }

@@ -147,6 +147,79 @@ fn main() {
         &pre_history,
     );
     first_time.prepare = Some(Box::new(forget_shown));
+
+    // Prompt-time recall: a question about an older observation's subject
+    // (its title's words and its file), and chatter that matches nothing.
+    let (title, file): (String, String) = held10
+        .query_row(
+            "SELECT o.title, f.path FROM observations o
+             JOIN observation_files f ON f.observation_id = o.id
+             WHERE o.id = 5000 LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("an observation with a file");
+    let name = Path::new(&file)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let question = format!("what did we find about {title} in {name}?");
+    let ask = |text: &str| {
+        merged(
+            &session,
+            json!({"hook_event_name": "UserPromptSubmit", "prompt": text}),
+        )
+    };
+    // A bug report pasted whole: many words, a path, symbols.
+    let titles: Vec<String> = [100, 2_000, 7_000, 9_000]
+        .iter()
+        .map(|id| {
+            held10
+                .query_row("SELECT title FROM observations WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
+                .expect("a title")
+        })
+        .collect();
+    let bug_report = format!(
+        "After the last change this fails again: {}. Steps: open {file}, call `retry_timeout` \
+         and `parseConfig`, then {}. Expected: {}. Actual: {}. Any idea why?",
+        titles[0], titles[1], titles[2], titles[3]
+    );
+    let (prompt_recalled, prompt_chatter) = (ask(&question), ask("thanks, continue"));
+    let prompt_report = ask(&bug_report);
+    let forget_given = {
+        let db = d10k.join("mnemo.db");
+        move || {
+            let c = rusqlite::Connection::open(&db).expect("open");
+            c.execute("DELETE FROM recall_shown", []).expect("forget");
+        }
+    };
+    forget_given();
+    let answer = hook_answer(&bin, &p10k, &d10k, &prompt_recalled);
+    assert!(
+        answer.contains("additionalContext"),
+        "the question recalls something: {answer}"
+    );
+    eprintln!(
+        "prompt recall answer: {} bytes for {question:?}",
+        answer.len()
+    );
+    let mut recalled = hook(
+        "UserPromptSubmit, memories recalled (first time)",
+        "UserPromptSubmit",
+        &prompt_recalled,
+    );
+    recalled.prepare = Some(Box::new(forget_given.clone()));
+    let mut pasted = hook(
+        &format!(
+            "UserPromptSubmit, a pasted bug report ({} words, first time)",
+            bug_report.split_whitespace().count()
+        ),
+        "UserPromptSubmit",
+        &prompt_report,
+    );
+    pasted.prepare = Some(Box::new(forget_given));
     let mut hooks = vec![
         Scenario {
             name: "/bin/true (baseline)".into(),
@@ -175,6 +248,18 @@ fn main() {
             &pre_history,
         ),
         first_time,
+        hook(
+            "UserPromptSubmit, chatter (nothing recalled)",
+            "UserPromptSubmit",
+            &prompt_chatter,
+        ),
+        hook(
+            "UserPromptSubmit, same question again (all given already)",
+            "UserPromptSubmit",
+            &prompt_recalled,
+        ),
+        recalled,
+        pasted,
     ];
     let typical = "timeout";
     const QUESTION: &str = "why does the login request time out when the cache is cold?";
@@ -276,6 +361,30 @@ fn main() {
             v["summaries_shown"].as_array().map_or(0, Vec::len)
         );
     }
+}
+
+/// One hook run's stdout, to check what a scenario answers.
+fn hook_answer(bin: &Path, cwd: &Path, data: &Path, payload: &[u8]) -> String {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new(bin)
+        .args(["hook", "claude-code", "UserPromptSubmit"])
+        .current_dir(cwd)
+        .env("MNEMO_NO_WORKER", "1")
+        .env("MNEMO_DATA_DIR", data)
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(payload)
+        .expect("payload");
+    let out = child.wait_with_output().expect("hook");
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn merged(base: &serde_json::Value, extra: serde_json::Value) -> Vec<u8> {

@@ -1,4 +1,6 @@
-//! The command line: definitions and dispatch.
+//! The command line: every clap type (but the recall commands', which
+//! `commands::recall` still holds) and the dispatch to one `run` per
+//! command family in [`crate::commands`].
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -6,6 +8,26 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::commands;
+
+/// The environment variables every command reads, for `mnemo --help`.
+const ENVIRONMENT: &str = "\
+Environment:
+  MNEMO_DATA_DIR          where the database, logs and spool live (default ~/.mnemo)
+  MNEMO_CONFIG            another configuration file (default config.toml in the data directory)
+  MNEMO_PORT              the worker's port on 127.0.0.1 (default 38377; when another worker
+                          holds it, a free port is taken and published in worker.json)
+  MNEMO_DISABLED=1        hooks capture nothing and answer {} (`mnemo doctor` says so)
+  MNEMO_NO_WORKER=1       hooks never start the background worker
+  MNEMO_PROVIDER          the compression provider: offline, anthropic, openai, claude-cli
+  MNEMO_<SECTION>_<KEY>   overrides one key of config.toml, e.g. MNEMO_BUDGET_DAILY_TOKENS=0
+  ANTHROPIC_API_KEY, OPENAI_API_KEY
+                          the provider's key when [provider] api_key is empty
+  MNEMO_LOG               the worker's log filter (default info)
+  CLAUDE_CONFIG_DIR       where Claude Code keeps its settings (default ~/.claude)";
+
+/// What `mnemo doctor`'s exit code means.
+const DOCTOR_EXIT: &str = "\
+Exit status: 0 when every check is ok, 1 when some check warns, 2 when some check fails.";
 
 #[derive(Parser)]
 #[command(
@@ -15,7 +37,8 @@ use crate::commands;
     long_about = "Persistent memory for AI coding agents.\n\n\
         mnemo captures what your coding agent does through its hooks, keeps it in a local \
         SQLite store (redacted of secrets and <private> text), and gives it back to the next \
-        session.\n\nData lives in $MNEMO_DATA_DIR (default ~/.mnemo)."
+        session.\n\nData lives in $MNEMO_DATA_DIR (default ~/.mnemo).",
+    after_help = ENVIRONMENT
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -29,7 +52,9 @@ pub enum Command {
     /// Run by the agent host, not by hand. Always exits 0; problems go to
     /// the hook log in the data directory.
     Hook {
-        /// claude-code, codex, cursor, gemini or raw
+        /// claude-code, or raw (Claude Code's payload shape, for scripts).
+        /// codex, cursor and gemini are not supported yet: their events are
+        /// not captured, and each one is counted in `mnemo doctor`.
         platform: String,
         /// The event name; taken from the payload when it says.
         event: Option<String>,
@@ -44,15 +69,25 @@ pub enum Command {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
-    /// Read JSON Lines (as written by `export`) into the store; safe to repeat.
+    /// Read JSON Lines (as written by `export`) into the store, or with
+    /// --transcripts the host's session transcripts; safe to repeat.
     Import {
         /// The file to read, or - for stdin.
-        file: PathBuf,
+        #[arg(required_unless_present = "transcripts")]
+        file: Option<PathBuf>,
+        /// The project of observations and summaries that name none (a
+        /// directory); without it, such lines are refused.
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// Build memory from Claude Code's transcripts in DIR (default
+        /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`).
+        #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["file", "project"])]
+        transcripts: Option<Option<PathBuf>>,
     },
     /// The background worker that compresses captured events.
-    Worker(commands::worker::WorkerArgs),
+    Worker(WorkerArgs),
     /// Token spend per day and per project, and the queue.
-    Stats(commands::worker::StatsArgs),
+    Stats(StatsArgs),
     /// Full-text search over observations, summaries and prompts.
     Search(commands::recall::SearchArgs),
     /// Show observations (or summaries, prompts) in full by id.
@@ -62,8 +97,9 @@ pub enum Command {
     /// Print the context index that SessionStart injects for a project.
     Context(commands::recall::ContextArgs),
     /// The MCP server on stdio (what Claude Code runs).
-    Mcp(commands::mcp::McpArgs),
+    Mcp(McpArgs),
     /// Check that everything is wired and healthy, and say how to fix what is not.
+    #[command(after_help = DOCTOR_EXIT)]
     Doctor {
         /// Also apply the safe fixes (ingest the spool, ...).
         #[arg(long)]
@@ -75,7 +111,68 @@ pub enum Command {
 }
 
 #[derive(clap::Args, Clone)]
+pub struct WorkerArgs {
+    #[command(subcommand)]
+    pub command: WorkerCommand,
+}
+
+#[derive(clap::Subcommand, Clone)]
+pub enum WorkerCommand {
+    /// Start the worker in the background; returns once it answers.
+    Start {
+        /// Give up waiting for it after this many seconds.
+        #[arg(long, default_value_t = 15)]
+        timeout: u64,
+    },
+    /// Stop the worker gracefully (its current batch is finished or given back).
+    Stop {
+        /// Give up waiting for it to stop after this many seconds.
+        #[arg(long, default_value_t = 15)]
+        timeout: u64,
+    },
+    /// Is the worker running, on which port, with what backlog?
+    ///
+    /// Exit status 0 when it runs and answers, 3 when it does not run.
+    Status {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop, then start.
+    Restart {
+        /// Give up waiting at each step after this many seconds.
+        #[arg(long, default_value_t = 15)]
+        timeout: u64,
+    },
+    /// Run the worker in the foreground (logs to logs/worker.log, and to the terminal).
+    Run,
+    /// Put failed events back in the queue.
+    Retry {
+        /// Every failed event.
+        #[arg(long, conflicts_with = "ids")]
+        all: bool,
+        /// Event ids (from `mnemo doctor`, `mnemo worker status` or /api/queue).
+        ids: Vec<i64>,
+    },
+}
+
+#[derive(clap::Args, Clone)]
+pub struct StatsArgs {
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+    /// How many days back (today included), 1 to 3660.
+    #[arg(long, default_value_t = 7, value_parser = clap::value_parser!(u32).range(1..=3660))]
+    pub days: u32,
+}
+
+/// `mnemo mcp` takes no arguments.
+#[derive(clap::Args, Clone)]
+pub struct McpArgs {}
+
+#[derive(clap::Args, Clone)]
 pub struct InstallArgs {
+    /// The agent host to wire mnemo into.
     #[arg(long, value_enum, default_value_t = PlatformArg::ClaudeCode)]
     pub platform: PlatformArg,
     /// user: ~/.claude/settings.json; project: .claude/settings.json of the project.
@@ -87,16 +184,26 @@ pub struct InstallArgs {
     /// Show what would change without writing anything.
     #[arg(long)]
     pub dry_run: bool,
+    /// install: also import past sessions from Claude Code's transcripts,
+    /// without asking.
+    #[arg(long, conflicts_with = "no_import")]
+    pub import_transcripts: bool,
+    /// install: do not offer to import past sessions.
+    #[arg(long)]
+    pub no_import: bool,
 }
 
 #[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum PlatformArg {
+    /// Anthropic's Claude Code.
     ClaudeCode,
 }
 
 #[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Scope {
+    /// Every session of this user.
     User,
+    /// Sessions in one project, with a settings file a team can commit.
     Project,
 }
 
@@ -116,10 +223,17 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Command::Install(args) => commands::install::install(&args),
         Command::Uninstall(args) => commands::install::uninstall(&args),
         Command::Export { output } => commands::transfer::export(output.as_deref()),
-        Command::Import { file } => commands::transfer::import(&file),
+        Command::Import {
+            transcripts: Some(dir),
+            ..
+        } => commands::import_transcripts::run(dir.as_deref()),
+        Command::Import { file, project, .. } => commands::transfer::import(
+            file.as_deref().unwrap_or(std::path::Path::new("-")),
+            project.as_deref(),
+        ),
         Command::Doctor { fix, json } => commands::doctor::run(fix, json),
-        Command::Worker(args) => commands::worker::worker(args),
-        Command::Stats(args) => commands::worker::stats(args),
+        Command::Worker(args) => commands::worker::run(args),
+        Command::Stats(args) => commands::stats::run(args),
         Command::Search(args) => commands::recall::search(args),
         Command::Show(args) => commands::recall::show(args),
         Command::Timeline(args) => commands::recall::timeline(args),
@@ -128,9 +242,78 @@ pub fn run(args: Vec<OsString>) -> i32 {
     };
     match result {
         Ok(code) => code,
+        Err(e) if is_closed_pipe(&e) => 0,
         Err(e) => {
             crate::output::error(&format!("{e:#}"));
             1
         }
+    }
+}
+
+/// A reader that went away (`mnemo export | head -1`) is not an error.
+fn is_closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The message `println!` panics with when stdout is a closed pipe.
+pub fn is_closed_pipe_message(message: &str) -> bool {
+    let broken = std::io::Error::from(std::io::ErrorKind::BrokenPipe).to_string();
+    message.starts_with("failed printing to stdout")
+        && (message.contains(&broken) || message.contains("Broken pipe"))
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    /// Every subcommand, flag and positional, at every depth, says what it is for.
+    #[test]
+    fn every_command_and_argument_has_help() {
+        fn walk(cmd: &clap::Command, path: &str, missing: &mut Vec<String>) {
+            for arg in cmd.get_arguments() {
+                let builtin = matches!(arg.get_id().as_str(), "help" | "version");
+                if !builtin && arg.get_help().is_none() && arg.get_long_help().is_none() {
+                    missing.push(format!("{path} {}", arg.get_id()));
+                }
+                let values = if arg.get_action().takes_values() {
+                    arg.get_possible_values()
+                } else {
+                    Vec::new()
+                };
+                for value in values {
+                    if value.get_help().is_none() {
+                        missing.push(format!("{path} {}={}", arg.get_id(), value.get_name()));
+                    }
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                let sub_path = format!("{path} {}", sub.get_name());
+                if sub.get_name() != "help" && sub.get_about().is_none() {
+                    missing.push(sub_path.clone());
+                }
+                walk(sub, &sub_path, missing);
+            }
+        }
+        let mut missing = Vec::new();
+        walk(&Cli::command(), "mnemo", &mut missing);
+        assert!(missing.is_empty(), "without help text: {missing:#?}");
+    }
+
+    #[test]
+    fn a_closed_pipe_is_recognised_in_errors_and_print_panics() {
+        let e = anyhow::Error::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+            .context("writing the export");
+        assert!(is_closed_pipe(&e));
+        assert!(!is_closed_pipe(&anyhow::anyhow!("disk full")));
+        assert!(is_closed_pipe_message(
+            "failed printing to stdout: Broken pipe (os error 32)"
+        ));
+        assert!(!is_closed_pipe_message("index out of bounds"));
     }
 }

@@ -16,6 +16,7 @@ fn main() {
     if let Some((platform, event)) = hook_fast_path(&args) {
         std::process::exit(mnemo_capture::io::run(&platform, event.as_deref()));
     }
+    quiet_on_closed_pipe();
     std::process::exit(cli::run(args));
 }
 
@@ -32,4 +33,24 @@ fn hook_fast_path(args: &[OsString]) -> Option<(String, Option<String>)> {
         None => None,
     };
     Some((platform, event))
+}
+
+/// A reader that stopped reading (`mnemo export | head -1`) is not an
+/// error: the command ends quietly with exit 0, whichever command it is.
+/// `println!` panics on a closed stdout, so this is decided once, here, for
+/// every command; errors returned up to [`cli::run`] are mapped there.
+fn quiet_on_closed_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let message = info
+            .payload()
+            .downcast_ref::<String>()
+            .map(String::as_str)
+            .or_else(|| info.payload().downcast_ref::<&str>().copied())
+            .unwrap_or_default();
+        if cli::is_closed_pipe_message(message) {
+            std::process::exit(0);
+        }
+        default(info);
+    }));
 }

@@ -11,11 +11,13 @@ pub fn error(message: &str) {
     eprintln!("mnemo: error: {message}");
 }
 
-/// The data directory and the strictly loaded configuration; CLI commands
-/// refuse a broken config file instead of guessing.
+/// The data directory and the configuration, loaded as hooks load it: a
+/// value that cannot be used falls back to its default with one warning on
+/// stderr, so that a typo in `config.toml` never locks the user out of their
+/// memory (`mnemo doctor` names the problem too).
 pub fn data_and_config() -> anyhow::Result<(DataDir, Config)> {
     let data = DataDir::resolve()?;
-    let loaded = Config::load_strict(&data.config_path())?;
+    let loaded = Config::load_lenient(&data.config_path());
     for w in &loaded.warnings {
         eprintln!("mnemo: warning: {w}");
     }

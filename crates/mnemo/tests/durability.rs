@@ -208,7 +208,7 @@ fn a_full_disk_spools_and_catches_up_once_space_returns() {
     let out = in_mount_namespace(
         &env,
         &format!(
-            "mount -t tmpfs -o size=640k tmpfs '{d}'
+            "mount -t tmpfs -o size=640k,mode=0700 tmpfs '{d}'
              \"$MNEMO\" hook claude-code UserPromptSubmit < '{start}'
              \"$MNEMO\" hook claude-code PostToolUse < '{p1}'
              dd if=/dev/zero of='{d}/filler' bs=4096 2>/dev/null || true
@@ -258,7 +258,7 @@ fn a_corrupt_database_spools_and_doctor_fix_recovers_capture() {
 
     let doctor = env.mnemo().arg("doctor").output().unwrap();
     let report = String::from_utf8_lossy(&doctor.stdout);
-    assert_eq!(doctor.status.code(), Some(1), "{report}");
+    assert_eq!(doctor.status.code(), Some(2), "a failure: {report}");
     assert!(
         report.contains("not a database") || report.contains("malformed"),
         "{report}"

@@ -344,8 +344,12 @@ fn unknown_events_disabled_and_skipped_tools_are_quick_no_ops() {
     );
     assert!(!env.db_path().exists());
 
+    // ... but it is counted, for `mnemo doctor`.
+    assert!(env.hook_log().contains("ignored: event `Notification`"));
+
     // MNEMO_DISABLED: nothing at all, not even the data directory.
-    let out = env.hook_with(
+    let quiet = Env::new();
+    let out = quiet.hook_with(
         "PostToolUse",
         &fixture_for("PostToolUse.Write.json", &proj, "s"),
         |c| {
@@ -353,7 +357,7 @@ fn unknown_events_disabled_and_skipped_tools_are_quick_no_ops() {
         },
     );
     assert_eq!(assert_hook_ok(&out), json!({}));
-    assert!(!env.data().exists());
+    assert!(!quiet.data().exists());
 
     // Skip list: defaults and the environment override.
     let todo = json!({"session_id": "s", "cwd": proj, "hook_event_name": "PostToolUse",

@@ -139,14 +139,17 @@ fn context_shows_summaries_then_observations_by_day_newest_first() {
     assert!(lines[1].contains("on branch main"), "{}", lines[1]);
     let turns = lines
         .iter()
-        .position(|l| l.starts_with("Recent turns"))
+        .position(|l| l.starts_with("Recent sessions"))
         .unwrap();
+    // Summaries imported without a session count as one session each.
     assert!(lines[turns + 1].contains("asked: fix the login"), "{text}");
-    assert!(lines[turns + 1].contains("next: add tests"), "{text}");
+    assert!(lines[turns + 1].contains("[open]"), "{text}");
+    assert!(lines[turns + 1].contains("open: add tests"), "{text}");
     assert!(
         lines[turns + 2].contains("asked: add a session cookie"),
         "{text}"
     );
+    assert!(lines[turns + 2].contains("[done]"), "{text}");
 
     // Every observation fits the default budget; newest first, by day.
     let titles = ids_by_title(&env);
@@ -801,7 +804,11 @@ fn search_filters_by_project_type_date_file_and_session() {
         titles(&prompts),
         ["add rate limiting to login", "please fix the login bug"]
     );
-    assert!(prompts["hits"][0]["id"].as_str().unwrap().starts_with('P'));
+    assert!(prompts["hits"][0]["ref"].as_str().unwrap().starts_with('P'));
+    assert_eq!(
+        prompts["hits"][0]["ref"],
+        format!("P{}", prompts["hits"][0]["id"].as_i64().unwrap())
+    );
 
     // Dates: absolute days, spans ago.
     assert_eq!(
@@ -910,7 +917,8 @@ fn show_and_timeline_in_text_and_json() {
     let shown = json_of(&run(&env, &shop, &["show", &limiter.to_string(), "--json"]));
     let record = &shown["records"][0];
     assert_eq!(record["kind"], "observation");
-    assert_eq!(record["id"], format!("#{limiter}"));
+    assert_eq!(record["id"], limiter);
+    assert_eq!(record["ref"], format!("#{limiter}"));
     assert_eq!(record["type"], "feature");
     assert_eq!(
         record["files_modified"],
@@ -921,11 +929,19 @@ fn show_and_timeline_in_text_and_json() {
     assert_eq!(record["prompt"], "add rate limiting to login");
     assert_eq!(shown["missing"], json!([]));
 
-    // Missing ids: what was found is printed, the rest named, exit 1.
+    // Missing ids: what was found is printed, the rest named; exit 1 only
+    // when nothing was found.
     let out = run(&env, &shop, &["show", &fix.to_string(), "#999"]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stdout).contains("Login compares password hashes"));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no observation #999"));
+    let out = run(&env, &shop, &["show", "#999", "S999"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("no observation #999") && stderr.contains("no summary S999"),
+        "{stderr}"
+    );
 
     // The timeline interleaves prompts, observations and summaries by time,
     // within the project.
@@ -938,7 +954,7 @@ fn show_and_timeline_in_text_and_json() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| e["id"].as_str().unwrap())
+        .map(|e| e["ref"].as_str().unwrap())
         .collect();
     let limits = format!("#{}", ids["Limits live in redis"]);
     let fix_id = format!("#{fix}");

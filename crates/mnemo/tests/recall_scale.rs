@@ -102,5 +102,6 @@ fn context_stays_under_the_cap_with_100k_observations() {
         .output()
         .unwrap();
     let found: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(found["hits"][0]["id"], "#99999", "{found}");
+    assert_eq!(found["hits"][0]["ref"], "#99999", "{found}");
+    assert_eq!(found["hits"][0]["id"], 99999, "{found}");
 }

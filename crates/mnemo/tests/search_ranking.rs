@@ -250,10 +250,10 @@ fn a_superseded_decision_is_marked_and_ranked_below_its_successor() {
     // The text says so too.
     let out = search(&env, &p, &["--", "where are user sessions stored?"]);
     let text = String::from_utf8(out.stdout).unwrap();
-    let id = found[new]["id"].as_str().unwrap();
+    let id = found[new]["id"].as_i64().unwrap();
     let line = text
         .lines()
         .find(|l| l.contains("Store user sessions in Redis"))
         .unwrap();
-    assert!(line.contains(&format!("[superseded by {id}]")), "{text}");
+    assert!(line.contains(&format!("[superseded by #{id}]")), "{text}");
 }

@@ -251,8 +251,41 @@ fn captured_turns_become_observations_and_one_summary_each() {
     let (_, prompts) = worker.get("/api/prompts");
     assert_eq!(prompts["total"], 2);
     let (_, sessions) = worker.get("/api/sessions");
-    assert_eq!(sessions["items"][0]["session"], session);
+    assert_eq!(sessions["items"][0]["session_id"], session);
     assert_eq!(sessions["items"][0]["summaries"], 2);
+}
+
+#[test]
+fn a_turn_leased_in_pieces_gets_one_summary_of_the_whole_turn() {
+    let env = Env::new();
+    let proj = project(&env, "pieces");
+    let _worker = Worker::start(&env, |c| {
+        c.env("MNEMO_WORKER_BATCH_MAX_EVENTS", "2");
+    });
+    let session = "99999999-2222-3333-4444-555555555555";
+    session_start(&env, &proj, session);
+    let files = ["alpha.rs", "beta.rs", "gamma.rs", "delta.rs", "omega.rs"];
+    turn(&env, &proj, session, 1, &files);
+    wait_all_done(&env, T);
+
+    let db = env.db();
+    let completed: String = db
+        .query_row("SELECT completed FROM summaries", [], |r| r.get(0))
+        .unwrap();
+    for f in files {
+        assert!(completed.contains(f), "{f} missing from {completed}");
+    }
+    let batches: BTreeSet<String> = db
+        .prepare("SELECT uid FROM observations")
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .map(|uid| uid.unwrap().rsplit_once('-').unwrap().0.to_owned())
+        .collect();
+    assert!(batches.len() >= 2, "the turn went in pieces: {batches:?}");
+    // The pieces were merged into the summary, then forgotten.
+    assert_eq!(env.count("SELECT count(*) FROM turn_pieces"), 0);
+    assert_eq!(env.count("SELECT count(*) FROM summaries"), 1);
 }
 
 #[test]
@@ -394,7 +427,7 @@ fn failed_events_show_in_doctor_and_the_api_and_retry_brings_them_back() {
         .output()
         .unwrap();
     assert!(
-        stdout(&retry).contains("1 events back in the queue"),
+        stdout(&retry).contains("1 event back in the queue"),
         "{}",
         stdout(&retry)
     );

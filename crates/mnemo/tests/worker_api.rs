@@ -171,15 +171,17 @@ fn record_routes_filter_and_page() {
             .as_array()
             .unwrap()
             .iter()
-            .all(|o| o["project"] == json!(blog) && o["session"] == s2)
+            .all(|o| o["project"] == json!({"root": blog, "name": "blog"})
+                && o["session"] == json!({"platform": "claude-code", "session_id": s2}))
     );
     let (_, by_session) = w.get(&format!("/api/observations?session={s1}"));
     assert_eq!(by_session["total"], shop_list["total"]);
     let kind = all["items"][0]["type"].as_str().unwrap().to_owned();
     let (_, by_type) = w.get(&format!("/api/observations?type={kind}"));
     assert!(by_type["total"].as_i64().unwrap() >= 1);
-    let (_, none) = w.get("/api/observations?type=no-such-type");
-    assert_eq!(none["total"], 0);
+    let (code, none) = w.get("/api/observations?type=no-such-type");
+    assert_eq!(code, 400, "an unknown type is an error, not an empty list");
+    assert!(none["error"].as_str().unwrap().contains("bugfix"), "{none}");
     let (_, future) = w.get("/api/observations?since=2999-01-01");
     assert_eq!(future["total"], 0);
     let (_, past) = w.get("/api/observations?until=2000-01-01T00:00:00Z");
@@ -230,6 +232,7 @@ fn record_routes_filter_and_page() {
     let wanted = [ids[1], 999_999, ids[0]];
     let (code, batch) = w.post("/api/observations/batch", &json!({ "ids": wanted }));
     assert_eq!(code, 200);
+    assert_eq!(batch["missing"], json!(["#999999"]), "{batch}");
     let got: Vec<i64> = batch["items"]
         .as_array()
         .unwrap()
@@ -250,7 +253,8 @@ fn record_routes_filter_and_page() {
     assert_eq!(prompts["total"], 1);
     let (_, sessions) = w.get("/api/sessions?project=shop");
     assert_eq!(sessions["total"], 1);
-    assert_eq!(sessions["items"][0]["session"], s1);
+    assert_eq!(sessions["items"][0]["session_id"], s1);
+    assert_eq!(sessions["items"][0]["project"]["root"], json!(shop));
     let (_, stats) = w.get("/api/stats");
     assert_eq!(stats["store"]["summaries"], 2);
     assert_eq!(stats["queue"]["done"], 8);
@@ -271,9 +275,10 @@ fn the_stream_delivers_observations_and_summaries_as_they_are_stored() {
             .unwrap_or_else(|| panic!("stream ended or timed out after {kinds:?}"));
         match kind.as_str() {
             "observation" => {
-                assert_eq!(data["session"], session);
-                assert_eq!(data["project"], json!(proj));
-                assert!(data["id"].as_i64().is_some());
+                assert_eq!(data["session"]["session_id"], session);
+                assert_eq!(data["project"]["root"], json!(proj));
+                let id = data["id"].as_i64().unwrap();
+                assert_eq!(data["ref"], format!("#{id}"));
                 assert!(
                     data["files_modified"].to_string().contains("live.rs"),
                     "{data}"
@@ -468,7 +473,7 @@ fn recall_routes_answer_as_the_cli_does() {
         .unwrap()
         .iter()
         .find(|h| h["title"] == "Fix the auth token check")
-        .unwrap()["id"]
+        .unwrap()["ref"]
         .as_str()
         .unwrap()
         .to_owned();
@@ -510,6 +515,11 @@ fn recall_routes_answer_as_the_cli_does() {
     ] {
         assert_eq!(index[key], cli[key], "{key}");
     }
+    // By name, as search takes it.
+    let (code, by_name) = w.get("/api/context?project=shop");
+    assert_eq!(code, 200, "{by_name}");
+    assert_eq!(by_name["root"], index["root"]);
+    assert_eq!(by_name["observations_total"], index["observations_total"]);
     let fresh = project(&env, "fresh");
     let (code, empty) = w.get(&format!(
         "/api/context?project={}",
@@ -547,8 +557,8 @@ fn recall_routes_answer_as_the_cli_does() {
         ("/api/timeline/xyz", "xyz"),
         ("/api/timeline/1?before=many", "before"),
         ("/api/context", "project"),
-        ("/api/context?project=shop", "absolute"),
-        ("/api/context?project=%2Fno%2Fsuch%2Fdir", "not a directory"),
+        ("/api/context?project=no-such-project", "no-such-project"),
+        ("/api/context?project=%2Fno%2Fsuch%2Fdir", "/no/such/dir"),
     ] {
         let (code, body) = w.get(path);
         assert_eq!(code, 400, "{path}: {body}");

@@ -1,9 +1,11 @@
 //! Adapters: one per agent host, turning its payload into a [`HookInput`] and
 //! a [`HookResponse`] back into the JSON it expects.
 //!
-//! Only Claude Code is wired so far; the other platforms of the CLI contract
-//! answer with a no-op until their adapters land, so that a misconfigured
-//! host never sees an error from us.
+//! Only Claude Code (and `raw`, its payload shape) is wired so far; the other
+//! platforms of the CLI contract answer with a no-op until their adapters
+//! land, so that a misconfigured host never sees an error from us, and each
+//! of their events is logged as ignored (see [`is_supported`]), which
+//! `mnemo doctor` counts.
 
 pub mod claude_code;
 
@@ -106,6 +108,13 @@ pub(crate) fn salvage_field(raw: &[u8], key: &str, from_end: bool) -> Option<Str
         }
     }
     None
+}
+
+/// Does this platform have an adapter? Events of the others are not
+/// captured, and said so.
+pub fn is_supported(platform: mnemo_core::model::Platform) -> bool {
+    use mnemo_core::model::Platform;
+    matches!(platform, Platform::ClaudeCode | Platform::Raw)
 }
 
 /// Parses a payload for `platform`. Unknown platforms get an inert input.

@@ -2,6 +2,8 @@
 //! Code payloads, a well-formed model answer, provider configurations.
 #![allow(dead_code)]
 
+pub mod transcript;
+
 use std::path::PathBuf;
 
 use mnemo_compress::{BatchEvent, TurnBatch};

@@ -6,7 +6,9 @@
 //! answers. So:
 //! - every request must name the worker itself in `Host` (`127.0.0.1`,
 //!   `localhost`, optionally with our port); a rebinding page sends its own
-//!   domain there and gets 403;
+//!   domain there and gets 403; so does a request with two `Host` headers
+//!   or an absolute-form target (`GET http://evil/ HTTP/1.1`), whose
+//!   authority could disagree with the header that was checked;
 //! - a request that carries an `Origin` (browsers add it to cross-origin and
 //!   non-GET requests) must come from a page of the worker itself; no CORS
 //!   headers are ever granted, so other pages cannot read answers either;
@@ -25,6 +27,9 @@ use crate::info::constant_time_eq;
 
 /// Host and Origin checks, for every route.
 pub async fn local_only(State(app): State<AppState>, request: Request, next: Next) -> Response {
+    if let Some(refusal) = ambiguous_target(&request) {
+        return ApiError::new(StatusCode::BAD_REQUEST, refusal).into_response();
+    }
     let headers = request.headers();
     let host = headers
         .get(header::HOST)
@@ -51,6 +56,24 @@ pub async fn local_only(State(app): State<AppState>, request: Request, next: Nex
     }
     app.touch();
     next.run(request).await
+}
+
+/// Why a request's target is ambiguous: more than one `Host`, or a target
+/// that names its own authority instead of being a path.
+fn ambiguous_target(request: &Request) -> Option<String> {
+    let hosts = request.headers().get_all(header::HOST).iter().count();
+    if hosts > 1 {
+        return Some(format!(
+            "{hosts} Host headers: a request must carry exactly one"
+        ));
+    }
+    let uri = request.uri();
+    if uri.scheme().is_some() || uri.authority().is_some() {
+        return Some(format!(
+            "absolute-form target `{uri}` refused: send the path only (`GET /api/health`)"
+        ));
+    }
+    None
 }
 
 /// The token check, for every route but health.

@@ -2,6 +2,8 @@
 //! errors, and the router.
 //!
 //! Layout:
+//! - [`conn`]: accepting connections, bounded in number and in how long a
+//!   client may take to send a request;
 //! - [`guard`]: what every request must pass (Host and Origin checks against
 //!   DNS rebinding and foreign pages; the bearer token or cookie);
 //! - [`records`]: sessions, observations, summaries, prompts (lists with
@@ -17,6 +19,7 @@
 //! thread), returns `Result<Json<_>, ApiError>`, and add it to
 //! `protected_routes`; the guards apply by themselves.
 
+pub mod conn;
 pub mod guard;
 pub mod ops;
 pub mod recall;
@@ -38,11 +41,13 @@ use mnemo_store::ledger::Exhausted;
 use serde_json::json;
 use tokio::sync::{broadcast, watch};
 
-/// An API error: a status and a message, sent as `{"error": message}`.
+/// An API error: a status and a message, sent as `{"error": message}`,
+/// with what else the client can act on (e.g. `missing` ids).
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
     pub message: String,
+    pub details: serde_json::Map<String, serde_json::Value>,
 }
 
 impl ApiError {
@@ -50,7 +55,14 @@ impl ApiError {
         ApiError {
             status,
             message: message.into(),
+            details: serde_json::Map::new(),
         }
+    }
+
+    /// Adds a field to the error's JSON.
+    pub fn with(mut self, key: &str, value: serde_json::Value) -> ApiError {
+        self.details.insert(key.to_owned(), value);
+        self
     }
 
     pub fn bad_request(message: impl Into<String>) -> ApiError {
@@ -84,7 +96,9 @@ impl From<rusqlite::Error> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        (self.status, axum::Json(json!({ "error": self.message }))).into_response()
+        let mut body = self.details;
+        body.insert("error".to_owned(), json!(self.message));
+        (self.status, axum::Json(body)).into_response()
     }
 }
 

@@ -39,7 +39,12 @@ pub async fn stats(
     q: Result<Query<StatsQuery>, QueryRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    let days = q.days.unwrap_or(7).clamp(1, 3660);
+    let days = q.days.unwrap_or(7);
+    if !(1..=3660).contains(&days) {
+        return Err(ApiError::bad_request(format!(
+            "`days={days}` is out of range: use 1 to 3660"
+        )));
+    }
     let now = now_ms();
     let since = day_start_utc(now) - i64::from(days - 1) * 86_400_000;
     let (spend, queue, counts) = app
@@ -121,17 +126,29 @@ pub async fn retry(
             "say which events: {\"ids\": [...]} or {\"all\": true}",
         ));
     }
-    let retried = app
+    let (retried, missing) = app
         .db(move |store| {
+            let missing = store.unknown_events(&body.ids)?;
+            if !body.all && missing.len() == body.ids.len() {
+                return Ok((0, missing));
+            }
             let which = if body.all {
                 RetrySelection::All
             } else {
                 RetrySelection::Ids(&body.ids)
             };
-            Ok(store.retry_events(which)?)
+            Ok((store.retry_events(which)?, missing))
         })
         .await?;
-    Ok(Json(json!({ "retried": retried })))
+    if retried == 0 && !missing.is_empty() {
+        let list: Vec<String> = missing.iter().map(ToString::to_string).collect();
+        return Err(ApiError::not_found(format!(
+            "no event {}; GET /api/queue lists the failed ones",
+            list.join(", ")
+        ))
+        .with("missing", json!(missing)));
+    }
+    Ok(Json(json!({ "retried": retried, "missing": missing })))
 }
 
 /// `POST /api/shutdown`: finish or give back the current batch, then exit.

@@ -66,7 +66,7 @@ fn query_or_400<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
 }
 
 /// A present, non-blank parameter.
-fn given(value: &Option<String>) -> Option<&str> {
+pub(super) fn given(value: &Option<String>) -> Option<&str> {
     value.as_deref().map(str::trim).filter(|v| !v.is_empty())
 }
 
@@ -77,14 +77,14 @@ fn given(value: &Option<String>) -> Option<&str> {
 /// `--all`). Otherwise it is an absolute directory (anything inside a
 /// project), a stored root, or a stored project's name; a relative value is
 /// only ever a name, never a path relative to wherever the worker runs.
-enum Scope {
+pub(super) enum Scope {
     All,
     One(Project),
     /// A real directory that nothing was recorded for.
     Nothing,
 }
 
-fn project(
+pub(super) fn project(
     conn: &rusqlite::Connection,
     db_path: &Path,
     arg: Option<&str>,
@@ -218,41 +218,34 @@ pub struct ContextQuery {
     pub project: Option<String>,
 }
 
-/// `GET /api/context?project=DIR`: the SessionStart index of the project
-/// containing `DIR`, as `mnemo context --json` prints it (`text` is the
-/// `<mnemo-context>` block). `project` is required and must be an absolute
-/// directory: the API has no current one.
+/// `GET /api/context?project=`: the SessionStart index of a project, as
+/// `mnemo context --json` prints it (`text` is the `<mnemo-context>`
+/// block). `project` is required (the API has no current directory) and
+/// resolved as for search: an absolute directory, a stored root (even one
+/// that moved), or a stored project's name.
 pub async fn context(
     State(app): State<AppState>,
     q: Result<Query<ContextQuery>, QueryRejection>,
 ) -> Result<Json<ContextIndex>, ApiError> {
     let q = query_or_400(q)?;
-    let dir = given(&q.project).map(PathBuf::from).ok_or_else(|| {
-        ApiError::bad_request("give the project as `project=DIR`, an absolute directory")
+    let arg = given(&q.project).map(str::to_owned).ok_or_else(|| {
+        ApiError::bad_request("give the project as `project=DIR` or `project=NAME`")
     })?;
-    if !dir.is_absolute() {
-        return Err(ApiError::bad_request(format!(
-            "`{}` is not an absolute directory",
-            dir.display()
-        )));
-    }
-    if !dir.is_dir() {
-        return Err(ApiError::bad_request(format!(
-            "{} is not a directory",
-            dir.display()
-        )));
-    }
     let config = app.config.context.clone();
+    let db_path = app.data.db_path();
     app.db(move |store| {
-        let identity = scope::identity_of(&dir);
+        let conn = store.conn();
+        // Joined to the database file, a relative value is never a
+        // directory, so it stays a name (see `project()`).
+        let target = scope::target(Some(conn), Some(&arg), &db_path)?;
         let request = ContextRequest {
-            root: &identity.root,
-            name: &identity.name,
-            cwd: Some(&dir),
+            root: &target.root,
+            name: &target.name,
+            cwd: target.dir.as_deref(),
             config: &config,
             clock: Clock::system(),
         };
-        Ok(build(store.conn(), &request)?)
+        Ok(build(conn, &request)?)
     })
     .await
     .map(Json)

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use mnemo_core::words::{count, count_s};
 use mnemo_core::{Config, DataDir};
 use mnemo_store::{Failure, Store, spool};
 use serde_json::json;
@@ -17,7 +18,10 @@ use super::install::{
 };
 use crate::cli::Scope;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+mod hook_log;
+
+/// Ordered by gravity: the verdict is the worst status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Status {
     Ok,
     Warn,
@@ -56,6 +60,25 @@ impl Check {
     }
 }
 
+impl Status {
+    fn word(self) -> &'static str {
+        match self {
+            Status::Ok => "ok",
+            Status::Warn => "warn",
+            Status::Fail => "fail",
+        }
+    }
+
+    /// The exit code of a verdict: 0 ok, 1 some warning, 2 some failure.
+    fn exit_code(self) -> i32 {
+        match self {
+            Status::Ok => 0,
+            Status::Warn => 1,
+            Status::Fail => 2,
+        }
+    }
+}
+
 pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
     let data = DataDir::resolve()?;
     let mut checks = Vec::new();
@@ -65,6 +88,7 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
         "binary",
         format!("{} (mnemo {})", binary.display(), env!("CARGO_PKG_VERSION")),
     ));
+    checks.extend(check_disabled());
     checks.push(check_data_dir(&data));
     let config = check_config(&data, &mut checks);
     if fix {
@@ -72,44 +96,111 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
     }
     checks.push(check_database(&data, &config));
     checks.push(check_spool(&data));
+    checks.push(check_provider(&config));
+    checks.push(check_permissions(&data));
     checks.extend(worker_checks(&data, &config));
     checks.push(check_hooks(&binary));
     checks.push(check_mcp(&binary, fix));
-    if let Some(c) = check_hook_log(&data) {
-        checks.push(c);
-    }
+    let last_capture = Store::open_read_only(&data.db_path(), busy(&config))
+        .and_then(|s| s.last_capture_ms())
+        .ok()
+        .flatten();
+    checks.extend(hook_log::checks(&data, last_capture));
 
-    let healthy = checks.iter().all(|c| c.status != Status::Fail);
+    let verdict = checks.iter().map(|c| c.status).max().unwrap_or(Status::Ok);
     if as_json {
         let report = json!({
-            "ok": healthy,
+            "ok": verdict == Status::Ok,
+            "verdict": verdict.word(),
+            "exit_code": verdict.exit_code(),
             "data_dir": data.root(),
             "checks": checks.iter().map(|c| json!({
                 "name": c.name,
-                "status": match c.status { Status::Ok => "ok", Status::Warn => "warn", Status::Fail => "fail" },
+                "status": c.status.word(),
                 "detail": c.detail,
                 "fix": c.fix,
             })).collect::<Vec<_>>(),
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        println!("mnemo doctor ({})", data.root().display());
-        for c in &checks {
-            let mark = match c.status {
-                Status::Ok => " ok ",
-                Status::Warn => "warn",
-                Status::Fail => "FAIL",
-            };
-            println!("  [{mark}] {:<9} {}", c.name, c.detail);
-            if let Some(f) = &c.fix {
-                println!("         {:<9} fix: {f}", "");
-            }
-        }
-        if healthy {
-            println!("All good.");
+        print_report(&data, &checks, verdict);
+    }
+    Ok(verdict.exit_code())
+}
+
+fn print_report(data: &DataDir, checks: &[Check], verdict: Status) {
+    println!("mnemo doctor ({})", data.root().display());
+    for c in checks {
+        let mark = match c.status {
+            Status::Ok => " ok ",
+            Status::Warn => "warn",
+            Status::Fail => "FAIL",
+        };
+        println!("  [{mark}] {:<9} {}", c.name, c.detail);
+        if let Some(f) = &c.fix {
+            println!("         {:<9} fix: {f}", "");
         }
     }
-    Ok(if healthy { 0 } else { 1 })
+    let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
+    let (warnings, failures) = (count(Status::Warn), count(Status::Fail));
+    match verdict {
+        Status::Ok => println!("All good."),
+        _ if failures == 0 => println!(
+            "{}: mnemo works, but see what to fix above.",
+            count_s(warnings, "warning")
+        ),
+        _ => println!(
+            "{} and {}: see the fixes above.",
+            count_s(failures, "failure"),
+            count_s(warnings, "warning")
+        ),
+    }
+}
+
+/// `path` as shown under the data directory, which the report's first line
+/// names: each path is named once.
+fn in_data(data: &DataDir, path: &Path) -> String {
+    match path.strip_prefix(data.root()) {
+        Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+/// `MNEMO_DISABLED` turns every hook into a no-op: said first, since it
+/// explains an empty memory better than anything below.
+fn check_disabled() -> Option<Check> {
+    let value = std::env::var("MNEMO_DISABLED").ok()?;
+    let v = value.trim().to_ascii_lowercase();
+    if v.is_empty() || ["0", "false", "no", "off"].contains(&v.as_str()) {
+        return None;
+    }
+    Some(Check::problem(
+        "disabled",
+        Status::Warn,
+        format!("MNEMO_DISABLED={value} is set: hooks capture nothing and give nothing back"),
+        "unset MNEMO_DISABLED (in the shell, or the env of Claude Code's settings) to capture again",
+    ))
+}
+
+/// The configured provider and its key (or `claude` executable), checked
+/// whether or not a worker runs, the way the worker will set it up.
+fn check_provider(config: &Config) -> Check {
+    match mnemo_compress::Compressor::from_config(&config.provider) {
+        Ok(c) if c.provider() == "offline" => Check::ok(
+            "provider",
+            "offline (no model calls; set [provider] name in config.toml for LLM summaries)",
+        ),
+        Ok(c) => Check::ok(
+            "provider",
+            format!("{}, model {}: set up", c.provider(), c.model()),
+        ),
+        Err(e) => Check::problem(
+            "provider",
+            Status::Warn,
+            format!("{e}; until then events are compressed offline"),
+            "fix [provider] in config.toml (or the MNEMO_PROVIDER_* variables), then `mnemo worker restart`",
+        ),
+    }
 }
 
 fn check_data_dir(data: &DataDir) -> Check {
@@ -118,7 +209,7 @@ fn check_data_dir(data: &DataDir) -> Check {
         return Check::problem(
             "data dir",
             Status::Warn,
-            format!("{} does not exist yet", root.display()),
+            "does not exist yet",
             "run `mnemo install` (or any hook creates it)",
         );
     }
@@ -126,12 +217,12 @@ fn check_data_dir(data: &DataDir) -> Check {
     match std::fs::write(&probe, b"") {
         Ok(()) => {
             let _ = std::fs::remove_file(&probe);
-            Check::ok("data dir", format!("{} (writable)", root.display()))
+            Check::ok("data dir", "writable")
         }
         Err(e) => Check::problem(
             "data dir",
             Status::Fail,
-            format!("{} is not writable: {e}", root.display()),
+            format!("not writable: {e}"),
             format!(
                 "give this user write access (`chmod u+rwx {0}`), or set MNEMO_DATA_DIR to a writable folder; \
                  meanwhile hooks spool to {1}",
@@ -146,10 +237,11 @@ fn check_config(data: &DataDir, checks: &mut Vec<Check>) -> Config {
     let path = data.config_path();
     match Config::load_strict(&path) {
         Ok(loaded) => {
+            let shown = in_data(data, &path);
             let detail = if path.exists() {
-                format!("{}", path.display())
+                shown
             } else {
-                format!("{} absent: built-in defaults", path.display())
+                format!("{shown} absent: built-in defaults")
             };
             if loaded.warnings.is_empty() {
                 checks.push(Check::ok("config", detail));
@@ -181,11 +273,12 @@ fn busy(config: &Config) -> Duration {
 
 fn check_database(data: &DataDir, config: &Config) -> Check {
     let path = data.db_path();
+    let shown = in_data(data, &path);
     if !path.exists() {
         return Check::problem(
             "database",
             Status::Warn,
-            format!("{} does not exist yet", path.display()),
+            format!("{shown} does not exist yet"),
             "run `mnemo install`; the first hook creates it too",
         );
     }
@@ -199,7 +292,7 @@ fn check_database(data: &DataDir, config: &Config) -> Check {
             return Check::problem(
                 "database",
                 Status::Fail,
-                format!("{}: integrity check failed: {problem}", path.display()),
+                format!("{shown}: integrity check failed: {problem}"),
                 corrupt_fix(&path),
             );
         }
@@ -214,15 +307,14 @@ fn check_database(data: &DataDir, config: &Config) -> Check {
     let events: i64 = counts.events.values().sum();
     let failed = counts.events.get("failed").copied().unwrap_or(0);
     let detail = format!(
-        "{}: schema {version}, {} projects, {} sessions, {} prompts, {events} events ({} pending, {failed} failed), \
-         {} observations, {} summaries; {}",
-        path.display(),
-        counts.projects,
-        counts.sessions,
-        counts.prompts,
+        "{shown}: schema {version}, {}, {}, {}, {} ({} pending, {failed} failed), {}, {}; {}",
+        count_s(counts.projects, "project"),
+        count_s(counts.sessions, "session"),
+        count_s(counts.prompts, "prompt"),
+        count_s(events, "event"),
         counts.events.get("pending").copied().unwrap_or(0),
-        counts.observations,
-        counts.summaries,
+        count_s(counts.observations, "observation"),
+        count(counts.summaries, "summary", "summaries"),
         human_bytes(size)
     );
     // The full-text indexes are kept in step by our code, not by triggers; a
@@ -270,6 +362,18 @@ fn corrupt_fix(path: &Path) -> String {
 }
 
 fn check_spool(data: &DataDir) -> Check {
+    let refused = spool::refused(data);
+    if !refused.is_empty() {
+        return Check::problem(
+            "spool",
+            Status::Fail,
+            format!(
+                "refused (another user owns it or may write to it, so hooks neither read nor write it): {}",
+                refused.join("; ")
+            ),
+            "delete that folder (as its owner or root) unless you created it; mnemo makes a private one",
+        );
+    }
     let (lines, bytes) = spool::backlog(data);
     let rejected = data.spool_dir().join(spool::REJECTED_FILE);
     let rejected_lines = std::fs::read_to_string(&rejected)
@@ -280,8 +384,10 @@ fn check_spool(data: &DataDir) -> Check {
             "spool",
             Status::Fail,
             format!(
-                "{lines} captured events ({}) wait in {} because the database could not be written",
+                "{} ({}) {} in {} because the database could not be written",
+                count_s(lines, "captured event"),
                 human_bytes(bytes),
+                if lines == 1 { "waits" } else { "wait" },
                 spool::spool_files(data)
                     .iter()
                     .filter(|f| f.exists())
@@ -297,13 +403,101 @@ fn check_spool(data: &DataDir) -> Check {
             "spool",
             Status::Warn,
             format!(
-                "empty, but {rejected_lines} records could not be applied and were kept in {}",
+                "empty, but {} could not be applied and {} kept in {}",
+                count_s(rejected_lines, "record"),
+                if rejected_lines == 1 { "was" } else { "were" },
                 rejected.display()
             ),
             "inspect the file; it is kept for you and never read again by mnemo",
         );
     }
     Check::ok("spool", "empty")
+}
+
+/// Every file and folder mnemo keeps is the user's alone: nobody else may
+/// own or write any of them, nor read a file (they hold prompts, commands
+/// and the worker's token).
+fn check_permissions(data: &DataDir) -> Check {
+    let mut exposed = Vec::new();
+    for path in private_paths(data) {
+        let problem = if path.is_dir() {
+            mnemo_core::paths::foreign_access(&path)
+        } else {
+            mnemo_core::paths::exposure(&path)
+        };
+        if let Some(problem) = problem {
+            exposed.push((path, problem));
+        }
+    }
+    if exposed.is_empty() {
+        return Check::ok("perms", "only you can read or write mnemo's files");
+    }
+    Check::problem(
+        "perms",
+        Status::Fail,
+        exposed
+            .iter()
+            .map(|(p, why)| format!("{}: {why}", p.display()))
+            .collect::<Vec<_>>()
+            .join("; "),
+        format!(
+            "`mnemo doctor --fix`, or chmod go-rwx {} (and remove anything owned by another user)",
+            exposed
+                .iter()
+                .map(|(p, _)| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(" ")
+        ),
+    )
+}
+
+/// Takes group and other access off the user's own files and folders of
+/// mnemo (files of another user are only reported, by the perms check).
+fn restrict_permissions(data: &DataDir, checks: &mut Vec<Check>) {
+    let loose: Vec<PathBuf> = private_paths(data)
+        .into_iter()
+        .filter(|p| mnemo_core::paths::exposure(p).is_some())
+        .filter(|p| mnemo_core::paths::restrict_file(p).is_ok())
+        .filter(|p| mnemo_core::paths::exposure(p).is_none())
+        .collect();
+    if !loose.is_empty() {
+        checks.push(Check::ok(
+            "fix",
+            format!(
+                "took group and other access off {}",
+                loose
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+}
+
+/// What mnemo reads or writes: the data directory, its files, the logs,
+/// the spool folders (both) and their files.
+fn private_paths(data: &DataDir) -> Vec<PathBuf> {
+    let mut paths = vec![data.root().to_owned()];
+    for name in [
+        mnemo_core::paths::DB_FILE,
+        "mnemo.db-wal",
+        "mnemo.db-shm",
+        mnemo_core::paths::WORKER_INFO_FILE,
+        mnemo_core::paths::WORKER_LOCK_FILE,
+    ] {
+        paths.push(data.root().join(name));
+    }
+    paths.push(data.config_path());
+    let dirs = [data.log_dir(), data.spool_dir()];
+    for dir in dirs.into_iter().chain(data.fallback_spool_dirs()) {
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            paths.extend(entries.flatten().map(|e| e.path()));
+        }
+        paths.push(dir);
+    }
+    paths.retain(|p| std::fs::symlink_metadata(p).is_ok());
+    paths
 }
 
 fn check_hooks(binary: &Path) -> Check {
@@ -346,7 +540,11 @@ fn check_hooks(binary: &Path) -> Check {
     let elsewhere: Vec<String> = found
         .iter()
         .filter_map(|(_, command, _)| program_of(command))
-        .filter(|p| std::fs::canonicalize(p).map_or(true, |c| c != binary))
+        .filter(|p| {
+            on_path(p)
+                .and_then(|p| std::fs::canonicalize(p).ok())
+                .is_none_or(|c| c != binary)
+        })
         .map(|p| p.display().to_string())
         .collect();
     let files: Vec<String> = {
@@ -493,6 +691,17 @@ fn mcp_registration(path: &Path) -> anyhow::Result<Option<(String, Vec<String>)>
     Ok(Some((command, args)))
 }
 
+/// Where the shell finds `program`: itself when it names a directory, else
+/// the first match on PATH (project-scope hooks run `mnemo` from PATH).
+fn on_path(program: &Path) -> Option<PathBuf> {
+    if program.components().count() > 1 {
+        return Some(program.to_owned());
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| dir.join(program))
+        .find(|candidate| candidate.is_file())
+}
+
 /// The program of a shell command line, unquoted.
 fn program_of(command: &str) -> Option<PathBuf> {
     let command = command.trim_start();
@@ -506,29 +715,9 @@ fn program_of(command: &str) -> Option<PathBuf> {
     Some(PathBuf::from(program))
 }
 
-/// Recent warnings and errors of hooks, which never show them to anyone else.
-fn check_hook_log(data: &DataDir) -> Option<Check> {
-    let text = std::fs::read_to_string(data.hook_log_path()).ok()?;
-    let recent: Vec<&str> = text.lines().rev().take(200).collect();
-    let errors = recent.iter().filter(|l| l.contains(" ERROR ")).count();
-    let warnings = recent.iter().filter(|l| l.contains(" WARN ")).count();
-    if errors + warnings == 0 {
-        return None;
-    }
-    let latest = recent
-        .iter()
-        .find(|l| l.contains(" ERROR ") || l.contains(" WARN "))
-        .map(|l| l.chars().take(240).collect::<String>())
-        .unwrap_or_default();
-    Some(Check::problem(
-        "hook log",
-        if errors > 0 { Status::Warn } else { Status::Ok },
-        format!("{errors} errors, {warnings} warnings in the last 200 lines; latest: {latest}"),
-        format!("details in {}", data.hook_log_path().display()),
-    ))
-}
-
 fn apply_fixes(data: &DataDir, config: &Config, checks: &mut Vec<Check>) {
+    hook_log::mark_fixed(data);
+    restrict_permissions(data, checks);
     let path = data.db_path();
     if path.exists() && is_corrupt(&path, config) {
         let aside = PathBuf::from(format!(
@@ -735,10 +924,10 @@ fn check_queue(store: &Store) -> Check {
         .iter()
         .map(|f| {
             format!(
-                "#{} {} ({} attempts): {}",
+                "#{} {} ({}): {}",
                 f.id,
                 f.tool_name.as_deref().unwrap_or(&f.kind),
-                f.attempts,
+                count_s(f.attempts, "attempt"),
                 f.last_error.as_deref().unwrap_or("no error recorded")
             )
         })

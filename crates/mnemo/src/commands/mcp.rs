@@ -3,10 +3,8 @@
 
 use mnemo_mcp::{Options, run_stdio};
 
+use crate::cli::McpArgs;
 use crate::output::data_and_config;
-
-#[derive(clap::Args)]
-pub struct McpArgs {}
 
 pub fn run(_args: McpArgs) -> anyhow::Result<i32> {
     let (data, config) = data_and_config()?;

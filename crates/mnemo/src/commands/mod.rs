@@ -1,8 +1,10 @@
 //! One module per command family.
 
 pub mod doctor;
+pub mod import_transcripts;
 pub mod install;
 pub mod mcp;
 pub mod recall;
+pub mod stats;
 pub mod transfer;
 pub mod worker;

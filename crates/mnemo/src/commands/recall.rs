@@ -6,17 +6,16 @@
 //! set, else the working directory, resolved as hooks resolve it.
 
 use std::io::{IsTerminal, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use anyhow::{Context as _, bail};
+use anyhow::Context as _;
 use mnemo_core::{Config, DataDir};
 use mnemo_recall::context::{ContextRequest, build, nothing_yet};
 use mnemo_recall::render::{self, Style};
 use mnemo_recall::scope::{self, Resolved};
-use mnemo_recall::search::{FileFilter, SearchRequest, search as run_search};
+use mnemo_recall::search::{FileFilter, SearchRequest, SearchResults, search as run_search};
 use mnemo_recall::{Clock, ItemRef, records, timeline as tl};
 use mnemo_store::Store;
-use serde_json::json;
 
 use crate::output::{data_and_config, open_store_read_only};
 
@@ -83,9 +82,10 @@ pub struct TimelineArgs {
 
 #[derive(clap::Args)]
 pub struct ContextArgs {
-    /// The project directory (default: the current one).
+    /// The project: a directory inside it, its stored path (even if it moved
+    /// since), or its name (default: the current one).
     #[arg(long)]
-    pub project: Option<PathBuf>,
+    pub project: Option<String>,
     /// The index and what went into it, as JSON.
     #[arg(long)]
     pub json: bool,
@@ -154,7 +154,12 @@ pub fn search(args: SearchArgs) -> anyhow::Result<i32> {
         Some(Resolved::Found(p)) => Some(p),
         Some(Resolved::Unknown(identity)) => {
             if args.json {
-                print_json(&json!({"query": args.query.join(" "), "hits": []}))?;
+                print_json(&SearchResults {
+                    query: args.query.join(" "),
+                    fts_query: None,
+                    relaxed: false,
+                    hits: Vec::new(),
+                })?;
             } else {
                 out("No matches.")?;
             }
@@ -206,7 +211,8 @@ pub fn show(args: ShowArgs) -> anyhow::Result<i32> {
             id.kind.as_str()
         );
     }
-    Ok(if fetched.missing.is_empty() { 0 } else { 1 })
+    // Some found: the answer; none found: an error.
+    Ok(if fetched.records.is_empty() { 1 } else { 0 })
 }
 
 pub fn timeline(args: TimelineArgs) -> anyhow::Result<i32> {
@@ -226,28 +232,27 @@ pub fn timeline(args: TimelineArgs) -> anyhow::Result<i32> {
 pub fn context(args: ContextArgs) -> anyhow::Result<i32> {
     let clock = Clock::system();
     let (data, config) = data_and_config()?;
-    let dir = match args.project {
-        Some(p) => {
-            if !p.is_dir() {
-                bail!("{} is not a directory", p.display());
-            }
-            p
-        }
-        None => current_dir()?,
+    let cwd = current_dir()?;
+    let store = if data.db_path().exists() {
+        Some(open(&data, &config)?)
+    } else {
+        None
     };
-    let identity = scope::identity_of(&dir);
+    let target = scope::target(
+        store.as_ref().map(Store::conn),
+        args.project.as_deref(),
+        &cwd,
+    )?;
     let request = ContextRequest {
-        root: &identity.root,
-        name: &identity.name,
-        cwd: Some(Path::new(&dir)),
+        root: &target.root,
+        name: &target.name,
+        cwd: target.dir.as_deref(),
         config: &config.context,
         clock,
     };
-    let index = if data.db_path().exists() {
-        let store = open(&data, &config)?;
-        build(store.conn(), &request)?
-    } else {
-        nothing_yet(&request)
+    let index = match &store {
+        Some(store) => build(store.conn(), &request)?,
+        None => nothing_yet(&request),
     };
     if args.json {
         print_json(&index)?;

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::Context as _;
 use mnemo_core::privacy::Sanitizer;
+use mnemo_core::words::{count, count_s};
 
 use crate::output::{data_and_config, open_store, open_store_read_only};
 
@@ -26,21 +27,26 @@ pub fn export(output: Option<&Path>) -> anyhow::Result<i32> {
             store.export(&mut out)?
         }
     };
-    eprintln!(
-        "exported {} records: {} projects, {} sessions, {} prompts, {} events, {} observations, {} summaries",
-        counts.total(),
-        counts.projects,
-        counts.sessions,
-        counts.prompts,
-        counts.events,
-        counts.observations,
-        counts.summaries
-    );
+    eprintln!("exported {}", describe_counts(&counts));
     Ok(0)
 }
 
-pub fn import(file: &Path) -> anyhow::Result<i32> {
+/// Imports `file`; `project` (a directory) is the project of records that
+/// name none, identified as capture identifies projects.
+pub fn import(file: &Path, project: Option<&Path>) -> anyhow::Result<i32> {
     let (data, config) = data_and_config()?;
+    let project_root = match project {
+        Some(dir) if !dir.is_dir() => {
+            anyhow::bail!("--project {}: not a directory", dir.display())
+        }
+        Some(dir) => Some(
+            mnemo_core::project::identify(dir)
+                .root
+                .to_string_lossy()
+                .into_owned(),
+        ),
+        None => None,
+    };
     let mut input: Box<dyn BufRead> = if file == Path::new("-") {
         Box::new(BufReader::new(std::io::stdin().lock()))
     } else {
@@ -50,17 +56,11 @@ pub fn import(file: &Path) -> anyhow::Result<i32> {
     };
     let mut store = open_store(&data, &config)?;
     let sanitizer = Sanitizer::new(&config.privacy);
-    let report = store.import(&mut input, &sanitizer)?;
+    let report = store.import(&mut input, &sanitizer, project_root.as_deref())?;
     let n = &report.inserted;
     println!(
-        "imported {} records ({} projects, {} sessions, {} prompts, {} events, {} observations, {} summaries); {} already present",
-        n.total(),
-        n.projects,
-        n.sessions,
-        n.prompts,
-        n.events,
-        n.observations,
-        n.summaries,
+        "imported {}; {} already present",
+        describe_counts(n),
         report.skipped
     );
     if report.invalid.is_empty() {
@@ -73,8 +73,22 @@ pub fn import(file: &Path) -> anyhow::Result<i32> {
         eprintln!("... and {} more", report.invalid.len() - 20);
     }
     eprintln!(
-        "mnemo: {} lines were not imported; fix them and run the import again (it skips what is already stored)",
-        report.invalid.len()
+        "mnemo: {} not imported; fix them and run the import again (it skips what is already stored)",
+        count_s(report.invalid.len(), "line")
     );
     Ok(1)
+}
+
+/// `12 records: 1 project, 2 sessions, ...`
+fn describe_counts(n: &mnemo_store::export::ExportCounts) -> String {
+    format!(
+        "{}: {}, {}, {}, {}, {}, {}",
+        count_s(n.total(), "record"),
+        count_s(n.projects, "project"),
+        count_s(n.sessions, "session"),
+        count_s(n.prompts, "prompt"),
+        count_s(n.events, "event"),
+        count_s(n.observations, "observation"),
+        count(n.summaries, "summary", "summaries"),
+    )
 }

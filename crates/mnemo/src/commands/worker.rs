@@ -1,79 +1,25 @@
-//! `mnemo worker start|stop|status|restart|run|retry` and `mnemo stats`.
+//! `mnemo worker start|stop|status|restart|run|retry`.
 //!
 //! `run` is the worker itself, in the foreground (what `start` and the hooks
 //! spawn detached). The other commands find the worker through its lock and
-//! `worker.json` and talk to it over its loopback API; `retry` and `stats`
-//! work on the database directly, so they need no running worker.
+//! `worker.json` and talk to it over its loopback API; `retry` works on the
+//! database directly, so it needs no running worker.
 
 use std::process::Child;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, bail};
-use mnemo_core::time::{format_rfc3339, now_ms};
 use mnemo_core::{Config, DataDir};
-use mnemo_store::ledger::day_start_utc;
 use mnemo_store::queue::RetrySelection;
 use mnemo_worker::{Liveness, WorkerInfo, client, info, probe};
 use serde_json::json;
 
-use crate::output::{data_and_config, open_store, open_store_read_only};
+use crate::cli::{WorkerArgs, WorkerCommand};
+use crate::output::{data_and_config, open_store};
 
-#[derive(clap::Args)]
-pub struct WorkerArgs {
-    #[command(subcommand)]
-    command: WorkerCommand,
-}
-
-#[derive(clap::Subcommand)]
-enum WorkerCommand {
-    /// Start the worker in the background; returns once it answers.
-    Start {
-        /// Give up waiting for it after this many seconds.
-        #[arg(long, default_value_t = 15)]
-        timeout: u64,
-    },
-    /// Stop the worker gracefully (its current batch is finished or given back).
-    Stop {
-        #[arg(long, default_value_t = 15)]
-        timeout: u64,
-    },
-    /// Is the worker running, on which port, with what backlog?
-    ///
-    /// Exit status 0 when it runs and answers, 3 when it does not run.
-    Status {
-        #[arg(long)]
-        json: bool,
-    },
-    /// Stop, then start.
-    Restart {
-        #[arg(long, default_value_t = 15)]
-        timeout: u64,
-    },
-    /// Run the worker in the foreground (logs to logs/worker.log, and to the terminal).
-    Run,
-    /// Put failed events back in the queue.
-    Retry {
-        /// Every failed event.
-        #[arg(long, conflicts_with = "ids")]
-        all: bool,
-        /// Event ids (from `mnemo doctor`, `mnemo worker status` or /api/queue).
-        ids: Vec<i64>,
-    },
-}
-
-#[derive(clap::Args)]
-pub struct StatsArgs {
-    /// Machine-readable output.
-    #[arg(long)]
-    json: bool,
-    /// How many days back (today included).
-    #[arg(long, default_value_t = 7)]
-    days: u32,
-}
-
-pub fn worker(args: WorkerArgs) -> Result<i32> {
+pub fn run(args: WorkerArgs) -> Result<i32> {
     match args.command {
-        WorkerCommand::Run => run(),
+        WorkerCommand::Run => run_here(),
         WorkerCommand::Start { timeout } => {
             let (data, _config) = data_and_config()?;
             start(&data, Duration::from_secs(timeout))
@@ -95,7 +41,7 @@ pub fn worker(args: WorkerArgs) -> Result<i32> {
 /// The worker in this process. The configuration is read leniently, like
 /// hooks read it: a worker spawned by a hook must not refuse to run over a
 /// typo (the warnings go to its log).
-fn run() -> Result<i32> {
+fn run_here() -> Result<i32> {
     let data = DataDir::resolve()?;
     let loaded = Config::load_lenient(&data.config_path());
     match mnemo_worker::run(&data, loaded.config, &loaded.warnings) {
@@ -345,143 +291,20 @@ fn retry(all: bool, ids: &[i64]) -> Result<i32> {
     } else {
         RetrySelection::Ids(ids)
     };
+    let unknown = store.unknown_events(ids)?;
+    for id in &unknown {
+        eprintln!("mnemo: no event {id}; `mnemo doctor` lists the failed ones");
+    }
+    if !all && unknown.len() == ids.len() {
+        return Ok(1);
+    }
     let n = store.retry_events(which)?;
-    println!("{n} events back in the queue");
+    println!(
+        "{} back in the queue",
+        mnemo_core::words::count_s(n, "event")
+    );
     if n > 0 && !mnemo_worker::lock::is_held(&data.worker_lock_path())? {
         println!("the worker is not running: `mnemo worker start` (or the next prompt starts it)");
     }
     Ok(0)
-}
-
-pub fn stats(args: StatsArgs) -> Result<i32> {
-    let (data, config) = data_and_config()?;
-    let store = open_store_read_only(&data, &config)?;
-    let now = now_ms();
-    let days = args.days.clamp(1, 3660);
-    let since = day_start_utc(now) - i64::from(days - 1) * 86_400_000;
-    let spend = store.spend_report(since, now)?;
-    let queue = store.queue_counts(now)?;
-    // The worker's own view (it may be a session budget) wins over ours.
-    let worker_budget = info::read(&data)
-        .filter(|_| mnemo_worker::lock::is_held(&data.worker_lock_path()).unwrap_or(false))
-        .and_then(|i| i.budget_exhausted);
-    let exhausted = match worker_budget {
-        Some(b) => Some(b),
-        None => (config.provider.name != "offline")
-            .then(|| {
-                store
-                    .budget_exhausted(&config.budget, None, now)
-                    .ok()
-                    .flatten()
-            })
-            .flatten()
-            .map(|e| info::ExhaustedInfo::from(&e)),
-    };
-    if args.json {
-        let report = json!({
-            "days": days,
-            "since": format_rfc3339(since),
-            "provider": config.provider.name,
-            "budget": {
-                "daily_tokens": config.budget.daily_tokens,
-                "session_tokens": config.budget.session_tokens,
-                "today_tokens": spend.today_tokens,
-                "exhausted": exhausted,
-            },
-            "spend": spend,
-            "queue": queue,
-        });
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(0);
-    }
-    println!(
-        "LLM spend, last {days} day{} (UTC), provider `{}`:",
-        if days == 1 { "" } else { "s" },
-        config.provider.name
-    );
-    if spend.by_day.is_empty() {
-        println!("  no LLM calls");
-    } else {
-        print_spend("day", &spend.by_day);
-        println!();
-        println!("Per project:");
-        print_spend("project", &spend.by_project);
-    }
-    let limit = |n: u64| {
-        if n == 0 {
-            "no limit".to_owned()
-        } else {
-            format!("{} tokens", thousands(n))
-        }
-    };
-    println!();
-    println!(
-        "Today: {} tokens; daily budget {}, per session {}",
-        thousands(spend.today_tokens),
-        limit(config.budget.daily_tokens),
-        limit(config.budget.session_tokens)
-    );
-    if let Some(e) = &exhausted {
-        println!("Budget: {}", e.message);
-    }
-    println!(
-        "Queue: {} pending ({} backing off), {} leased, {} done, {} failed{}",
-        queue.pending,
-        queue.backing_off,
-        queue.leased,
-        queue.done,
-        queue.failed,
-        if queue.failed > 0 {
-            " (see `mnemo doctor`; `mnemo worker retry --all`)"
-        } else {
-            ""
-        }
-    );
-    Ok(0)
-}
-
-fn print_spend(key: &str, rows: &[mnemo_store::ledger::Spend]) {
-    let width = rows
-        .iter()
-        .map(|r| r.key.len())
-        .chain([key.len()])
-        .max()
-        .unwrap_or(10);
-    let pw = rows
-        .iter()
-        .map(|r| r.provider.len() + r.model.len() + 1)
-        .chain([14])
-        .max()
-        .unwrap_or(14);
-    println!(
-        "  {key:<width$}  {:<pw$}  {:>6}  {:>12}  {:>12}",
-        "provider/model", "calls", "input tok", "output tok"
-    );
-    for r in rows {
-        let calls = if r.failed_calls > 0 {
-            format!("{} ({} failed)", r.calls, r.failed_calls)
-        } else {
-            r.calls.to_string()
-        };
-        println!(
-            "  {:<width$}  {:<pw$}  {:>6}  {:>12}  {:>12}",
-            r.key,
-            format!("{}/{}", r.provider, r.model),
-            calls,
-            thousands(r.input_tokens),
-            thousands(r.output_tokens)
-        );
-    }
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }

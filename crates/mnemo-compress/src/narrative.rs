@@ -1,0 +1,770 @@
+//! What the turn's narrative (the assistant's words, the questions it asked,
+//! its final report) adds to the offline compressor: the explanation of a
+//! change in whole sentences, a title made of it, the findings worth
+//! remembering, the decisions a user's answer settled, the request a
+//! continuation belongs to, and the merging of a long turn's piece summaries.
+
+use serde_json::Value;
+
+use crate::text::{self, one_line};
+use crate::{SummaryDraft, TurnBatch, TurnOrigin};
+
+/// Bytes of explanation kept per change.
+const WHY_MAX: usize = 400;
+
+/// Openers of a sentence that only announces the next tool call.
+const CHATTER: &[&str] = &[
+    "let me ",
+    "now let me ",
+    "let's ",
+    "now let's ",
+    "i'll ",
+    "now i'll ",
+    "i will ",
+    "now i will ",
+    "i'm going to ",
+    "next, let me",
+    "first, let me",
+    "then let me",
+    "ok",
+    "okay",
+    "good",
+    "great",
+    "perfect",
+    "excellent",
+    "alright",
+    "now i have",
+    "now i can",
+    "now i understand",
+    "i now have",
+    "i have a clear",
+    "all ",
+    "done",
+    "looks good",
+    "that's",
+];
+
+/// Words that make a sentence say why, not only what.
+const REASONS: &[&str] = &[
+    "because",
+    "since ",
+    "so that",
+    "so the ",
+    "instead",
+    "to avoid",
+    "otherwise",
+    "caus",
+    "the issue",
+    "the problem",
+    "the bug",
+    "root cause",
+    "doesn't",
+    "does not",
+    "isn't",
+    "is not",
+    "wasn't",
+    "can't",
+    "cannot",
+    "won't",
+    "needs",
+    "must",
+    "should",
+    "fails",
+    "failing",
+    "error",
+    "broken",
+    "missing",
+    "wrong",
+    "turns out",
+    "which means",
+    "so it",
+];
+
+/// Words that make a sentence a finding (for the summary's `learned`).
+const FINDINGS: &[&str] = &[
+    "because",
+    "caused by",
+    "root cause",
+    "turns out",
+    "the issue is",
+    "the issue was",
+    "the problem is",
+    "the problem was",
+    "the bug is",
+    "the bug was",
+    "the reason",
+    "i found",
+    "found that",
+    "which means",
+    "doesn't work",
+    "does not work",
+    "isn't",
+    "is not",
+    "wasn't",
+    "was not",
+    "instead of",
+    "doesn't ",
+    "does not ",
+    "don't ",
+    "can't ",
+    "cannot ",
+    "won't ",
+    "requires ",
+    "is missing",
+    "only works",
+    "no longer",
+];
+
+/// Openers dropped when a sentence becomes a title.
+const TITLE_OPENERS: &[&str] = &[
+    "now ",
+    "let me ",
+    "let's ",
+    "i'll ",
+    "i will ",
+    "i need to ",
+    "i'm going to ",
+    "we need to ",
+    "need to ",
+    "next, ",
+    "first, ",
+    "then ",
+    "then, ",
+    "finally, ",
+    "okay, ",
+    "ok, ",
+    "good, ",
+    "great, ",
+    "perfect, ",
+    "also ",
+    "also, ",
+];
+
+fn lower_starts(s: &str, prefixes: &[&str]) -> bool {
+    let lower = s.to_lowercase();
+    prefixes.iter().any(|p| lower.starts_with(p))
+}
+
+fn has_any(s: &str, words: &[&str]) -> bool {
+    let lower = s.to_lowercase();
+    words.iter().any(|w| lower.contains(w))
+}
+
+/// Openers of a progress report ("Now add the route.", "Still compiling.").
+const PROGRESS: &[&str] = &[
+    "now ",
+    "next ",
+    "next,",
+    "first ",
+    "first,",
+    "then ",
+    "still ",
+    "almost ",
+    "continuing",
+    "expected",
+    "right",
+    "clean ",
+    "pushed",
+    "migration ran",
+    "compiles",
+    "tests pass",
+];
+
+/// True when a sentence only announces the next step ("Let me read the
+/// file.") or reports progress ("Clean compile.") without saying why.
+fn is_chatter(sentence: &str) -> bool {
+    let announces = lower_starts(sentence, CHATTER) || lower_starts(sentence, PROGRESS);
+    (announces || sentence.len() < 30) && !has_any(sentence, REASONS)
+}
+
+/// Verbs a title of a change starts with.
+const ACTIONS: &[&str] = &[
+    "add",
+    "fix",
+    "update",
+    "implement",
+    "rewrite",
+    "extend",
+    "replace",
+    "remove",
+    "rename",
+    "move",
+    "create",
+    "write",
+    "register",
+    "wire",
+    "switch",
+    "use",
+    "make",
+    "change",
+    "refactor",
+    "convert",
+    "handle",
+    "support",
+    "allow",
+    "ensure",
+    "prevent",
+    "avoid",
+    "normalize",
+    "validate",
+    "introduce",
+    "extract",
+    "split",
+    "merge",
+    "drop",
+    "delete",
+    "guard",
+    "cache",
+    "skip",
+    "store",
+    "load",
+    "parse",
+    "render",
+    "show",
+    "hide",
+    "expose",
+    "limit",
+    "migrate",
+    "bump",
+    "upgrade",
+    "configure",
+    "enable",
+    "disable",
+    "set",
+    "simplify",
+    "clean",
+    "document",
+    "test",
+    "cover",
+    "mark",
+    "return",
+    "pass",
+    "keep",
+    "restore",
+    "revert",
+    "wrap",
+];
+
+/// A title from what the assistant said before a change: its first
+/// sentence that, openers dropped, starts with an action ("Now add the
+/// API route." gives "Add the API route").
+pub(crate) fn action_title<'a>(
+    notes: impl IntoIterator<Item = &'a str>,
+    max: usize,
+) -> Option<String> {
+    for note in notes {
+        for s in text::sentences(note, 12) {
+            let Some(t) = title_of(&s, max) else {
+                continue;
+            };
+            let first = t
+                .split(|c: char| !c.is_alphanumeric())
+                .next()
+                .unwrap_or("")
+                .to_lowercase();
+            if ACTIONS.contains(&first.as_str()) {
+                return Some(t);
+            }
+        }
+    }
+    None
+}
+
+/// The explanation in an assistant's note: its sentences that are not
+/// chatter, whole, up to [`WHY_MAX`] bytes. None when nothing is left.
+pub(crate) fn explanation(note: &str) -> Option<String> {
+    let mut out = String::new();
+    for s in text::sentences(note, 8) {
+        if is_chatter(&s) || s.ends_with('?') {
+            continue;
+        }
+        let s = s.trim_end_matches(':').trim().to_owned();
+        let s = if s.ends_with(['.', '!', ')', '`', '"']) {
+            s
+        } else {
+            format!("{s}.")
+        };
+        if !out.is_empty() && out.len() + 1 + s.len() > WHY_MAX {
+            break;
+        }
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(&s);
+    }
+    if out.is_empty() {
+        return None;
+    }
+    Some(text::clamp_sentences(&out, WHY_MAX))
+}
+
+/// A title made of an explanation's first sentence ("Let me fix the router
+/// so that slugs resolve." gives "Fix the router so that slugs resolve"),
+/// None when it would not read as one.
+pub(crate) fn title_of(explanation: &str, max: usize) -> Option<String> {
+    let first = text::sentences(explanation, 1).into_iter().next()?;
+    let mut t = first.as_str();
+    loop {
+        let lower = t.to_lowercase();
+        match TITLE_OPENERS.iter().find(|o| lower.starts_with(*o)) {
+            Some(o) => t = t[o.len()..].trim_start(),
+            None => break,
+        }
+    }
+    let t = t.trim_end_matches(['.', ':', '!', ' ']);
+    let t = t.strip_suffix(" now").unwrap_or(t);
+    if t.len() < 15 || t.contains("```") || t.ends_with('?') {
+        return None;
+    }
+    let mut out = text::capitalize(t);
+    if out.len() > max {
+        out = text::clamp_words(&out, max);
+    }
+    Some(out)
+}
+
+/// The sentences of `text` that say what was found out.
+pub(crate) fn findings(text: &str, max: usize) -> Vec<String> {
+    text::sentences(text, 40)
+        .into_iter()
+        .filter(|s| {
+            has_any(s, FINDINGS)
+                && !is_chatter(s)
+                && !lower_starts(s, &["i need", "we need", "need to", "expected"])
+                && !has_any(s, &["i'll ", "i will ", "let me ", "let's "])
+                && !s.ends_with('?')
+                && s.len() >= 20
+        })
+        .take(max)
+        .collect()
+}
+
+/// The turn's request: the prompt, or for a continuation (a background
+/// task finishing, a compaction) the request it continues, never the
+/// host's notification text.
+pub(crate) fn request(batch: &TurnBatch) -> String {
+    let continues = batch.narrative.as_ref().and_then(|n| {
+        (n.origin != TurnOrigin::User).then(|| n.continues_request.clone().unwrap_or_default())
+    });
+    let earlier = batch
+        .earlier_pieces
+        .iter()
+        .map(|p| p.request.trim())
+        .find(|r| !r.is_empty());
+    let prompt = batch.prompt.as_deref().map(str::trim).unwrap_or_default();
+    let slash = slash_command(prompt);
+    let prompt = slash.as_deref().unwrap_or(prompt);
+    let request = match continues {
+        Some(c) if !c.trim().is_empty() => c,
+        Some(_) => earlier.unwrap_or_default().to_owned(),
+        None if is_host_text(prompt) => earlier.unwrap_or_default().to_owned(),
+        None => prompt.to_owned(),
+    };
+    if request.trim().is_empty() {
+        // The request it continues is unknown: say what started the turn.
+        let origin = batch.narrative.as_ref().map(|n| n.origin);
+        let p = prompt.trim_start();
+        if origin == Some(TurnOrigin::TaskNotification) || p.starts_with("<task-notification>") {
+            return "(continued when a background task finished)".to_owned();
+        }
+        if origin == Some(TurnOrigin::Compaction)
+            || p.starts_with("This session is being continued")
+        {
+            return "(continued after the context was compacted)".to_owned();
+        }
+    }
+    text::clamp_sentences(request.trim(), 600)
+}
+
+/// True for a prompt the host wrote, not the user: a background task's
+/// notification, a compaction's summary.
+pub(crate) fn is_host_text(prompt: &str) -> bool {
+    let p = prompt.trim_start();
+    p.starts_with("<task-notification>")
+        || p.starts_with("This session is being continued from a previous conversation")
+        || p.starts_with("<system-reminder>")
+        || p.starts_with("<local-command-")
+}
+
+/// `/name args` for a prompt that is a slash command's tags
+/// (`<command-name>/name</command-name>…<command-args>args</command-args>`).
+fn slash_command(prompt: &str) -> Option<String> {
+    let tag = |name: &str| {
+        let open = format!("<{name}>");
+        let close = format!("</{name}>");
+        let start = prompt.find(&open)? + open.len();
+        let end = start + prompt[start..].find(&close)?;
+        Some(prompt[start..end].trim().to_owned())
+    };
+    let name = tag("command-name")?;
+    let args = tag("command-args").unwrap_or_default();
+    Some(if args.is_empty() {
+        name
+    } else {
+        format!("{name} {args}")
+    })
+}
+
+/// A question the assistant asked and the user's answer, with the offered
+/// options and what each one meant.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) struct Question {
+    pub question: String,
+    /// (label, description).
+    pub options: Vec<(String, String)>,
+    pub answer: String,
+}
+
+/// The questions the narrative tells of.
+pub(crate) fn narrative_questions(batch: &TurnBatch) -> Vec<Question> {
+    let Some(n) = &batch.narrative else {
+        return Vec::new();
+    };
+    n.questions
+        .iter()
+        .map(|q| Question {
+            question: q.question.clone(),
+            options: q
+                .options
+                .iter()
+                .map(|o| (o.clone(), String::new()))
+                .collect(),
+            answer: q.answer.clone(),
+        })
+        .collect()
+}
+
+/// The questions of an `AskUserQuestion` call, from its input and response
+/// (`{"questions": [...], "answers": {question: answer}}`).
+pub(crate) fn asked_questions(input: &Value, response: Option<&Value>) -> Vec<Question> {
+    let answers = response.and_then(|r| r.get("answers"));
+    let questions = input
+        .get("questions")
+        .or_else(|| response.and_then(|r| r.get("questions")))
+        .and_then(Value::as_array);
+    let Some(questions) = questions else {
+        return Vec::new();
+    };
+    questions
+        .iter()
+        .filter_map(|q| {
+            let question = q.get("question")?.as_str()?.to_owned();
+            let answer = answers
+                .and_then(|a| a.get(&question))
+                .and_then(Value::as_str)?
+                .to_owned();
+            let options = q
+                .get("options")
+                .and_then(Value::as_array)
+                .map(|opts| {
+                    opts.iter()
+                        .filter_map(|o| {
+                            let label = o.get("label").and_then(Value::as_str).or(o.as_str())?;
+                            let desc = o.get("description").and_then(Value::as_str);
+                            Some((label.to_owned(), desc.unwrap_or_default().to_owned()))
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            Some(Question {
+                question,
+                options,
+                answer,
+            })
+        })
+        .collect()
+}
+
+/// What a settled question becomes: title, subtitle, narrative and facts of
+/// a `decision` ("Chose X over Y: reason").
+pub(crate) struct Decision {
+    pub title: String,
+    pub subtitle: String,
+    pub narrative: String,
+    pub facts: Vec<String>,
+}
+
+/// The decision a user's answer settled; None for an empty answer.
+pub(crate) fn decision(q: &Question, title_max: usize) -> Option<Decision> {
+    let answer = one_line(&q.answer, 300);
+    if answer.is_empty() {
+        return None;
+    }
+    let lower = answer.to_lowercase();
+    let chosen = q
+        .options
+        .iter()
+        .find(|(label, _)| label.to_lowercase() == lower)
+        .or_else(|| {
+            q.options
+                .iter()
+                .filter(|(label, _)| label.len() >= 2 && lower.contains(&label.to_lowercase()))
+                .max_by_key(|(label, _)| label.len())
+        });
+    let title = match chosen {
+        Some((label, desc)) => {
+            let others: Vec<String> = q
+                .options
+                .iter()
+                .filter(|(l, _)| l != label)
+                .map(|(l, _)| clean_label(l))
+                .collect();
+            let extra = answer
+                .replacen(label.as_str(), "", 1)
+                .trim_matches([' ', '.', ',', ':', '-', '—'])
+                .to_owned();
+            let reason = if extra.len() > 3 {
+                extra
+            } else {
+                desc.trim().to_owned()
+            };
+            let mut t = format!("Chose {}", clean_label(label));
+            if !others.is_empty() {
+                t.push_str(&format!(" over {}", text::join_or(&others)));
+            }
+            if !reason.is_empty() {
+                t.push_str(&format!(": {reason}"));
+            }
+            t
+        }
+        None => format!("Decided: {answer}"),
+    };
+    let question = one_line(&q.question, 300);
+    let mut facts = vec![format!("Question: {question}")];
+    if !q.options.is_empty() {
+        let shown: Vec<String> = q
+            .options
+            .iter()
+            .map(|(l, d)| {
+                if d.is_empty() {
+                    l.clone()
+                } else {
+                    format!("{l} ({d})")
+                }
+            })
+            .collect();
+        facts.push(format!("Options: {}", shown.join("; ")));
+    }
+    facts.push(format!("Answer: {answer}"));
+    Some(Decision {
+        title: text::clamp_words(&title, title_max),
+        subtitle: question.clone(),
+        narrative: format!(
+            "The agent asked: {}{} The user answered: {}",
+            question,
+            if question.ends_with(['?', '.']) {
+                ""
+            } else {
+                "."
+            },
+            if answer.ends_with(['.', '!']) {
+                answer.clone()
+            } else {
+                format!("{answer}.")
+            }
+        ),
+        facts,
+    })
+}
+
+/// An option label without its "(Recommended)" tag.
+fn clean_label(label: &str) -> String {
+    label
+        .replace("(Recommended)", "")
+        .replace("(recommended)", "")
+        .trim()
+        .to_owned()
+}
+
+/// The items of a summary field, as the compressor joins them (without
+/// the count of items a budget left out).
+pub(crate) fn items(field: &str) -> impl Iterator<Item = &str> {
+    field
+        .split("; ")
+        .map(|s| {
+            let s = s.trim();
+            match s.rfind(" (and ") {
+                Some(at) if s.ends_with(" more)") => &s[..at],
+                _ => s,
+            }
+        })
+        .filter(|s| !s.is_empty())
+}
+
+/// A long turn's summary: the earlier pieces' partial summaries merged with
+/// the last piece's, in the order they happened, without repeats, each field
+/// within its budget.
+pub(crate) fn merge(earlier: &[SummaryDraft], last: SummaryDraft) -> SummaryDraft {
+    if earlier.is_empty() {
+        return last;
+    }
+    let passing: Vec<&str> = earlier
+        .iter()
+        .chain(std::iter::once(&last))
+        .flat_map(|s| items(&s.completed))
+        .filter_map(|i| {
+            i.strip_suffix(" passes")
+                .or_else(|| i.split(" passes (").next())
+        })
+        .filter(|span| span.starts_with('`') && span.ends_with('`'))
+        .collect();
+    // What a piece left failing and a later one made pass is settled.
+    let settled = |item: &str| {
+        let span = item
+            .strip_prefix("make ")
+            .unwrap_or(item)
+            .split(" fails")
+            .next()
+            .unwrap_or("")
+            .split(" pass (")
+            .next()
+            .unwrap_or("");
+        passing.contains(&span) || item.contains("still failing at the end of this part")
+    };
+    let field = |get: fn(&SummaryDraft) -> &str, max: usize| {
+        let mut all: Vec<String> = Vec::new();
+        for s in earlier {
+            all.extend(items(get(s)).filter(|i| !settled(i)).map(str::to_owned));
+        }
+        all.extend(items(get(&last)).map(str::to_owned));
+        text::join_within(all, max)
+    };
+    let request = if last.request.trim().is_empty() {
+        earlier
+            .iter()
+            .map(|p| p.request.clone())
+            .find(|r| !r.trim().is_empty())
+            .unwrap_or_default()
+    } else {
+        last.request.clone()
+    };
+    SummaryDraft {
+        request,
+        investigated: field(|s| &s.investigated, 800),
+        learned: field(|s| &s.learned, 1000),
+        completed: field(|s| &s.completed, 1200),
+        next_steps: field(|s| &s.next_steps, 600),
+        notes: field(|s| &s.notes, 600),
+    }
+}
+
+/// A model's summary made whole: fields it left empty are filled from the
+/// earlier pieces (a long turn's work is never dropped by a summary of its
+/// last piece), and a host's notification never stands as the request.
+pub(crate) fn backfill(batch: &TurnBatch, mut summary: SummaryDraft) -> SummaryDraft {
+    if is_host_text(&summary.request) || summary.request.trim().is_empty() {
+        summary.request = request(batch);
+    }
+    if batch.earlier_pieces.is_empty() {
+        return summary;
+    }
+    let merged = merge(&batch.earlier_pieces, SummaryDraft::default());
+    for (mine, theirs) in [
+        (&mut summary.investigated, merged.investigated),
+        (&mut summary.learned, merged.learned),
+        (&mut summary.completed, merged.completed),
+        (&mut summary.next_steps, merged.next_steps),
+        (&mut summary.notes, merged.notes),
+    ] {
+        if mine.trim().is_empty() {
+            *mine = theirs;
+        }
+    }
+    summary
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explanations_keep_the_why_and_drop_chatter() {
+        let e = explanation(
+            "Let me read the file. The router passes the raw id instead of the slug, so \
+             links break. Let me fix it:",
+        )
+        .unwrap();
+        assert_eq!(
+            e,
+            "The router passes the raw id instead of the slug, so links break."
+        );
+        assert_eq!(explanation("Now let me update the router."), None);
+        assert_eq!(
+            title_of(
+                "Now let me switch the parser to `serde_json` to avoid panics.",
+                100
+            )
+            .as_deref(),
+            Some("Switch the parser to `serde_json` to avoid panics")
+        );
+        assert_eq!(title_of("Good.", 100), None);
+    }
+
+    #[test]
+    fn continuations_never_make_the_notification_the_request() {
+        let mut b = TurnBatch {
+            prompt: Some("<task-notification>\n<task-id>b0</task-id>".into()),
+            ..Default::default()
+        };
+        assert_eq!(request(&b), "(continued when a background task finished)");
+        b.earlier_pieces.push(SummaryDraft {
+            request: "Implement the epic".into(),
+            ..Default::default()
+        });
+        assert_eq!(request(&b), "Implement the epic");
+        b.narrative = Some(crate::TurnNarrative {
+            origin: TurnOrigin::TaskNotification,
+            continues_request: Some("Implement spotter-gqc".into()),
+            ..Default::default()
+        });
+        assert_eq!(request(&b), "Implement spotter-gqc");
+        let slash = TurnBatch {
+            prompt: Some(
+                "<command-message>x</command-message>\n<command-name>/review</command-name>\n<command-args>the parser</command-args>"
+                    .into(),
+            ),
+            ..Default::default()
+        };
+        assert_eq!(request(&slash), "/review the parser");
+    }
+
+    #[test]
+    fn merging_keeps_every_piece_in_order_once() {
+        let piece = |completed: &str, next: &str| SummaryDraft {
+            request: "big".into(),
+            completed: completed.into(),
+            next_steps: next.into(),
+            ..Default::default()
+        };
+        let m = merge(
+            &[
+                piece("created a.rs; changed b.rs", ""),
+                piece("changed b.rs", "x"),
+            ],
+            piece("committed \"Add a\"", "y"),
+        );
+        assert_eq!(m.request, "big");
+        assert_eq!(
+            m.completed,
+            "created a.rs; changed b.rs; committed \"Add a\""
+        );
+        assert_eq!(m.next_steps, "x; y");
+
+        // A check a piece left failing and the last one made pass is settled.
+        let failing = SummaryDraft {
+            learned: "`cargo test` fails: boom".into(),
+            next_steps: "make `cargo test` pass (boom)".into(),
+            notes: "1 tool call still failing at the end of this part of the turn".into(),
+            ..Default::default()
+        };
+        let passed = SummaryDraft {
+            completed: "`cargo test` passes (3 passed)".into(),
+            ..Default::default()
+        };
+        let m = merge(&[failing], passed);
+        assert_eq!(
+            (m.learned.as_str(), m.next_steps.as_str(), m.notes.as_str()),
+            ("", "", "")
+        );
+    }
+}

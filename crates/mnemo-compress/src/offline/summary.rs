@@ -1,0 +1,353 @@
+//! The offline compressor's turn summary: what was asked (the request a
+//! continuation belongs to), investigated, completed (commits, tasks closed,
+//! checks passing, files created and changed, decisions), learned (failures
+//! fixed, causes found) and left open (the report's remaining items,
+//! unfinished todos, checks still failing), merged with a long turn's
+//! earlier pieces.
+
+use super::{Analysis, code_span};
+use crate::command::{self, CommandClass};
+use crate::narrative;
+use crate::text::{self, list_some, one_line, plural};
+use crate::{ObservationDraft, SummaryDraft};
+
+impl Analysis<'_> {
+    /// The turn's summary (or, for a piece of a turn still running, its
+    /// partial summary), merged with the earlier pieces' when there are.
+    pub(super) fn summary(&self, observations: &[ObservationDraft]) -> SummaryDraft {
+        let report = self
+            .batch
+            .narrative
+            .as_ref()
+            .and_then(|n| n.final_report.as_deref())
+            .or(self.batch.last_assistant_message.as_deref())
+            .filter(|_| self.batch.turn_complete);
+        let answers = self.files.iter().all(|f| f.steps.is_empty())
+            && !self.runs.iter().any(|r| r.commit.is_some());
+        let (said_done, said_learned, said_next) = report
+            .map(|r| split_assistant(r, answers))
+            .unwrap_or_default();
+
+        let mut notes = self.notes.clone();
+        let interrupted: Vec<String> = self
+            .runs
+            .iter()
+            .filter(|r| r.interrupted)
+            .map(|r| code_span(&r.shown))
+            .collect();
+        if !interrupted.is_empty() {
+            notes.push(format!("interrupted: {}", list_some(&interrupted, 3)));
+        }
+        if !self.unresolved.is_empty() || !self.failures.is_empty() {
+            notes.push(format!(
+                "{} still failing at the end of {}",
+                plural(self.unresolved.len() + self.failures.len(), "tool call"),
+                if self.batch.turn_complete {
+                    "the turn"
+                } else {
+                    "this part of the turn"
+                }
+            ));
+        }
+        let mut learned = self.learned();
+        learned.extend(said_learned);
+        let mut completed = self.completed(observations);
+        completed.extend(said_done);
+        let mut next = said_next;
+        next.extend(self.left_open());
+
+        let last = SummaryDraft {
+            request: narrative::request(self.batch),
+            investigated: text::capitalize(&text::join_within(self.investigated(), 800)),
+            learned: text::join_within(learned, 1000),
+            completed: text::join_within(completed, 1200),
+            next_steps: text::join_within(next, 600),
+            notes: text::join_within(notes, 600),
+        };
+        narrative::merge(&self.batch.earlier_pieces, last)
+    }
+
+    fn investigated(&self) -> Vec<String> {
+        let mut investigated = Vec::new();
+        if !self.reads.is_empty() {
+            let names: Vec<String> = self.reads.iter().map(|(p, _)| self.rel(p)).collect();
+            investigated.push(format!("read {}", list_some(&names, 8)));
+        }
+        investigated.extend(self.looked_up.iter().take(5).cloned());
+        let inspect = self.inspections();
+        if !inspect.is_empty() {
+            investigated.push(format!("ran {}", list_some(&inspect, 4)));
+        }
+        investigated
+    }
+
+    /// What was found out: failures and their fixes, commands that still
+    /// fail, and the causes the assistant named along the way.
+    fn learned(&self) -> Vec<String> {
+        let mut learned: Vec<String> = Vec::new();
+        for ep in &self.episodes {
+            let fail = &self.runs[ep.fail];
+            learned.push(format!(
+                "{} failed with {}; fixed by editing {}",
+                code_span(&fail.shown),
+                fail.headline.as_deref().unwrap_or("an error"),
+                list_some(
+                    &ep.files.iter().map(|&f| self.short(f)).collect::<Vec<_>>(),
+                    3
+                )
+            ));
+        }
+        for &r in &self.unresolved {
+            let run = &self.runs[r];
+            learned.push(format!(
+                "{} fails: {}",
+                code_span(&run.shown),
+                run.headline.as_deref().unwrap_or("failed")
+            ));
+        }
+        if let Some(n) = &self.batch.narrative {
+            // The notes said during this batch (and, at the turn's end,
+            // those not tied to a call).
+            let here = |note: &&crate::AssistantNote| match note.before_tool_use_id.as_deref() {
+                Some(id) => self
+                    .batch
+                    .events
+                    .iter()
+                    .any(|e| e.tool_use_id.as_deref() == Some(id)),
+                None => self.batch.turn_complete,
+            };
+            for note in n.notes.iter().filter(here) {
+                for f in narrative::findings(&note.text, 2) {
+                    if learned.len() < 8 {
+                        learned.push(f);
+                    }
+                }
+            }
+        }
+        learned
+    }
+
+    /// What was achieved: commits, tasks closed, checks that pass, files
+    /// created and changed, decisions taken.
+    fn completed(&self, observations: &[ObservationDraft]) -> Vec<String> {
+        let mut completed: Vec<String> = Vec::new();
+        let changed: Vec<usize> = (0..self.files.len())
+            .filter(|&id| !self.files[id].steps.is_empty())
+            .collect();
+        let (created, edited): (Vec<usize>, Vec<usize>) =
+            changed.into_iter().partition(|&id| self.files[id].created);
+        for (verb, ids) in [("created", created), ("changed", edited)] {
+            if !ids.is_empty() {
+                let names: Vec<String> = ids.iter().map(|&id| self.short(id)).collect();
+                completed.push(format!("{verb} {}", list_some(&names, 16)));
+            }
+        }
+        // Commits, tasks closed and checks passing, in the order they happened.
+        let mut steps: Vec<(usize, String)> = Vec::new();
+        for run in self.runs.iter().filter(|r| r.ok) {
+            if let Some(message) = &run.commit {
+                let subject = message.lines().next().unwrap_or("").trim();
+                steps.push((
+                    run.index,
+                    format!("committed \"{}\"", one_line(subject, 160)),
+                ));
+            }
+            if let Some((ids, reason)) = command::closed_tasks(self.command_of(run)) {
+                steps.push((
+                    run.index,
+                    match reason {
+                        Some(r) => format!("closed {} ({})", ids.join(", "), one_line(&r, 120)),
+                        None => format!("closed {}", ids.join(", ")),
+                    },
+                ));
+            }
+        }
+        let mut seen: Vec<&str> = Vec::new();
+        for run in self.runs.iter().rev() {
+            let check = matches!(
+                run.class,
+                CommandClass::Test | CommandClass::Build | CommandClass::Lint
+            );
+            if !check || seen.contains(&run.key.as_str()) {
+                continue;
+            }
+            seen.push(&run.key);
+            if run.ok {
+                steps.push((
+                    run.index,
+                    match &run.summary {
+                        Some(s) => format!("{} passes ({s})", code_span(&run.shown)),
+                        None => format!("{} passes", code_span(&run.shown)),
+                    },
+                ));
+            }
+        }
+        steps.sort_by_key(|(index, _)| *index);
+        completed.extend(steps.into_iter().map(|(_, s)| s));
+        completed.extend(
+            observations
+                .iter()
+                .filter(|o| o.kind == "decision")
+                .map(|o| o.title.clone()),
+        );
+        completed
+    }
+
+    /// What was left open: the todo list's unfinished items and the checks
+    /// still failing.
+    fn left_open(&self) -> Vec<String> {
+        let mut open: Vec<String> = self
+            .open_todos
+            .iter()
+            .map(|t| format!("unfinished: {t}"))
+            .collect();
+        for &r in &self.unresolved {
+            let run = &self.runs[r];
+            if matches!(
+                run.class,
+                CommandClass::Test | CommandClass::Build | CommandClass::Lint
+            ) {
+                open.push(format!(
+                    "make {} pass ({})",
+                    code_span(&run.shown),
+                    run.headline.as_deref().unwrap_or("failing")
+                ));
+            }
+        }
+        open
+    }
+}
+
+/// The last assistant message split into what it says was done, what it
+/// says was found out, and what it suggests doing next.
+/// `answers`: the turn changed nothing, so the rest of its message (the
+/// answer to a question) counts as learned.
+fn split_assistant(message: &str, answers: bool) -> (Vec<String>, Vec<String>, Vec<String>) {
+    const NEXT: &[&str] = &[
+        "next step",
+        "next,",
+        "todo",
+        "to do:",
+        "you may want",
+        "you might want",
+        "you could",
+        "consider",
+        "should also",
+        "still need",
+        "remaining",
+        "follow-up",
+        "follow up",
+        "left to do",
+        "not yet",
+        "would need",
+        "recommend",
+        "suggest",
+        "in a future",
+        "later,",
+        "next time",
+        "left open",
+        "pending",
+        "out of scope",
+        "did not get to",
+        "didn't get to",
+        "not done",
+        "unfinished",
+    ];
+    const DONE: &[&str] = &[
+        "added",
+        "created",
+        "fixed",
+        "implemented",
+        "updated",
+        "changed",
+        "refactored",
+        "removed",
+        "renamed",
+        "wrote",
+        "moved",
+        "replaced",
+        "extracted",
+        "introduced",
+        "converted",
+        "deleted",
+        "cleaned",
+        "migrated",
+        "bumped",
+        "installed",
+        "committed",
+        "done",
+        "all tests pass",
+        "tests pass",
+        "now passes",
+        "now pass",
+    ];
+    const LEARNED: &[&str] = &[
+        "because",
+        "caused by",
+        "due to",
+        "turns out",
+        "root cause",
+        "the issue",
+        "the problem",
+        "the bug",
+        "the reason",
+        "i found",
+        "it seems",
+    ];
+    let (mut done, mut learned, mut next) = (Vec::new(), Vec::new(), Vec::new());
+    for s in text::sentences(message, 30) {
+        if s.ends_with(':') {
+            continue;
+        }
+        let lower = s.to_ascii_lowercase();
+        let first_words: Vec<&str> = lower
+            .split(|c: char| !c.is_alphanumeric() && c != '\'')
+            .filter(|w| !w.is_empty())
+            .take(5)
+            .collect();
+        if NEXT.iter().any(|w| lower.contains(w)) {
+            if next.len() < 3 {
+                next.push(s);
+            }
+        } else if LEARNED.iter().any(|w| lower.contains(w)) {
+            if learned.len() < 3 {
+                learned.push(s);
+            }
+        } else if DONE.iter().any(|w| {
+            if w.contains(' ') {
+                lower.contains(w)
+            } else {
+                first_words.contains(w)
+            }
+        }) {
+            if done.len() < 4 {
+                done.push(s);
+            }
+        } else if answers && learned.len() < 3 {
+            // A turn that changed nothing: its answer is what was learned.
+            learned.push(s);
+        }
+        // In a turn of work, the rest (restated plans, recaps) is not kept.
+    }
+    (done, learned, next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assistant_messages_split_into_done_learned_next() {
+        let (done, learned, next) = split_assistant(
+            "I fixed the login check. The bug was caused by a plain string comparison.\n\n\
+             - Added `check_hash`\n- Next, you may want to add rate limiting.",
+            true,
+        );
+        assert_eq!(done, ["I fixed the login check.", "Added `check_hash`"]);
+        assert_eq!(
+            learned,
+            ["The bug was caused by a plain string comparison."]
+        );
+        assert_eq!(next, ["Next, you may want to add rate limiting."]);
+    }
+}

@@ -1,0 +1,376 @@
+//! The project's recurring gotchas: what failed in more than one session,
+//! and what fixed it, for the SessionStart index.
+//!
+//! Read from the captured failures (`events` of kind `tool_failure`, through
+//! a partial index) of the project's last sessions, so it works before and
+//! whatever the compressor. Failures are the same gotcha when they share an
+//! intent: for a shell command its program and first argument (`cargo
+//! test`, `git push`; a leading `cd … &&` and variable assignments skipped),
+//! for a file tool the file and the error's first line. Interruptions by the
+//! user (or refused by them) are not failures. The fix is the first
+//! `bugfix` observation that followed a failure in its session and names the
+//! command or the file, else a later successful run of the same intent in
+//! another form (`git push` failed, `git push -u origin x` worked).
+
+use std::collections::HashMap;
+
+use rusqlite::Connection;
+use serde_json::Value;
+
+use crate::Result;
+use crate::text::one_line;
+
+/// Sessions whose failures are read.
+const SESSIONS_READ: i64 = 30;
+/// Most failures read.
+const FAILURES_READ: i64 = 400;
+
+/// One thing that kept failing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Gotcha {
+    /// What failed, as a reader would say it (`cargo test`, `Edit src/a.rs`).
+    pub what: String,
+    /// The newest failure's error line.
+    pub error: String,
+    pub sessions: usize,
+    pub failures: usize,
+    pub last_at: i64,
+    pub fix: Option<Fix>,
+}
+
+/// What got past a gotcha.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Fix {
+    /// A bugfix observation that followed: id and title.
+    Observation(i64, String),
+    /// The same intent succeeded later in another form (the command).
+    Rerun(String),
+}
+
+struct Failure {
+    session: i64,
+    what: String,
+    key: String,
+    error: String,
+    created_at: i64,
+    /// Words a fix would mention (program, file name).
+    hints: Vec<String>,
+    /// The failed shell command, if it was one.
+    command: Option<String>,
+}
+
+/// The project's gotchas, most sessions first, at most `max`.
+pub fn recurring(conn: &Connection, project: i64, max: usize) -> Result<Vec<Gotcha>> {
+    if max == 0 {
+        return Ok(Vec::new());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT e.session_id, e.tool_name, e.input, e.error, e.created_at
+         FROM events e
+         WHERE e.kind = 'tool_failure'
+           AND e.session_id IN (SELECT id FROM sessions WHERE project_id = ?1
+                                ORDER BY started_at DESC LIMIT ?2)
+         ORDER BY e.created_at DESC LIMIT ?3",
+    )?;
+    let rows = stmt.query_map(
+        rusqlite::params![project, SESSIONS_READ, FAILURES_READ],
+        |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, Option<String>>(1)?,
+                r.get::<_, Option<String>>(2)?,
+                r.get::<_, Option<String>>(3)?,
+                r.get::<_, i64>(4)?,
+            ))
+        },
+    )?;
+    let mut groups: HashMap<String, Vec<Failure>> = HashMap::new();
+    for row in rows {
+        let (session, tool, input, error, created_at) = row?;
+        let error = error.unwrap_or_default();
+        if not_a_failure(&error) {
+            continue;
+        }
+        if let Some(f) = failure(
+            session,
+            tool.as_deref(),
+            input.as_deref(),
+            &error,
+            created_at,
+        ) {
+            groups.entry(f.key.clone()).or_default().push(f);
+        }
+    }
+    let mut gotchas = Vec::new();
+    for failures in groups.into_values() {
+        let mut sessions: Vec<i64> = failures.iter().map(|f| f.session).collect();
+        sessions.sort_unstable();
+        sessions.dedup();
+        if sessions.len() < 2 {
+            continue;
+        }
+        // Rows came newest first.
+        let newest = &failures[0];
+        let fix = find_fix(conn, &failures)?;
+        gotchas.push(Gotcha {
+            what: newest.what.clone(),
+            error: newest.error.clone(),
+            sessions: sessions.len(),
+            failures: failures.len(),
+            last_at: newest.created_at,
+            fix,
+        });
+    }
+    gotchas.sort_by_key(|g| std::cmp::Reverse((g.sessions, g.last_at)));
+    gotchas.truncate(max);
+    Ok(gotchas)
+}
+
+/// One failed call, keyed by its intent; None when there is nothing to key.
+fn failure(
+    session: i64,
+    tool: Option<&str>,
+    input: Option<&str>,
+    error: &str,
+    created_at: i64,
+) -> Option<Failure> {
+    let tool = tool.unwrap_or("tool");
+    let input: Value = input
+        .and_then(|i| serde_json::from_str(i).ok())
+        .unwrap_or(Value::Null);
+    let headline = error_headline(error);
+    let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
+    if let Some(command) = field("command") {
+        let intent = command_intent(&command)?;
+        let hints = vec![intent.clone()];
+        return Some(Failure {
+            session,
+            key: format!("cmd:{intent}"),
+            what: format!("`{intent}`"),
+            error: headline,
+            created_at,
+            hints,
+            command: Some(command),
+        });
+    }
+    let file = field("file_path")
+        .or_else(|| field("notebook_path"))
+        .or_else(|| field("path"))?;
+    let name = file.rsplit('/').next().unwrap_or(&file).to_owned();
+    Some(Failure {
+        session,
+        key: format!("file:{tool}:{file}:{}", headline.to_lowercase()),
+        what: format!("{tool} {name}"),
+        error: headline,
+        created_at,
+        hints: vec![name],
+        command: None,
+    })
+}
+
+/// `cargo test -p x` → `cargo test`; `cd a && FOO=1 npm run build` →
+/// `npm run`. The program and its first argument that is not an option.
+pub fn command_intent(command: &str) -> Option<String> {
+    let line = command.lines().next().unwrap_or("").trim();
+    let mut rest = line;
+    while let Some((head, tail)) = rest.split_once("&&") {
+        if head.trim_start().starts_with("cd ") {
+            rest = tail.trim_start();
+        } else {
+            break;
+        }
+    }
+    let mut words = rest
+        .split_whitespace()
+        .skip_while(|w| w.contains('=') && !w.starts_with('-') || *w == "sudo" || *w == "env");
+    let program = words.next()?;
+    let program = program.rsplit('/').next().unwrap_or(program);
+    let arg = words.find(|w| !w.starts_with('-'));
+    let arg = arg.filter(|a| {
+        a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == ':')
+    });
+    Some(match arg {
+        Some(a) => format!("{program} {a}"),
+        None => program.to_owned(),
+    })
+}
+
+/// The user stopped or refused the call: nothing went wrong with it.
+fn not_a_failure(error: &str) -> bool {
+    error.contains("(interrupted by the user)")
+        || error.contains("doesn't want to proceed")
+        || error.contains("tool use was rejected")
+}
+
+/// Words of the line where an error output says what went wrong.
+const ERROR_WORDS: &[&str] = &[
+    "error",
+    "fatal",
+    "failed",
+    "failure",
+    "panicked",
+    "exception",
+    "not found",
+    "no such",
+    "denied",
+    "cannot",
+    "can't",
+    "unable",
+    "does not exist",
+    "invalid",
+];
+
+/// The line of an error that says what went wrong: the first that names an
+/// error (within the first lines), else the first that is not `Exit code N`.
+fn error_headline(error: &str) -> String {
+    let lines = || {
+        error
+            .lines()
+            .map(|l| strip_wrapper_tags(l.trim()))
+            .filter(|l| !l.is_empty())
+    };
+    let said = |l: &&str| !l.to_ascii_lowercase().starts_with("exit code");
+    let line = lines()
+        .filter(said)
+        .take(40)
+        .find(|l| {
+            let lower = l.to_ascii_lowercase();
+            ERROR_WORDS.iter().any(|w| lower.contains(w))
+        })
+        .or_else(|| lines().find(said))
+        .or_else(|| lines().next())
+        .unwrap_or("failed");
+    one_line(line, 90)
+}
+
+/// `<tool_use_error>File does not exist.</tool_use_error>` → the text.
+fn strip_wrapper_tags(line: &str) -> &str {
+    let mut l = line;
+    if l.starts_with('<')
+        && let Some(end) = l.find('>')
+    {
+        l = &l[end + 1..];
+    }
+    if l.ends_with('>')
+        && let Some(start) = l.rfind("</")
+    {
+        l = &l[..start];
+    }
+    l.trim()
+}
+
+/// What got past the failures (newest first): a bugfix that followed one
+/// and names the command or file, else the same command succeeding in
+/// another form. A bugfix that names neither is not assumed to be the fix.
+fn find_fix(conn: &Connection, failures: &[Failure]) -> Result<Option<Fix>> {
+    // The newest failure of each session.
+    let mut per_session: Vec<&Failure> = Vec::new();
+    for f in failures {
+        if !per_session.iter().any(|p| p.session == f.session) {
+            per_session.push(f);
+        }
+    }
+    for f in &per_session {
+        if let Some(fix) = bugfix_after(conn, f)? {
+            return Ok(Some(fix));
+        }
+        if let Some(rerun) = rerun_after(conn, f)? {
+            return Ok(Some(rerun));
+        }
+    }
+    Ok(None)
+}
+
+/// The first bugfix observation after `f` in its session that names its
+/// command or file.
+fn bugfix_after(conn: &Connection, f: &Failure) -> Result<Option<Fix>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, title, subtitle, facts FROM observations
+         WHERE session_id = ?1 AND type = 'bugfix' AND created_at >= ?2
+         ORDER BY created_at, id LIMIT 8",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![f.session, f.created_at], |r| {
+        let title: String = r.get(1)?;
+        let text = format!(
+            "{title} {} {}",
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?
+        );
+        Ok((r.get::<_, i64>(0)?, title, text.to_lowercase()))
+    })?;
+    for row in rows {
+        let (id, title, text) = row?;
+        if f.hints.iter().any(|h| text.contains(&h.to_lowercase())) {
+            return Ok(Some(Fix::Observation(id, title)));
+        }
+    }
+    Ok(None)
+}
+
+/// A later successful run, in the same session, of the failed command's
+/// intent written differently (`git push` → `git push -u origin x`).
+fn rerun_after(conn: &Connection, f: &Failure) -> Result<Option<Fix>> {
+    let Some(failed) = &f.command else {
+        return Ok(None);
+    };
+    let mut stmt = conn.prepare_cached(
+        "SELECT input FROM events
+         WHERE session_id = ?1 AND kind = 'tool_use' AND tool_name = 'Bash' AND created_at >= ?2
+         ORDER BY id LIMIT 60",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![f.session, f.created_at], |r| {
+        r.get::<_, Option<String>>(0)
+    })?;
+    let intent = command_intent(failed);
+    for input in rows {
+        let Some(command) = input?
+            .and_then(|i| serde_json::from_str::<Value>(&i).ok())
+            .and_then(|v| v.get("command").and_then(Value::as_str).map(str::to_owned))
+        else {
+            continue;
+        };
+        if command_intent(&command) == intent && command.trim() != failed.trim() {
+            return Ok(Some(Fix::Rerun(one_line(&command, 90))));
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn command_intent_is_the_program_and_its_first_argument() {
+        let i = |c: &str| command_intent(c).unwrap();
+        assert_eq!(i("cargo test -p foo -- --nocapture"), "cargo test");
+        assert_eq!(i("cd /repo && cargo build --release"), "cargo build");
+        assert_eq!(
+            i("RUST_LOG=debug ./target/debug/mnemo doctor"),
+            "mnemo doctor"
+        );
+        assert_eq!(i("git push --set-upstream origin x"), "git push");
+        assert_eq!(i("pytest -x tests/test_a.py"), "pytest");
+        assert_eq!(command_intent("   "), None);
+    }
+
+    #[test]
+    fn the_headline_skips_the_exit_code() {
+        assert_eq!(
+            error_headline("Exit code 101\n\nerror[E0425]: cannot find value `x`\nmore"),
+            "error[E0425]: cannot find value `x`"
+        );
+        assert_eq!(error_headline("Exit code 3"), "Exit code 3");
+        assert_eq!(
+            error_headline(
+                "Exit code 2\nCompiling 4 files (.ex)\n** (CompileError) lib/a.ex:3: undefined"
+            ),
+            "** (CompileError) lib/a.ex:3: undefined"
+        );
+        assert_eq!(
+            error_headline("<tool_use_error>File does not exist.</tool_use_error>"),
+            "File does not exist."
+        );
+    }
+}

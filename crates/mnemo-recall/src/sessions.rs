@@ -1,0 +1,282 @@
+//! Where the project's recent sessions stand: one digest per session (not
+//! per turn) for the SessionStart index.
+//!
+//! A session's digest says what was asked (its first real request: not a
+//! host-injected `<task-notification>`, a slash command or a one-word
+//! "continue"), what came out (the turns' `completed`, identical ones folded
+//! with a count), what was learned, and what was left open (the next steps of
+//! its last turn that says anything). A session with next steps left is
+//! `open`, otherwise `done`.
+//!
+//! Sessions are found through their turn summaries (newest first, bounded),
+//! so a session the worker has not compressed yet does not show, and
+//! imported summaries without a session each count as one.
+
+use std::collections::HashMap;
+
+use rusqlite::Connection;
+
+use crate::Result;
+use crate::ids::ItemRef;
+use crate::text::one_line;
+
+/// Newest summaries read to find the recent sessions.
+const SUMMARIES_READ: i64 = 240;
+/// Prompts of one session read to find its main request.
+const PROMPTS_READ: i64 = 12;
+
+/// One turn summary, as the digest needs it.
+#[derive(Debug, Clone)]
+struct Turn {
+    id: i64,
+    prompt_number: i64,
+    request: String,
+    learned: String,
+    completed: String,
+    next_steps: String,
+    created_at: i64,
+}
+
+/// What one recent session came to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionDigest {
+    /// Its turn summaries, oldest first.
+    pub summaries: Vec<ItemRef>,
+    /// When its last summarized turn ended.
+    pub last_at: i64,
+    pub turns: usize,
+    pub asked: String,
+    /// Further distinct requests after the main one.
+    pub more_requests: usize,
+    pub done: String,
+    pub learned: String,
+    /// The next steps of its last turn; empty when the work is done.
+    pub open: String,
+}
+
+impl SessionDigest {
+    pub fn is_open(&self) -> bool {
+        !self.open.is_empty()
+    }
+
+    /// The newest summary, the id a reader can ask `mnemo show` for.
+    pub fn last_summary(&self) -> Option<&ItemRef> {
+        self.summaries.last()
+    }
+
+    /// The text after the id and age: what makes two digests say the same.
+    pub fn body(&self) -> String {
+        let mut parts = Vec::new();
+        if !self.asked.is_empty() {
+            let more = match self.more_requests {
+                0 => String::new(),
+                n => format!(" (+{n} more)"),
+            };
+            parts.push(format!("asked: {}{more}", self.asked));
+        }
+        for (label, text) in [
+            ("learned", &self.learned),
+            ("done", &self.done),
+            ("open", &self.open),
+        ] {
+            if !text.is_empty() {
+                parts.push(format!("{label}: {text}"));
+            }
+        }
+        parts.join(" | ")
+    }
+}
+
+/// The project's `max` most recent sessions that have turn summaries, newest
+/// first.
+pub fn recent(conn: &Connection, project: i64, max: usize) -> Result<Vec<SessionDigest>> {
+    if max == 0 {
+        return Ok(Vec::new());
+    }
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, session_id, coalesce(prompt_number, 0), request, learned, completed,
+                next_steps, created_at
+         FROM summaries WHERE project_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![project, SUMMARIES_READ], |r| {
+        Ok((
+            r.get::<_, Option<i64>>(1)?,
+            Turn {
+                id: r.get(0)?,
+                prompt_number: r.get(2)?,
+                request: r.get(3)?,
+                learned: r.get(4)?,
+                completed: r.get(5)?,
+                next_steps: r.get(6)?,
+                created_at: r.get(7)?,
+            },
+        ))
+    })?;
+    // Group by session, in the order of each session's newest turn.
+    let mut order: Vec<(Option<i64>, Vec<Turn>)> = Vec::new();
+    let mut slot: HashMap<i64, usize> = HashMap::new();
+    for row in rows {
+        let (session, turn) = row?;
+        let key = session.unwrap_or(-turn.id);
+        match slot.get(&key) {
+            Some(&i) => order[i].1.push(turn),
+            None if order.len() < max => {
+                slot.insert(key, order.len());
+                order.push((session, vec![turn]));
+            }
+            None => {}
+        }
+    }
+    let mut digests = Vec::with_capacity(order.len());
+    for (session, mut turns) in order {
+        turns.sort_by_key(|t| (t.prompt_number, t.created_at, t.id));
+        let prompts = match session {
+            Some(s) => user_prompts(conn, s)?,
+            None => Vec::new(),
+        };
+        digests.push(digest(&turns, &prompts));
+    }
+    Ok(digests)
+}
+
+/// The session's stored user prompts, in order.
+fn user_prompts(conn: &Connection, session: i64) -> Result<Vec<String>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT text FROM prompts WHERE session_id = ?1 AND origin = 'user'
+         ORDER BY prompt_number LIMIT ?2",
+    )?;
+    let rows = stmt.query_map(rusqlite::params![session, PROMPTS_READ], |r| {
+        r.get::<_, String>(0)
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
+fn digest(turns: &[Turn], prompts: &[String]) -> SessionDigest {
+    // The prompts as typed when they were stored, else the summaries' requests.
+    let typed: Vec<&str> = prompts
+        .iter()
+        .map(String::as_str)
+        .filter(|r| is_real_request(r))
+        .collect();
+    let requests = if typed.is_empty() {
+        turns
+            .iter()
+            .map(|t| t.request.as_str())
+            .filter(|r| is_real_request(r))
+            .collect()
+    } else {
+        typed
+    };
+    let asked = requests
+        .first()
+        .map(|r| one_line(r, 110))
+        .unwrap_or_default();
+    let mut distinct: Vec<String> = Vec::new();
+    for r in &requests {
+        let key = one_line(r, 60).to_lowercase();
+        if !distinct.contains(&key) {
+            distinct.push(key);
+        }
+    }
+    let more = distinct.len().saturating_sub(1);
+    let last_said = turns
+        .iter()
+        .rev()
+        .find(|t| !t.completed.trim().is_empty() || !t.next_steps.trim().is_empty());
+    SessionDigest {
+        summaries: turns.iter().map(|t| ItemRef::summary(t.id)).collect(),
+        last_at: turns.iter().map(|t| t.created_at).max().unwrap_or(0),
+        turns: turns.len(),
+        asked,
+        more_requests: more,
+        done: folded(turns.iter().map(|t| t.completed.as_str()), 200),
+        learned: turns
+            .iter()
+            .rev()
+            .map(|t| one_line(&t.learned, 120))
+            .find(|l| !l.is_empty())
+            .unwrap_or_default(),
+        open: last_said
+            .map(|t| one_line(&t.next_steps, 140))
+            .unwrap_or_default(),
+    }
+}
+
+/// A prompt a person typed to ask for work: not a host's injected message,
+/// a slash command, or a bare acknowledgement.
+pub fn is_real_request(text: &str) -> bool {
+    let t = text.trim();
+    if t.is_empty() || crate::prompt::is_injected(t) || t.starts_with('/') {
+        return false;
+    }
+    let words: Vec<String> = t
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect();
+    !(words.len() <= 3 && words.iter().all(|w| crate::prompt::is_filler(w)))
+}
+
+/// Distinct non-empty texts joined with `; ` (a repeated one once, with a
+/// count), keeping the last ones when they do not all fit in `max`.
+fn folded<'a>(texts: impl Iterator<Item = &'a str>, max: usize) -> String {
+    let mut seen: Vec<(String, usize)> = Vec::new();
+    for t in texts {
+        let t = one_line(t, 120);
+        if t.is_empty() {
+            continue;
+        }
+        match seen.iter_mut().find(|(s, _)| *s == t) {
+            Some((_, n)) => *n += 1,
+            None => seen.push((t, 1)),
+        }
+    }
+    let mut kept: Vec<String> = Vec::new();
+    let mut used = 0;
+    for (t, n) in seen.iter().rev() {
+        let item = if *n > 1 {
+            format!("{t} (x{n})")
+        } else {
+            t.clone()
+        };
+        let cost = item.chars().count() + 2;
+        if used + cost > max && !kept.is_empty() {
+            break;
+        }
+        used += cost;
+        kept.push(item);
+    }
+    kept.reverse();
+    one_line(&kept.join("; "), max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn injected_and_filler_prompts_are_not_requests() {
+        assert!(!is_real_request(
+            "<task-notification>done</task-notification>"
+        ));
+        assert!(!is_real_request("/compact"));
+        assert!(!is_real_request("[Request interrupted by user]"));
+        assert!(!is_real_request("continue"));
+        assert!(!is_real_request("ok, thanks!"));
+        assert!(is_real_request("fix the login redirect"));
+        assert!(is_real_request("why does login fail?"));
+    }
+
+    #[test]
+    fn repeated_outcomes_fold_with_a_count_and_the_last_ones_are_kept() {
+        let texts = ["tests pass", "a", "tests pass", "", "tests pass"];
+        assert_eq!(folded(texts.into_iter(), 200), "tests pass (x3); a");
+        let long: Vec<String> = (0..20).map(|i| format!("outcome number {i}")).collect();
+        let out = folded(long.iter().map(String::as_str), 60);
+        assert!(out.ends_with("outcome number 19"), "{out}");
+        assert!(!out.contains("number 0;"), "{out}");
+    }
+}

@@ -1,0 +1,336 @@
+//! The why of a batch: reads its session's transcript (`transcript_path`)
+//! and gives the compressor what the agent said and asked around the
+//! batch's tool calls ([`TurnNarrative`]).
+//!
+//! A live session's transcript grows with every turn, so the last read is
+//! kept per file, keyed by its size and modification time: the batches of a
+//! drained backlog read each file once. A transcript that is missing or
+//! unreadable makes no narrative (logged once per file), never a failure.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use mnemo_compress::{AssistantNote, QuestionAnswer, TurnNarrative, TurnOrigin};
+use mnemo_core::Config;
+use mnemo_core::config::glob_match;
+use mnemo_core::privacy::Sanitizer;
+use mnemo_store::queue::Lease;
+use mnemo_transcript::locate::{Wanted, turn_for};
+use mnemo_transcript::{Origin, Session, Turn};
+use tracing::{debug, warn};
+
+/// Reads narratives, remembering the last transcript read.
+pub struct Narratives {
+    sanitizer: Sanitizer,
+    /// The tools capture does not record (they are in no batch).
+    skip_tools: Vec<String>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    last: Option<Cached>,
+    /// Files already reported as unreadable.
+    reported: HashSet<PathBuf>,
+}
+
+struct Cached {
+    path: PathBuf,
+    size: u64,
+    modified: Option<SystemTime>,
+    session: Arc<Session>,
+}
+
+impl Narratives {
+    pub fn new(config: &Config) -> Narratives {
+        Narratives {
+            sanitizer: Sanitizer::new(&config.privacy),
+            skip_tools: config.capture.skip_tools.clone(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// The narrative of the lease's turn, if its transcript tells it.
+    /// Blocking (reads a file): call it off the async threads.
+    pub fn for_lease(&self, lease: &Lease) -> Option<TurnNarrative> {
+        let path = PathBuf::from(lease.turn.transcript_path.as_deref()?);
+        let session = self.session(&path)?;
+        let ids: Vec<String> = lease
+            .events
+            .iter()
+            .filter_map(|e| e.tool_use_id.clone())
+            .collect();
+        let wanted = Wanted {
+            tool_use_ids: &ids,
+            prompt: lease.turn.prompt.as_deref(),
+            prompt_number: lease.turn.prompt_number,
+        };
+        let Some(turn) = turn_for(&session, &wanted) else {
+            debug!(
+                "turn {} of session {}: not found in {}",
+                lease.turn.prompt_number,
+                lease.turn.platform_session_id,
+                path.display()
+            );
+            return None;
+        };
+        Some(narrative(turn, &ids, lease.turn_complete, &self.skip_tools))
+    }
+
+    fn session(&self, path: &Path) -> Option<Arc<Session>> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        let meta = match std::fs::metadata(path) {
+            Ok(m) => m,
+            Err(e) => {
+                report_once(&mut state, path, &e.to_string());
+                return None;
+            }
+        };
+        let (size, modified) = (meta.len(), meta.modified().ok());
+        if let Some(c) = &state.last
+            && c.path == path
+            && c.size == size
+            && c.modified == modified
+        {
+            return Some(c.session.clone());
+        }
+        match mnemo_transcript::read_session(path, &self.sanitizer) {
+            Ok(session) => {
+                let session = Arc::new(session);
+                state.last = Some(Cached {
+                    path: path.to_path_buf(),
+                    size,
+                    modified,
+                    session: session.clone(),
+                });
+                Some(session)
+            }
+            Err(e) => {
+                report_once(&mut state, path, &e.to_string());
+                None
+            }
+        }
+    }
+}
+
+fn report_once(state: &mut State, path: &Path, error: &str) {
+    if state.reported.insert(path.to_path_buf()) {
+        warn!(
+            "transcript {} not readable ({error}); turns of its session are compressed without it",
+            path.display()
+        );
+    }
+}
+
+/// The part of `turn` that concerns a batch holding the calls `ids`: the
+/// words and questions from just after the previous batch's last call to
+/// this batch's last call (tools that capture skips, such as
+/// AskUserQuestion, are in no batch: what precedes them goes with the batch
+/// of the next captured call), the question its prompt answered for the
+/// turn's first piece, and the final report when the batch ends the turn.
+pub fn narrative(
+    turn: &Turn,
+    ids: &[String],
+    turn_complete: bool,
+    skip: &[String],
+) -> TurnNarrative {
+    let span = span(turn, ids, turn_complete, skip);
+    let at = |id: &Option<String>| match id {
+        Some(id) => turn.tool_calls.iter().position(|c| &c.id == id),
+        None => Some(usize::MAX),
+    };
+    let within =
+        |id: &Option<String>| at(id).is_some_and(|i| span.as_ref().is_some_and(|s| s.contains(&i)));
+    TurnNarrative {
+        origin: match turn.origin {
+            Origin::User => TurnOrigin::User,
+            Origin::TaskNotification => TurnOrigin::TaskNotification,
+            Origin::Compaction => TurnOrigin::Compaction,
+        },
+        continues_request: turn.continues_request.clone(),
+        notes: turn
+            .notes
+            .iter()
+            .filter(|n| within(&n.before_tool_use_id))
+            .map(|n| AssistantNote {
+                text: n.text.clone(),
+                before_tool_use_id: n.before_tool_use_id.clone(),
+            })
+            .collect(),
+        questions: turn
+            .questions
+            .iter()
+            .filter(|q| match &q.tool_use_id {
+                Some(_) => within(&q.tool_use_id),
+                None => span.as_ref().is_some_and(|s| *s.start() == 0),
+            })
+            .map(|q| QuestionAnswer {
+                question: q.question.clone(),
+                options: q.options.clone(),
+                answer: q.answer.clone(),
+            })
+            .collect(),
+        final_report: turn.final_report.clone().filter(|_| turn_complete),
+    }
+}
+
+/// The tool-call positions of `turn` a batch speaks for (`usize::MAX`
+/// stands for "after the last call"); None when it speaks for none.
+fn span(
+    turn: &Turn,
+    ids: &[String],
+    turn_complete: bool,
+    skip: &[String],
+) -> Option<std::ops::RangeInclusive<usize>> {
+    let calls = &turn.tool_calls;
+    let captured = |i: &usize| !skip.iter().any(|p| glob_match(p, &calls[*i].name));
+    let found: Vec<usize> = ids
+        .iter()
+        .filter_map(|id| calls.iter().position(|c| &c.id == id))
+        .collect();
+    let (lo, hi) = match (found.iter().min(), found.iter().max()) {
+        (Some(&lo), Some(&hi)) => (lo, hi),
+        // No call of this turn in the batch: only its end, if it has it.
+        _ if turn_complete => (calls.len(), calls.len()),
+        _ => return None,
+    };
+    let start = (0..lo).rev().find(captured).map_or(0, |i| i + 1);
+    let end = if turn_complete { usize::MAX } else { hi };
+    Some(start..=end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mnemo_store::queue::{QueuedEvent, TurnInfo};
+    use serde_json::json;
+
+    fn event(id: i64, tool_use_id: &str) -> QueuedEvent {
+        QueuedEvent {
+            id,
+            uid: format!("e{id}"),
+            kind: "tool_use".into(),
+            tool_name: Some("Bash".into()),
+            input: None,
+            response: None,
+            error: None,
+            files_read: vec![],
+            files_modified: vec![],
+            note: None,
+            priority: 1,
+            attempts: 0,
+            created_at: 0,
+            tool_use_id: Some(tool_use_id.into()),
+        }
+    }
+
+    fn lease(path: Option<&Path>, events: Vec<QueuedEvent>, complete: bool) -> Lease {
+        Lease {
+            turn: TurnInfo {
+                session_id: 1,
+                platform_session_id: "s-1".into(),
+                prompt_number: 1,
+                prompt: Some("use the cache".into()),
+                transcript_path: path.map(|p| p.display().to_string()),
+                ..TurnInfo::default()
+            },
+            events,
+            turn_ends: vec![],
+            turn_complete: complete,
+            lease_until: 0,
+        }
+    }
+
+    fn transcript(dir: &Path) -> PathBuf {
+        let lines = [
+            json!({"type": "user", "sessionId": "s-1", "message": {"content": "use the cache"}}),
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "thinking", "thinking": "secret musing"},
+                {"type": "text", "text": "The old client retries forever; switch to the bounded one."},
+                {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "make"}}]}}),
+            json!({"type": "user", "message": {"content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}}),
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "text", "text": "Then the tests."},
+                {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "make test"}}]}}),
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "text", "text": "Done: bounded retries."}]}}),
+        ];
+        let path = dir.join("s-1.jsonl");
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn a_batch_gets_the_words_before_its_own_calls_and_the_report_at_the_end() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = transcript(tmp.path());
+        let narratives = Narratives::new(&Config::default());
+        let first = narratives
+            .for_lease(&lease(Some(&path), vec![event(1, "t1")], false))
+            .expect("found by tool id");
+        assert_eq!(first.notes.len(), 1);
+        assert!(first.notes[0].text.contains("bounded one"));
+        assert_eq!(first.final_report, None);
+        let last = narratives
+            .for_lease(&lease(Some(&path), vec![event(2, "t2")], true))
+            .expect("found by tool id");
+        assert_eq!(last.notes[0].text, "Then the tests.");
+        assert_eq!(last.final_report.as_deref(), Some("Done: bounded retries."));
+        let rendered = format!("{first:?}{last:?}");
+        assert!(!rendered.contains("musing"));
+    }
+
+    #[test]
+    fn words_before_a_skipped_tool_go_with_the_next_captured_call() {
+        let tmp = tempfile::tempdir().unwrap();
+        let lines = [
+            json!({"type": "user", "message": {"content": "add a cache"}}),
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "text", "text": "Asking which store fits."},
+                {"type": "tool_use", "id": "q1", "name": "AskUserQuestion", "input": {"questions": [
+                    {"question": "Which store?", "options": [{"label": "LRU"}, {"label": "Redis"}]}]}}]}}),
+            json!({"type": "user", "toolUseResult": {"answers": {"Which store?": "LRU"}},
+                   "message": {"content": [{"type": "tool_result", "tool_use_id": "q1", "content": "ok"}]}}),
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "text", "text": "LRU it is: one instance."},
+                {"type": "tool_use", "id": "w1", "name": "Write", "input": {"file_path": "/p/c.rs"}}]}}),
+        ];
+        let path = tmp.path().join("s.jsonl");
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        let mut l = lease(Some(&path), vec![event(1, "w1")], true);
+        l.turn.prompt = Some("add a cache".into());
+        let n = Narratives::new(&Config::default()).for_lease(&l).unwrap();
+        let notes: Vec<&str> = n.notes.iter().map(|n| n.text.as_str()).collect();
+        assert_eq!(
+            notes,
+            ["Asking which store fits.", "LRU it is: one instance."]
+        );
+        assert_eq!(n.questions.len(), 1);
+        assert_eq!(n.questions[0].answer, "LRU");
+        assert_eq!(n.questions[0].options, ["LRU", "Redis"]);
+    }
+
+    #[test]
+    fn no_transcript_means_no_narrative() {
+        let tmp = tempfile::tempdir().unwrap();
+        let narratives = Narratives::new(&Config::default());
+        let gone = tmp.path().join("gone.jsonl");
+        assert!(
+            narratives
+                .for_lease(&lease(Some(&gone), vec![], true))
+                .is_none()
+        );
+        assert!(narratives.for_lease(&lease(None, vec![], true)).is_none());
+        std::fs::write(&gone, "garbage\n").unwrap();
+        assert!(
+            narratives
+                .for_lease(&lease(Some(&gone), vec![], true))
+                .is_none()
+        );
+    }
+}

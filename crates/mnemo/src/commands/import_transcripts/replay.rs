@@ -1,0 +1,160 @@
+//! A transcript's session as the captures its live hooks would have made:
+//! SessionStart, then per turn its prompt (UserPromptSubmit), its tool calls
+//! (PostToolUse / PostToolUseFailure) and its end (Stop), then SessionEnd.
+//! Each goes through the capture's own handler, so privacy, priorities,
+//! file lists and size caps are those of live capture.
+//!
+//! A session the store already knows goes on where the store stands: turns
+//! before its last recorded one are skipped, the last one's tool calls are
+//! replayed (the store keeps one row per tool call id) and later turns are
+//! added. Importing twice therefore adds nothing, and a session captured
+//! live and then imported stays one session.
+
+use std::path::Path;
+
+use mnemo_capture::event::{HookEvent, HookInput, ToolCall};
+use mnemo_capture::handler::{Context, plan};
+use mnemo_core::Config;
+use mnemo_core::model::Platform;
+use mnemo_core::privacy::Sanitizer;
+use mnemo_store::Capture;
+use mnemo_transcript::locate::prompt_numbers;
+use mnemo_transcript::{Origin, Session, Turn};
+use serde_json::Value;
+
+/// Where the store stands on a session: (turns recorded, last one ended).
+pub type Progress = Option<(i64, bool)>;
+
+/// The captures of one session, in order.
+pub fn captures(
+    session: &Session,
+    transcript: &Path,
+    progress: Progress,
+    config: &Config,
+    sanitizer: &Sanitizer,
+) -> Vec<Capture> {
+    let mut out = Replayer {
+        session,
+        transcript: transcript.display().to_string(),
+        config,
+        sanitizer,
+        captures: Vec::new(),
+    };
+    let known = progress.is_some();
+    let (done, ended) = progress.unwrap_or((0, false));
+    let first_at = session.turns.first().map_or(0, |t| t.started_at_ms);
+    if !known {
+        out.push(
+            HookEvent::SessionStart {
+                source: Some("import".to_owned()),
+            },
+            first_at,
+        );
+    }
+    let numbers = prompt_numbers(session);
+    for (i, turn) in session.turns.iter().enumerate() {
+        let n = numbers[i];
+        if n < done {
+            continue;
+        }
+        let opens = i == 0 || turn.origin != Origin::Compaction;
+        if n > done && opens {
+            out.prompt(turn);
+        }
+        for call in &turn.tool_calls {
+            out.tool_call(call);
+        }
+        let continued = session
+            .turns
+            .get(i + 1)
+            .is_some_and(|t| t.origin == Origin::Compaction);
+        let is_last = i + 1 == session.turns.len();
+        // The store's last turn ends by itself when it is still going on
+        // (the host's Stop hook will say so).
+        let live = n == done && (ended || is_last);
+        if !continued && !live {
+            out.push(
+                HookEvent::Stop {
+                    prompt_id: None,
+                    last_assistant_message: turn.final_report.clone(),
+                },
+                turn.ended_at_ms,
+            );
+        }
+    }
+    if !known {
+        let last_at = session.turns.last().map_or(0, |t| t.ended_at_ms);
+        out.push(
+            HookEvent::SessionEnd {
+                reason: Some("imported".to_owned()),
+            },
+            last_at,
+        );
+    }
+    out.captures
+}
+
+struct Replayer<'a> {
+    session: &'a Session,
+    transcript: String,
+    config: &'a Config,
+    sanitizer: &'a Sanitizer,
+    captures: Vec<Capture>,
+}
+
+impl Replayer<'_> {
+    fn prompt(&mut self, turn: &Turn) {
+        self.push(
+            HookEvent::UserPrompt {
+                prompt_id: None,
+                prompt: turn.prompt.clone().unwrap_or_default(),
+            },
+            turn.started_at_ms,
+        );
+    }
+
+    fn tool_call(&mut self, call: &mnemo_transcript::ToolCall) {
+        let tool = ToolCall {
+            name: call.name.clone(),
+            input: call.input.clone(),
+            tool_use_id: Some(call.id.clone()),
+            prompt_id: None,
+            duration_ms: None,
+        };
+        let event = match &call.error {
+            Some(error) => HookEvent::PostToolUseFailure {
+                call: tool,
+                error: error.clone(),
+                interrupted: false,
+            },
+            None => HookEvent::PostToolUse {
+                call: tool,
+                response: call.result.clone().unwrap_or(Value::Null),
+            },
+        };
+        self.push(event, call.at_ms);
+    }
+
+    /// Plans `event` as the hook would, dated `at` (now when unknown).
+    fn push(&mut self, event: HookEvent, at: i64) {
+        let input = HookInput {
+            platform: Platform::ClaudeCode,
+            event,
+            session_id: Some(self.session.session_id.clone()),
+            cwd: self.session.cwd.clone(),
+            project_dir: None,
+            transcript_path: Some(self.transcript.clone()),
+            oversized: None,
+        };
+        let ctx = Context {
+            config: self.config,
+            sanitizer: self.sanitizer,
+            now_ms: if at > 0 {
+                at
+            } else {
+                mnemo_core::time::now_ms()
+            },
+        };
+        self.captures.extend(plan(&input, &ctx).capture);
+    }
+}

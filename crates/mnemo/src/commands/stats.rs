@@ -1,0 +1,144 @@
+//! `mnemo stats`: LLM spend per day and per project, the budgets, and the
+//! queue, read from the database (no running worker needed).
+
+use anyhow::Result;
+use mnemo_core::time::{format_rfc3339, now_ms};
+use mnemo_store::ledger::day_start_utc;
+use mnemo_worker::info;
+use serde_json::json;
+
+use crate::cli::StatsArgs;
+use crate::output::{data_and_config, open_store_read_only};
+
+pub fn run(args: StatsArgs) -> Result<i32> {
+    let (data, config) = data_and_config()?;
+    let store = open_store_read_only(&data, &config)?;
+    let now = now_ms();
+    let days = args.days.clamp(1, 3660);
+    let since = day_start_utc(now) - i64::from(days - 1) * 86_400_000;
+    let spend = store.spend_report(since, now)?;
+    let queue = store.queue_counts(now)?;
+    // The worker's own view (it may be a session budget) wins over ours.
+    let worker_budget = info::read(&data)
+        .filter(|_| mnemo_worker::lock::is_held(&data.worker_lock_path()).unwrap_or(false))
+        .and_then(|i| i.budget_exhausted);
+    let exhausted = match worker_budget {
+        Some(b) => Some(b),
+        None => (config.provider.name != "offline")
+            .then(|| {
+                store
+                    .budget_exhausted(&config.budget, None, now)
+                    .ok()
+                    .flatten()
+            })
+            .flatten()
+            .map(|e| info::ExhaustedInfo::from(&e)),
+    };
+    if args.json {
+        let report = json!({
+            "days": days,
+            "since": format_rfc3339(since),
+            "provider": config.provider.name,
+            "budget": {
+                "daily_tokens": config.budget.daily_tokens,
+                "session_tokens": config.budget.session_tokens,
+                "today_tokens": spend.today_tokens,
+                "exhausted": exhausted,
+            },
+            "spend": spend,
+            "queue": queue,
+        });
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(0);
+    }
+    println!(
+        "LLM spend, last {days} day{} (UTC), provider `{}`:",
+        if days == 1 { "" } else { "s" },
+        config.provider.name
+    );
+    if spend.by_day.is_empty() {
+        println!("  no LLM calls");
+    } else {
+        print_spend("day", &spend.by_day);
+        println!();
+        println!("Per project:");
+        print_spend("project", &spend.by_project);
+    }
+    let limit = |n: u64| {
+        if n == 0 {
+            "no limit".to_owned()
+        } else {
+            format!("{} tokens", thousands(n))
+        }
+    };
+    println!();
+    println!(
+        "Today: {} tokens; daily budget {}, per session {}",
+        thousands(spend.today_tokens),
+        limit(config.budget.daily_tokens),
+        limit(config.budget.session_tokens)
+    );
+    if let Some(e) = &exhausted {
+        println!("Budget: {}", e.message);
+    }
+    println!(
+        "Queue: {} pending ({} backing off), {} leased, {} done, {} failed{}",
+        queue.pending,
+        queue.backing_off,
+        queue.leased,
+        queue.done,
+        queue.failed,
+        if queue.failed > 0 {
+            " (see `mnemo doctor`; `mnemo worker retry --all`)"
+        } else {
+            ""
+        }
+    );
+    Ok(0)
+}
+
+fn print_spend(key: &str, rows: &[mnemo_store::ledger::Spend]) {
+    let width = rows
+        .iter()
+        .map(|r| r.key.len())
+        .chain([key.len()])
+        .max()
+        .unwrap_or(10);
+    let pw = rows
+        .iter()
+        .map(|r| r.provider.len() + r.model.len() + 1)
+        .chain([14])
+        .max()
+        .unwrap_or(14);
+    println!(
+        "  {key:<width$}  {:<pw$}  {:>6}  {:>12}  {:>12}",
+        "provider/model", "calls", "input tok", "output tok"
+    );
+    for r in rows {
+        let calls = if r.failed_calls > 0 {
+            format!("{} ({} failed)", r.calls, r.failed_calls)
+        } else {
+            r.calls.to_string()
+        };
+        println!(
+            "  {:<width$}  {:<pw$}  {:>6}  {:>12}  {:>12}",
+            r.key,
+            format!("{}/{}", r.provider, r.model),
+            calls,
+            thousands(r.input_tokens),
+            thousands(r.output_tokens)
+        );
+    }
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

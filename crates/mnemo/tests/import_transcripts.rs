@@ -1,0 +1,609 @@
+//! `mnemo import --transcripts`: the real binary reads Claude Code
+//! transcripts (copies of the real ones in mnemo-transcript's fixtures, and
+//! small written ones) into a real data directory; the worker then
+//! compresses what was imported.
+
+mod common;
+#[path = "common/worker.rs"]
+mod worker_support;
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
+
+use common::{Env, all_bytes_under, contains_bytes};
+use serde_json::{Value, json};
+use worker_support::{Worker, hook, payload, project, wait_for};
+
+const T: Duration = Duration::from_secs(60);
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../mnemo-transcript/tests/fixtures/spotter")
+}
+
+/// The fixtures laid out as Claude Code does: `<projects>/<project>/…`.
+fn projects_dir(env: &Env) -> PathBuf {
+    let dir = env.dir.path().join("claude/projects/-home-u-spotter");
+    copy_dir(&fixtures(), &dir);
+    dir.parent().unwrap().to_path_buf()
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+fn import(env: &Env, dir: &Path) -> Output {
+    let out = env
+        .mnemo()
+        .args(["import", "--transcripts"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn counts(env: &Env) -> [i64; 4] {
+    [
+        env.count("SELECT count(*) FROM sessions"),
+        env.count("SELECT count(*) FROM prompts"),
+        env.count("SELECT count(*) FROM events WHERE kind != 'turn_end'"),
+        env.count("SELECT count(*) FROM events WHERE kind = 'turn_end'"),
+    ]
+}
+
+#[test]
+fn real_transcripts_import_once_however_often_imported() {
+    let env = Env::new();
+    let dir = projects_dir(&env);
+    let first = import(&env, &dir);
+    let [sessions, prompts, events, ends] = counts(&env);
+    assert_eq!(sessions, 4, "one per transcript file");
+    // Each prompt and task notification is a turn; local commands
+    // (`/model`, `/mcp`) and compactions are not.
+    assert_eq!(prompts, 9);
+    assert!(events > 150, "{events}");
+    assert_eq!(ends, prompts, "every finished turn ends once");
+    assert!(
+        stdout(&first).contains("imported 4 sessions, 9 turns"),
+        "{}",
+        stdout(&first)
+    );
+    // Tool calls keep their ids (what live capture dedupes on) and their turn.
+    assert_eq!(
+        env.count("SELECT count(*) FROM events WHERE kind != 'turn_end' AND tool_use_id IS NULL"),
+        0
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM events WHERE prompt_number < 1"),
+        0
+    );
+    // The project is the transcript's working directory, as live.
+    assert!(env.count("SELECT count(*) FROM projects WHERE root LIKE '%spotter%'") >= 1);
+    // Ended, with the transcript remembered for the worker.
+    assert_eq!(
+        env.count("SELECT count(*) FROM sessions WHERE status = 'ended' AND transcript_path LIKE '%.jsonl'"),
+        4
+    );
+
+    let second = import(&env, &dir);
+    assert_eq!(counts(&env), [sessions, prompts, events, ends]);
+    assert!(
+        stdout(&second).contains("imported 0 sessions, 0 turns, 0 events"),
+        "{}",
+        stdout(&second)
+    );
+
+    // Without a directory: Claude Code's, under CLAUDE_CONFIG_DIR.
+    let third = env
+        .mnemo()
+        .args(["import", "--transcripts"])
+        .env("CLAUDE_CONFIG_DIR", dir.parent().unwrap())
+        .output()
+        .unwrap();
+    assert!(third.status.success());
+    assert!(
+        stdout(&third).contains("from 4 transcripts"),
+        "{}",
+        stdout(&third)
+    );
+    assert_eq!(counts(&env), [sessions, prompts, events, ends]);
+}
+
+#[test]
+fn a_relative_directory_is_remembered_absolute_for_the_worker() {
+    let env = Env::new();
+    projects_dir(&env);
+    let out = env
+        .mnemo()
+        .args(["import", "--transcripts", "claude/projects"])
+        .current_dir(env.dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let paths: Vec<String> = {
+        let db = env.db();
+        let mut stmt = db.prepare("SELECT transcript_path FROM sessions").unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert_eq!(paths.len(), 4);
+    assert!(
+        paths
+            .iter()
+            .all(|p| Path::new(p).is_absolute() && Path::new(p).is_file()),
+        "{paths:?}"
+    );
+}
+
+#[test]
+fn a_missing_directory_is_a_clear_error() {
+    let env = Env::new();
+    let out = env
+        .mnemo()
+        .args(["import", "--transcripts", "/nonexistent/transcripts"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no transcripts at /nonexistent"));
+}
+
+#[test]
+fn install_imports_past_sessions_when_asked_and_only_hints_otherwise() {
+    let env = Env::new();
+    let dir = projects_dir(&env);
+    let config_dir = dir.parent().unwrap();
+    let install = |extra: &[&str]| {
+        let out = env
+            .mnemo()
+            .arg("install")
+            .args(extra)
+            .env("CLAUDE_CONFIG_DIR", config_dir)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout(&out)
+    };
+    // Not on a terminal: nothing is asked or imported, the way is shown.
+    let plain = install(&[]);
+    assert!(plain.contains("4 past Claude Code sessions"), "{plain}");
+    assert!(plain.contains("mnemo import --transcripts"), "{plain}");
+    assert_eq!(env.count("SELECT count(*) FROM sessions"), 0);
+    assert!(!install(&["--no-import"]).contains("past Claude Code sessions"));
+    let imported = install(&["--import-transcripts"]);
+    assert!(imported.contains("imported 4 sessions"), "{imported}");
+    assert_eq!(env.count("SELECT count(*) FROM sessions"), 4);
+}
+
+// ---- a small session written here, live and imported ----
+
+const SESSION: &str = "7e57a11e-0000-4000-8000-000000000001";
+const QUESTION: &str = "Which cache should the user lookup use?";
+const ANSWER: &str = "In-process LRU";
+
+struct Lines {
+    cwd: String,
+    lines: Vec<String>,
+    second: u32,
+}
+
+impl Lines {
+    fn push(&mut self, mut v: Value) {
+        self.second += 1;
+        v["sessionId"] = json!(SESSION);
+        v["cwd"] = json!(self.cwd);
+        v["timestamp"] = json!(format!(
+            "2026-03-01T10:{:02}:{:02}Z",
+            self.second / 60,
+            self.second % 60
+        ));
+        self.lines.push(v.to_string());
+    }
+
+    fn user(&mut self, text: &str) {
+        self.push(json!({"type": "user", "uuid": format!("u{}", self.second),
+                         "message": {"role": "user", "content": text}}));
+    }
+
+    fn say(&mut self, text: &str) {
+        self.push(json!({"type": "assistant", "message": {"role": "assistant",
+                         "content": [{"type": "text", "text": text}]}}));
+    }
+
+    fn call(&mut self, id: &str, name: &str, input: Value, result: Value) {
+        self.push(json!({"type": "assistant", "message": {"role": "assistant",
+                         "content": [{"type": "tool_use", "id": id, "name": name, "input": input}]}}));
+        let text = result.to_string();
+        self.push(json!({"type": "user", "toolUseResult": result, "message": {"role": "user",
+                         "content": [{"type": "tool_result", "tool_use_id": id, "content": text}]}}));
+    }
+}
+
+/// Two turns: the agent asks which cache to use, the user answers, the
+/// agent writes it; then tests. `secret` is planted in the prompt, a note,
+/// and a tool result.
+fn session_lines(project: &Path, secret: &str) -> Vec<String> {
+    let mut l = Lines {
+        cwd: project.display().to_string(),
+        lines: vec![],
+        second: 0,
+    };
+    let file = |name: &str| project.join(name).display().to_string();
+    l.user(&format!(
+        "Add a cache to the user lookup, the key is {secret} <private>and my pin is 4242</private>"
+    ));
+    l.say("Two reasonable designs here; asking which one fits the deployment.");
+    l.call(
+        "toolu_q1",
+        "AskUserQuestion",
+        json!({"questions": [{"question": QUESTION, "header": "Cache", "multiSelect": false,
+                              "options": [{"label": ANSWER, "description": "no new service"},
+                                          {"label": "Redis", "description": "shared"}]}]}),
+        json!({"questions": [], "answers": {QUESTION: ANSWER}}),
+    );
+    l.say(&format!(
+        "Using the in-process LRU since there is a single instance. Token {secret} stays out."
+    ));
+    l.call(
+        "toolu_w1",
+        "Write",
+        json!({"file_path": file("cache.rs"), "content": "pub struct Lru;\n"}),
+        json!({"type": "create", "filePath": file("cache.rs"), "content": "pub struct Lru;\n"}),
+    );
+    l.call(
+        "toolu_b1",
+        "Bash",
+        json!({"command": "cargo build", "description": "Build"}),
+        json!({"stdout": format!("Finished; AWS key {secret}"), "stderr": "", "interrupted": false}),
+    );
+    l.say("Added an in-process LRU cache for the user lookup in cache.rs.");
+    l.user("now add tests for it");
+    l.call(
+        "toolu_w2",
+        "Write",
+        json!({"file_path": file("cache_test.rs"), "content": "#[test] fn hit() {}\n"}),
+        json!({"type": "create", "filePath": file("cache_test.rs"), "content": "#[test] fn hit() {}\n"}),
+    );
+    l.say("Tests added in cache_test.rs.");
+    l.lines
+}
+
+fn write_session(env: &Env, project: &Path, secret: &str) -> PathBuf {
+    let dir = env.dir.path().join("claude/projects/-proj");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{SESSION}.jsonl"));
+    std::fs::write(&path, session_lines(project, secret).join("\n") + "\n").unwrap();
+    path
+}
+
+const SECRET: &str = "AKIAQWERTYUIOPASDFGH";
+
+#[test]
+fn a_session_captured_live_and_then_imported_is_one_session() {
+    let env = Env::new();
+    let proj = project(&env, "shop");
+    let transcript = write_session(&env, &proj, SECRET);
+    // The first turn through the real hooks, as Claude Code sends them.
+    let pid = "live-prompt-1";
+    let with = |name: &str, edit: &dyn Fn(&mut Value)| {
+        payload(name, &proj, SESSION, pid, |v| {
+            v["transcript_path"] = json!(transcript);
+            edit(v)
+        })
+    };
+    hook(
+        &env,
+        "SessionStart",
+        &with("SessionStart.json", &|_| {}),
+        |_| {},
+    );
+    hook(
+        &env,
+        "UserPromptSubmit",
+        &with("UserPromptSubmit.json", &|v| {
+            v["prompt"] = json!("Add a cache to the user lookup");
+        }),
+        |_| {},
+    );
+    hook(
+        &env,
+        "PostToolUse",
+        &with("PostToolUse.Write.json", &|v| {
+            v["tool_use_id"] = json!("toolu_w1");
+            v["tool_input"]["file_path"] = json!(proj.join("cache.rs"));
+            v["tool_response"]["filePath"] = json!(proj.join("cache.rs"));
+        }),
+        |_| {},
+    );
+    hook(&env, "Stop", &with("Stop.json", &|_| {}), |_| {});
+    assert_eq!(counts(&env), [1, 1, 1, 1]);
+
+    import(&env, transcript.parent().unwrap());
+    let [sessions, prompts, events, ends] = counts(&env);
+    assert_eq!(sessions, 1, "the live session and the imported one are one");
+    assert_eq!(
+        prompts, 2,
+        "the live turn is not imported again, the next one is added"
+    );
+    assert_eq!(ends, 2);
+    // Every tool call once: the live Write is not duplicated, the Bash the
+    // live hooks missed in turn 1 is added to turn 1, and AskUserQuestion
+    // is skipped as live capture skips it (its answer reaches the worker
+    // through the transcript).
+    assert_eq!(events, 3);
+    assert_eq!(
+        env.count("SELECT count(DISTINCT tool_use_id) FROM events WHERE tool_use_id IS NOT NULL"),
+        3
+    );
+    assert_eq!(
+        env.count(
+            "SELECT count(*) FROM events WHERE tool_use_id = 'toolu_b1' AND prompt_number = 1"
+        ),
+        1
+    );
+    assert_eq!(env.count("SELECT prompt_count FROM sessions"), 2);
+    import(&env, transcript.parent().unwrap());
+    assert_eq!(counts(&env), [1, 2, 3, 2]);
+}
+
+#[test]
+fn imported_turns_are_compressed_and_nothing_private_is_stored() {
+    let env = Env::new();
+    let proj = project(&env, "shop");
+    let transcript = write_session(&env, &proj, SECRET);
+    import(&env, transcript.parent().unwrap());
+    let _worker = Worker::start(&env, |_| {});
+    wait_for("the imported turns compressed", T, || {
+        (env.count("SELECT count(*) FROM events WHERE status != 'done'") == 0).then_some(())
+    });
+    // One summary per turn, observations on the files written, in the
+    // project the transcript's cwd names.
+    assert_eq!(env.count("SELECT count(*) FROM summaries"), 2);
+    let root = proj.display().to_string();
+    let files: i64 = env
+        .db()
+        .query_row(
+            "SELECT count(*) FROM observations o JOIN projects p ON p.id = o.project_id
+             WHERE p.root = ?1 AND o.files_modified LIKE '%cache%'",
+            [&root],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(files >= 1);
+    let request: String = env
+        .db()
+        .query_row(
+            "SELECT request FROM summaries WHERE prompt_number = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        request.starts_with("Add a cache to the user lookup"),
+        "{request}"
+    );
+    for bytes in all_bytes_under(&env.data()) {
+        for leak in [SECRET.as_bytes(), b"4242".as_slice()] {
+            assert!(
+                !contains_bytes(&bytes.1, leak),
+                "{} holds {}",
+                bytes.0.display(),
+                String::from_utf8_lossy(leak)
+            );
+        }
+    }
+}
+
+/// The why: the user's answer to the agent's question is not a tool event
+/// (capture skips AskUserQuestion); it reaches the worker through the
+/// transcript, and the offline compressor keeps it as a decision.
+#[test]
+fn a_users_answer_becomes_a_decision_with_its_reason() {
+    let env = Env::new();
+    let proj = project(&env, "shop");
+    let transcript = write_session(&env, &proj, SECRET);
+    import(&env, transcript.parent().unwrap());
+    let _worker = Worker::start(&env, |_| {});
+    wait_for("the imported turns compressed", T, || {
+        (env.count("SELECT count(*) FROM events WHERE status != 'done'") == 0).then_some(())
+    });
+    let db = env.db();
+    let mut stmt = db
+        .prepare("SELECT title || ' ' || coalesce(narrative, '') FROM observations WHERE type = 'decision' AND prompt_number = 1")
+        .unwrap();
+    let decisions: Vec<String> = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        decisions.iter().any(|d| d.contains(ANSWER)),
+        "no decision carries the answer: {decisions:?}"
+    );
+}
+
+/// Tool-call ids, turns and turn ends of a store, for comparing two.
+fn shape(db: &Path) -> (Vec<String>, i64, i64, i64) {
+    let db = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = db
+        .prepare(
+            "SELECT tool_use_id FROM events WHERE tool_use_id IS NOT NULL ORDER BY tool_use_id",
+        )
+        .unwrap();
+    let ids = stmt
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    let count = |sql: &str| db.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+    (
+        ids,
+        count("SELECT count(*) FROM sessions"),
+        count("SELECT count(*) FROM prompts"),
+        count("SELECT count(*) FROM events WHERE kind = 'turn_end'"),
+    )
+}
+
+/// The real Claude Code writes the transcript: imported into an empty store
+/// it gives what the live hooks captured, and imported over the live
+/// capture it adds nothing.
+#[test]
+fn a_real_claude_code_transcript_imports_as_the_hooks_captured_it() -> anyhow::Result<()> {
+    use mnemo_testkit::{Sandbox, StandIn, Step, git_init};
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    let install = common::sandbox_mnemo(&sandbox)
+        .args(["install", "--no-import"])
+        .output()?;
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let notes = project.join("notes.md");
+    let server = StandIn::with_script([
+        Step::write(&notes, "# notes\n"),
+        Step::bash("ls"),
+        Step::bash("python3 -c 'import sys; sys.exit(3)'"),
+        Step::read(&notes),
+        Step::text("Wrote the notes."),
+    ]);
+    sandbox
+        .claude(&server.base_url(), "write the notes")
+        .env("MNEMO_NO_WORKER", "1")
+        .max_turns(10)
+        .run()?
+        .expect_success();
+    let live = shape(&sandbox.data().join("mnemo.db"));
+    assert_eq!(live.0.len(), 4, "{live:?}");
+
+    let projects = sandbox.home().join(".claude/projects");
+    let fresh = tempfile::tempdir()?;
+    let out = common::sandbox_mnemo(&sandbox)
+        .env("MNEMO_DATA_DIR", fresh.path())
+        .env("MNEMO_NO_WORKER", "1")
+        .args(["import", "--transcripts"])
+        .arg(&projects)
+        .output()?;
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(shape(&fresh.path().join("mnemo.db")), live);
+
+    let over = common::sandbox_mnemo(&sandbox)
+        .env("MNEMO_NO_WORKER", "1")
+        .args(["import", "--transcripts"])
+        .output()?;
+    assert!(
+        over.status.success(),
+        "{}",
+        String::from_utf8_lossy(&over.stderr)
+    );
+    assert_eq!(shape(&sandbox.data().join("mnemo.db")), live);
+    Ok(())
+}
+
+/// The live path: the real Claude Code gives its hooks `transcript_path`,
+/// and the worker reads the agent's explanation of a change from it into
+/// the observation of that change.
+#[test]
+fn the_worker_reads_the_why_from_a_real_claude_code_transcript() -> anyhow::Result<()> {
+    use mnemo_testkit::{Sandbox, StandIn, Step, git_init};
+    const WHY: &str = "compares in constant time, so timing no longer leaks the password";
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    let install = common::sandbox_mnemo(&sandbox)
+        .args(["install", "--no-import"])
+        .output()?;
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let auth = project.join("auth.py");
+    let server = StandIn::with_script([
+        Step::write(
+            &auth,
+            "def login(user, pw):\n    return check_hash(user, pw)\n",
+        )
+        .with_text(format!("Switching login to check_hash: it {WHY}.")),
+        Step::text("Login now uses check_hash."),
+    ]);
+    sandbox
+        .claude(&server.base_url(), "make login safe")
+        .env("MNEMO_NO_WORKER", "1")
+        .max_turns(6)
+        .run()?
+        .expect_success();
+    let db_path = sandbox.data().join("mnemo.db");
+    let transcript: Option<String> = rusqlite::Connection::open(&db_path)?.query_row(
+        "SELECT transcript_path FROM sessions",
+        [],
+        |r| r.get(0),
+    )?;
+    assert!(transcript.is_some_and(|t| Path::new(&t).is_file()));
+
+    let mut worker = common::sandbox_mnemo(&sandbox)
+        .args(["worker", "run"])
+        .env("MNEMO_WORKER_PORT", "0")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()?;
+    let pending = || {
+        rusqlite::Connection::open(&db_path)
+            .and_then(|db| {
+                db.query_row(
+                    "SELECT count(*) FROM events WHERE status != 'done'",
+                    [],
+                    |r| r.get::<_, i64>(0),
+                )
+            })
+            .unwrap_or(1)
+    };
+    wait_for("the turn compressed", T, || (pending() == 0).then_some(()));
+    worker.kill()?;
+    worker.wait()?;
+    let db = rusqlite::Connection::open(&db_path)?;
+    let mut stmt = db.prepare(
+        "SELECT title || ' ' || narrative FROM observations WHERE files_modified LIKE '%auth.py%'",
+    )?;
+    let texts: Vec<String> = stmt
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    assert!(
+        texts.iter().any(|t| t.contains("constant time")),
+        "the explanation is not in the observation: {texts:?}"
+    );
+    Ok(())
+}
