@@ -62,7 +62,7 @@ pub const RANK_WINDOW: usize = 2000;
 fn kind_factor(kind: Kind) -> f64 {
     match kind {
         Kind::Observation => 1.0,
-        Kind::Summary => 0.8,
+        Kind::Summary => 1.0,
         Kind::Prompt => 0.5,
     }
 }
