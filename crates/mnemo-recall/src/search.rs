@@ -3,10 +3,12 @@
 //! A query is reduced to the words that say something ([`crate::query`]:
 //! stop and question words set aside, repeats once, a long query cut to its
 //! most selective words by their document counts, which also weigh each
-//! word). FTS5 then finds candidates: the records with any of the words,
+//! word). FTS5 then finds candidates: for a query of up to five words, the
+//! records with every word however old; then, unless those fill the pool,
+//! the records with any of the five rarest words that match something,
 //! ranked by its `bm25()` with each table's columns weighted (an
-//! observation's title and files count most, its narrative least), plus the
-//! records with every word however old. The best few hundred are re-ranked
+//! observation's title and files count most, its narrative least). The best
+//! fifty of each kind are re-ranked
 //! ([`crate::ranking`]): BM25F over their fields, scaled by how much of the
 //! query's weight each covers, by kind (an observation is what the index
 //! lists and what an agent can act on; a prompt only says what was asked),
