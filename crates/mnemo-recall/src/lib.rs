@@ -14,7 +14,10 @@
 //! - [`file_context`]: a file's recent history before the agent reads or
 //!   edits it (PreToolUse), at most once per file per session;
 //! - [`search`]: full-text search over observations, summaries and prompts,
-//!   with filters; [`query`] turns any user text into a safe FTS5 query;
+//!   with filters; [`query`] turns any user text into a safe FTS5 query
+//!   of its selective words, [`ranking`] re-ranks BM25's candidates by how
+//!   much of the query they cover, [`supersede`] finds decisions that a
+//!   later decision replaced;
 //! - [`records`]: full records by id (`mnemo show`, `get_observations`);
 //! - [`timeline`]: what came before and after an item in its project;
 //! - [`save`]: an observation the agent asked to keep (`save_memory`);
@@ -37,6 +40,7 @@ pub mod gotchas;
 pub mod ids;
 pub mod prompt;
 pub mod query;
+pub mod ranking;
 pub mod records;
 pub mod render;
 pub mod save;
@@ -44,6 +48,7 @@ pub mod scope;
 pub mod search;
 pub mod sessions;
 pub mod shown;
+pub mod supersede;
 #[cfg(feature = "synth")]
 pub mod synth;
 pub mod text;

@@ -1,4 +1,4 @@
-//! Any user text to a safe FTS5 query.
+//! Any user text to a safe FTS5 query, keeping the words that say something.
 //!
 //! FTS5 has a query language of its own (`AND`, `OR`, `NOT`, `NEAR`, `*`,
 //! `^`, `:` column filters, parentheses, `"` strings), so passing a user's
@@ -12,59 +12,79 @@
 //! gets a prefix match (`"auth"*`) when it is long enough not to expand into
 //! half the vocabulary, so a query typed halfway still finds.
 //!
+//! Questions and pasted bug reports are mostly glue: stop words and question
+//! words (`how`, `did`, `the`, `we`) are set aside unless nothing else is
+//! left, and repeated words count once. A long query keeps its most
+//! selective words: the caller says how many documents each word matches
+//! ([`Terms::keep_selective`]) and the rarest [`MAX_TERMS`] stay, whatever
+//! their place in the text.
+//!
 //! The result is `None` when nothing searchable is left; callers then list
 //! by recency instead of failing.
 
-/// At most this many words are used; more only slow the query down.
-const MAX_TERMS: usize = 16;
+/// At most this many words are searched for; a longer query keeps its most
+/// selective ones.
+pub const MAX_TERMS: usize = 12;
+/// At most this many words of the input are read (a pasted log is long).
+const MAX_INPUT_WORDS: usize = 400;
 /// The last word gets a prefix match from this many characters on.
 const MIN_PREFIX_CHARS: usize = 3;
+
+/// English glue and question words: never what a query is about. Small and
+/// explicit on purpose; a word missing here still only weighs what BM25's
+/// document frequency says it weighs.
+const STOP_WORDS: &[&str] = &[
+    "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
+    "be", "because", "been", "before", "being", "but", "by", "can", "could", "did", "do", "does",
+    "doing", "done", "for", "from", "get", "got", "had", "has", "have", "having", "he", "her",
+    "here", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "my",
+    "of", "on", "or", "our", "ours", "she", "should", "so", "some", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "those", "to", "too", "us", "very", "was",
+    "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with",
+    "would", "you", "your", "it's", "i'm", "we're", "don't", "didn't", "doesn't", "isn't",
+    "wasn't", "there's", "what's", "again", "still", "last", "time", "remember", "recall",
+];
+
+/// One searchable word or quoted phrase.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Term {
+    /// The text searched for, quotes removed, whitespace normalized.
+    pub text: String,
+    /// From a quoted span of the input (a phrase, never a prefix).
+    pub quoted: bool,
+    /// A stop word or question word.
+    pub stop: bool,
+}
 
 /// The words of a query, quotes honoured, ready to be joined.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Terms {
-    terms: Vec<String>,
-    prefix_last: bool,
+    terms: Vec<Term>,
+    /// The position in `terms` of the input's last word, when it gets a
+    /// prefix match.
+    prefix: Option<usize>,
 }
 
 impl Terms {
+    /// Reads the input; keeps the words that decide the ranking (all of
+    /// them when every word is a stop word).
     pub fn parse(input: &str) -> Terms {
-        let mut terms: Vec<String> = Vec::new();
-        let mut quoted_last = false;
-        let balanced = input.matches('"').count().is_multiple_of(2);
-        let mut rest = input;
-        while !rest.is_empty() && terms.len() < MAX_TERMS {
-            rest = rest.trim_start();
-            if rest.is_empty() {
-                break;
+        let all = words(input);
+        let prefix_text = all
+            .last()
+            .filter(|t| !t.quoted && long_tail(&t.text))
+            .map(|t| t.text.to_lowercase());
+        let content = all.iter().any(|t| !t.stop);
+        let mut terms: Vec<Term> = Vec::new();
+        for t in all {
+            if (content && t.stop) || terms.iter().any(|k| k.text.eq_ignore_ascii_case(&t.text)) {
+                continue;
             }
-            let (word, quoted, next) = if balanced && rest.starts_with('"') {
-                let body = &rest[1..];
-                let end = body.find('"').unwrap_or(body.len());
-                (&body[..end], true, body.get(end + 1..).unwrap_or(""))
-            } else {
-                let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
-                (&rest[..end], false, &rest[end..])
-            };
-            rest = next;
-            let cleaned: String = word
-                .chars()
-                .map(|c| if c.is_control() { ' ' } else { c })
-                .filter(|c| *c != '"')
-                .collect();
-            let cleaned = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
-            if cleaned.chars().any(char::is_alphanumeric) {
-                terms.push(cleaned);
-                quoted_last = quoted;
-            }
+            terms.push(t);
         }
-        let prefix_last = !quoted_last
-            && terms.last().is_some_and(|t| {
-                t.rsplit(|c: char| !c.is_alphanumeric())
-                    .next()
-                    .is_some_and(|tail| tail.chars().count() >= MIN_PREFIX_CHARS)
-            });
-        Terms { terms, prefix_last }
+        let prefix =
+            prefix_text.and_then(|p| terms.iter().position(|t| t.text.to_lowercase() == p));
+        Terms { terms, prefix }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -75,36 +95,123 @@ impl Terms {
         self.terms.len()
     }
 
+    /// The words searched for.
+    pub fn terms(&self) -> &[Term] {
+        &self.terms
+    }
+
+    /// Keeps the `max` most selective words: fewest matching documents
+    /// first (`doc_count` says how many), words that match nothing dropped
+    /// while another word matches, input order among equals.
+    pub fn keep_selective(&mut self, max: usize, mut doc_count: impl FnMut(&str) -> u64) {
+        let counts: Vec<u64> = self.terms.iter().map(|t| doc_count(&t.fts())).collect();
+        let any_found = counts.iter().any(|&c| c > 0);
+        let mut order: Vec<usize> = (0..self.terms.len())
+            .filter(|&i| !any_found || counts[i] > 0)
+            .collect();
+        order.sort_by_key(|&i| (counts[i], i));
+        order.truncate(max);
+        order.sort_unstable();
+        let prefix_term = self.prefix.map(|p| self.terms[p].text.clone());
+        self.terms = order.iter().map(|&i| self.terms[i].clone()).collect();
+        self.prefix = prefix_term.and_then(|p| self.terms.iter().position(|t| t.text == p));
+    }
+
     /// Every word required (FTS5's implicit AND).
     pub fn all(&self) -> Option<String> {
         self.join(" ")
     }
 
-    /// Any word suffices: the fallback when requiring all finds nothing.
+    /// Any word suffices.
     pub fn any(&self) -> Option<String> {
         self.join(" OR ")
     }
 
+    /// Any word suffices, leaving out the words marked in `skip` (one flag
+    /// per term); None when nothing is left.
+    pub fn any_except(&self, skip: &[bool]) -> Option<String> {
+        self.join_where(" OR ", |i| !skip.get(i).copied().unwrap_or(false))
+    }
+
     fn join(&self, sep: &str) -> Option<String> {
-        if self.terms.is_empty() {
-            return None;
-        }
-        let last = self.terms.len() - 1;
+        self.join_where(sep, |_| true)
+    }
+
+    fn join_where(&self, sep: &str, keep: impl Fn(usize) -> bool) -> Option<String> {
         let parts: Vec<String> = self
             .terms
             .iter()
             .enumerate()
+            .filter(|(i, _)| keep(*i))
             .map(|(i, t)| {
-                let star = if i == last && self.prefix_last {
-                    "*"
-                } else {
-                    ""
-                };
-                format!("\"{t}\"{star}")
+                let star = if self.prefix == Some(i) { "*" } else { "" };
+                format!("{}{star}", t.fts())
             })
             .collect();
-        Some(parts.join(sep))
+        (!parts.is_empty()).then(|| parts.join(sep))
     }
+}
+
+impl Term {
+    /// The term as an FTS5 string.
+    pub fn fts(&self) -> String {
+        format!("\"{}\"", self.text)
+    }
+}
+
+/// Every word and quoted phrase of the input that has a letter or digit.
+fn words(input: &str) -> Vec<Term> {
+    let mut out = Vec::new();
+    let balanced = input.matches('"').count().is_multiple_of(2);
+    let mut rest = input;
+    let mut read = 0;
+    while read < MAX_INPUT_WORDS {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        read += 1;
+        let (word, quoted, next) = if balanced && rest.starts_with('"') {
+            let body = &rest[1..];
+            let end = body.find('"').unwrap_or(body.len());
+            (&body[..end], true, body.get(end + 1..).unwrap_or(""))
+        } else {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            (&rest[..end], false, &rest[end..])
+        };
+        rest = next;
+        let cleaned: String = word
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .filter(|c| *c != '"')
+            .collect();
+        let text = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
+        let text = if quoted { text } else { trim_prose(&text) };
+        if text.chars().any(char::is_alphanumeric) {
+            let stop = !quoted && is_stop_word(&text);
+            out.push(Term { text, quoted, stop });
+        }
+    }
+    out
+}
+
+/// Sentence punctuation around a word (`login?`, `(see`, `it,`) is not part
+/// of it; inner punctuation (`src/auth.rs`, `don't`) is.
+fn trim_prose(word: &str) -> String {
+    word.trim_matches(|c: char| matches!(c, '?' | '!' | ',' | ';' | ':' | '(' | ')' | '.' | '\''))
+        .to_owned()
+}
+
+fn is_stop_word(word: &str) -> bool {
+    let lower = word.to_lowercase().replace('’', "'");
+    STOP_WORDS.contains(&lower.as_str())
+}
+
+/// Whether a word's last alphanumeric run is long enough for a prefix match.
+fn long_tail(word: &str) -> bool {
+    word.rsplit(|c: char| !c.is_alphanumeric())
+        .next()
+        .is_some_and(|tail| tail.chars().count() >= MIN_PREFIX_CHARS)
 }
 
 #[cfg(test)]
@@ -119,11 +226,11 @@ mod tests {
     fn words_become_strings_and_operators_lose_their_power() {
         assert_eq!(all("login bug").as_deref(), Some("\"login\" \"bug\"*"));
         assert_eq!(
-            all("fix AND NOT auth").as_deref(),
-            Some("\"fix\" \"AND\" \"NOT\" \"auth\"*")
+            all("fix NEAR NOT auth").as_deref(),
+            Some("\"fix\" \"NEAR\" \"NOT\" \"auth\"*")
         );
         assert_eq!(all("src/auth.rs").as_deref(), Some("\"src/auth.rs\""));
-        assert_eq!(all("NEAR(a b)").as_deref(), Some("\"NEAR(a\" \"b)\""));
+        assert_eq!(all("NEAR(a b)").as_deref(), Some("\"NEAR(a\" \"b\""));
     }
 
     #[test]
@@ -136,7 +243,7 @@ mod tests {
             all("\"password hash\"").as_deref(),
             Some("\"password hash\"")
         );
-        assert_eq!(all("don't \"stop").as_deref(), Some("\"don't\" \"stop\"*"));
+        assert_eq!(all("don't \"stop").as_deref(), Some("\"stop\"*"));
     }
 
     #[test]
@@ -148,16 +255,78 @@ mod tests {
     }
 
     #[test]
-    fn short_last_words_are_not_prefixed_and_terms_are_capped() {
-        assert_eq!(all("go to").as_deref(), Some("\"go\" \"to\""));
+    fn stop_words_and_question_words_are_set_aside_unless_alone() {
+        assert_eq!(
+            Terms::parse("How did we fix the login timeout?")
+                .any()
+                .as_deref(),
+            Some("\"fix\" OR \"login\" OR \"timeout\"*")
+        );
+        assert_eq!(
+            Terms::parse("what is the").any().as_deref(),
+            Some("\"what\" OR \"is\" OR \"the\"*")
+        );
+        // Quoted, a stop word is meant.
+        assert_eq!(
+            all("\"the who\" band").as_deref(),
+            Some("\"the who\" \"band\"*")
+        );
+        // Repeats count once, whatever their case.
+        assert_eq!(
+            all("Cache cache CACHE miss").as_deref(),
+            Some("\"Cache\" \"miss\"*")
+        );
+    }
+
+    #[test]
+    fn short_last_words_are_not_prefixed() {
+        assert_eq!(all("go to").as_deref(), Some("\"go\""));
+        assert_eq!(all("go db").as_deref(), Some("\"go\" \"db\""));
+        assert_eq!(
+            Terms::parse("a b c").any().as_deref(),
+            Some("\"b\" OR \"c\"")
+        );
+        assert_eq!(
+            Terms::parse("b cc dddd")
+                .any_except(&[true, false, false])
+                .as_deref(),
+            Some("\"cc\" OR \"dddd\"*")
+        );
+        assert_eq!(Terms::parse("b").any_except(&[true]), None);
+    }
+
+    #[test]
+    fn long_queries_keep_their_rarest_words_in_input_order() {
+        let report = "When I run the importer on a large file it panics with \
+                      index out of bounds in chunk_reader after the progress bar reaches \
+                      ninety percent, and the log shows a retry storm before that happens";
+        let mut terms = Terms::parse(report);
+        assert!(terms.len() > 5);
+        // Pretend document frequencies: common words match a lot, names a little.
+        let df = |t: &str| -> u64 {
+            match t {
+                "\"chunk_reader\"" => 2,
+                "\"panics\"" => 5,
+                "\"retry\"" => 9,
+                "\"storm\"" => 0,
+                _ => 500,
+            }
+        };
+        terms.keep_selective(3, df);
+        assert_eq!(
+            terms.any().as_deref(),
+            Some("\"panics\" OR \"chunk_reader\" OR \"retry\"")
+        );
         let many = (0..40)
             .map(|i| format!("w{i}"))
             .collect::<Vec<_>>()
             .join(" ");
-        assert_eq!(Terms::parse(&many).len(), MAX_TERMS);
-        assert_eq!(
-            Terms::parse("a b c").any().as_deref(),
-            Some("\"a\" OR \"b\" OR \"c\"")
-        );
+        let mut terms = Terms::parse(&many);
+        terms.keep_selective(MAX_TERMS, |_| 1);
+        assert_eq!(terms.len(), MAX_TERMS);
+        // The prefix word survives selection with its star.
+        let mut terms = Terms::parse("zebra common handlers");
+        terms.keep_selective(2, |t| if t.contains("common") { 90 } else { 1 });
+        assert_eq!(terms.all().as_deref(), Some("\"zebra\" \"handlers\"*"));
     }
 }

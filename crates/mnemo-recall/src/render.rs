@@ -93,6 +93,9 @@ pub fn hit_line(h: &Hit, clock: &Clock, style: Style, show_project: bool) -> Str
         let root = h.project.as_ref().map(|p| Path::new(p.root.as_str()));
         let _ = write!(line, " ({})", display_path(f, root));
     }
+    if let Some(next) = h.superseded_by {
+        let _ = write!(line, " {}", style.dim(&format!("[superseded by #{next}]")));
+    }
     if show_project && let Some(p) = &h.project {
         let _ = write!(line, " {}", style.dim(&format!("[{}]", p.name)));
     }

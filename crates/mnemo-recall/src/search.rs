@@ -1,24 +1,33 @@
 //! Full-text search over observations, summaries and prompts.
 //!
-//! One list, ranked by BM25 (FTS5's `bm25()`), with each table's columns
-//! weighted by how much a hit there says: an observation's title and the
-//! files it touched count most, its narrative least. Scores of the three
-//! tables are put on one scale by a per-kind factor (an observation is what
-//! the index lists and what an agent can act on; a prompt only says what was
-//! asked), rounded so that near-equal scores tie, and ties go to the newest.
+//! A query is reduced to the words that say something ([`crate::query`]:
+//! stop and question words set aside, repeats once, a long query cut to its
+//! most selective words by their document counts, which also weigh each
+//! word). FTS5 then finds candidates: for a query of up to five words, the
+//! records with every word however old; then, unless those fill the pool,
+//! the records with any of the five rarest words that match something,
+//! ranked by its `bm25()` with each table's columns weighted (an
+//! observation's title and files count most, its narrative least). The best
+//! fifty of each kind are re-ranked
+//! ([`crate::ranking`]): BM25F over their fields, scaled by how much of the
+//! query's weight each covers, by kind (an observation is what the index
+//! lists and what an agent can act on; a prompt only says what was asked),
+//! and up for decisions when the question asks what was decided. A
+//! decision that a later decision replaced ([`crate::supersede`]) sinks
+//! below its successor and says so (`superseded_by`). Scores are rounded so
+//! that near-equal ones tie, and ties go to the newest. `relaxed` says that
+//! no hit contains every word.
 //!
-//! Every word must match; when that finds nothing and the query has several
-//! words, any word may match (`relaxed` says so). A query with nothing
-//! searchable lists the newest items that pass the filters. The user's text
-//! never reaches FTS5 as syntax (see [`crate::query`]), so no query errors.
+//! A query with nothing searchable lists the newest items that pass the
+//! filters. The user's text never reaches FTS5 as syntax, so no query
+//! errors. [`search`] is the library call: query text and scope in, ranked
+//! hits with scores out.
 //!
-//! Cost is bounded whatever the store holds: BM25 is computed for at most
+//! Cost is bounded whatever the store holds: FTS5 computes BM25 for at most
 //! the newest [`RANK_WINDOW`] matching observations and half as many
-//! summaries and prompts (FTS5 walks its index in rowid order and stops
-//! there), which ranks every match of any specific query exactly and, for a
-//! word found in most of a large store, ranks the newest part of it
-//! (recency is what breaks ties anyway). Only ids, scores
-//! and times are ranked; the few rows shown are read afterwards. The FTS
+//! summaries and prompts (it walks its index in rowid order and stops
+//! there), a word's document count stops at [`DOC_COUNT_CAP`], and at most
+//! [`RERANK_POOL`] candidates per kind are read for re-ranking. The FTS
 //! table always drives the join (`CROSS JOIN`): left to itself, SQLite may
 //! walk a project's observations by date and run the match once per row,
 //! which is a hundred times slower on a large store.
@@ -33,15 +42,18 @@ use serde::Serialize;
 
 use crate::Result;
 use crate::ids::{ItemRef, Kind};
-use crate::query::Terms;
+use crate::query::{MAX_TERMS, Terms};
+use crate::ranking::{self, Doc, TermWeights};
 use crate::records::{ProjectRef, SessionKey};
+use crate::supersede;
 use crate::text::{main_file, one_line};
 
 /// BM25 weights of `observations_fts` columns: title, subtitle, narrative,
-/// facts, concepts, files_read, files_modified.
-const OBSERVATION_WEIGHTS: &str = "10.0, 4.0, 1.0, 2.0, 3.0, 3.0, 5.0";
-/// `summaries_fts`: request, investigated, learned, completed, next_steps, notes.
-const SUMMARY_WEIGHTS: &str = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0";
+/// facts, concepts, files_read, files_modified, idents.
+const OBSERVATION_WEIGHTS: &str = "10.0, 4.0, 1.0, 2.0, 3.0, 3.0, 5.0, 3.0";
+/// `summaries_fts`: request, investigated, learned, completed, next_steps,
+/// notes, idents.
+const SUMMARY_WEIGHTS: &str = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0, 1.0";
 
 /// Most matches of observations whose BM25 score is computed (the newest
 /// ones); summaries and prompts, which only back the observations up, get
@@ -52,7 +64,7 @@ pub const RANK_WINDOW: usize = 2000;
 fn kind_factor(kind: Kind) -> f64 {
     match kind {
         Kind::Observation => 1.0,
-        Kind::Summary => 0.8,
+        Kind::Summary => 1.0,
         Kind::Prompt => 0.5,
     }
 }
@@ -165,6 +177,10 @@ pub struct Hit {
     pub session: Option<SessionKey>,
     /// Relevance, higher is better (0 when listing by recency).
     pub score: f64,
+    /// For a decision that a later decision on the same subject replaced:
+    /// that decision (see [`crate::supersede`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub superseded_by: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -172,7 +188,7 @@ pub struct SearchResults {
     pub query: String,
     /// The FTS5 query actually run (None: listed by recency).
     pub fts_query: Option<String>,
-    /// True when no item matched every word and any word was allowed.
+    /// True when no hit contains every word of the query (hits have some).
     pub relaxed: bool,
     pub hits: Vec<Hit>,
 }
@@ -184,35 +200,298 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
     if let Some(session) = req.session.as_deref().filter(|s| !s.trim().is_empty()) {
         crate::scope::sessions_matching(conn, session)?;
     }
-    let terms = Terms::parse(&req.query);
+    let mut terms = Terms::parse(&req.query);
     let limit = req.limit.clamp(1, 500);
     let kinds = kinds_of(req);
-    let Some(all) = terms.all() else {
-        let hits = ranked(conn, req, &kinds, None, limit)?;
+    if terms.is_empty() {
+        let hits = listed(conn, req, &kinds, limit)?;
         return Ok(SearchResults {
             query: req.query.clone(),
             fts_query: None,
             relaxed: false,
             hits,
         });
-    };
-    let hits = ranked(conn, req, &kinds, Some(&all), limit)?;
-    if !hits.is_empty() || terms.len() < 2 {
-        return Ok(SearchResults {
-            query: req.query.clone(),
-            fts_query: Some(all),
-            relaxed: false,
-            hits,
-        });
     }
+    let weights = select_terms(conn, &kinds, &mut terms)?;
     let any = terms.any().expect("terms are not empty");
-    let hits = ranked(conn, req, &kinds, Some(&any), limit)?;
+    let any_selective = terms
+        .any_except(&candidate_skips(&weights.doc_counts))
+        .expect("a term is kept");
+    let pool = limit.max(RERANK_POOL);
+    // Records with every word first, however old (an OR query ranks only
+    // the newest matches of a common word); when they are enough to fill
+    // the pool, records with fewer words could not outrank them. A long
+    // query almost never matches with every word, and intersecting a dozen
+    // long lists is the costliest query of all: it goes straight to OR.
+    let mut candidates = Vec::new();
+    if terms.len() <= OR_TERMS {
+        let all = terms.all().expect("terms are not empty");
+        candidates = matches(conn, req, &kinds, &all, 1, pool)?;
+    }
+    if terms.len() > 1 && candidates.len() < pool {
+        for r in matches(conn, req, &kinds, &any_selective, OR_NARROWING, pool)? {
+            if !candidates.iter().any(|c| c.id == r.id) {
+                candidates.push(r);
+            }
+        }
+    }
+    let mut scored = rerank(conn, &terms, &weights, &req.query, candidates)?;
+    // Supersession is looked up for the best few only: it costs a query
+    // per decision, and a demoted decision leaves room for one from below.
+    order(&mut scored);
+    scored.truncate(limit * 2);
+    mark_superseded(conn, req, &mut scored)?;
+    order(&mut scored);
+    scored.truncate(limit);
+    let relaxed = terms.len() > 1 && !scored.iter().any(|r| r.coverage >= 1.0 - 1e-9);
+    let hits = hits_of(conn, &scored)?;
     Ok(SearchResults {
         query: req.query.clone(),
         fts_query: Some(any),
-        relaxed: true,
+        relaxed,
         hits,
     })
+}
+
+/// At most this many words find the candidates of an OR query.
+const OR_TERMS: usize = 5;
+
+/// Which words the OR query for candidates leaves out: all but the
+/// [`OR_TERMS`] rarest, and the common ones when some are not. A common word
+/// adds a little to every record's score (counted when re-ranking) but
+/// makes the OR query walk most of the store.
+fn candidate_skips(doc_counts: &[u64]) -> Vec<bool> {
+    let selective = |n: u64| n > 0 && n < DOC_COUNT_CAP;
+    let some_selective = doc_counts.iter().any(|&n| selective(n));
+    let mut order: Vec<usize> = (0..doc_counts.len())
+        .filter(|&i| doc_counts[i] > 0 && (!some_selective || selective(doc_counts[i])))
+        .collect();
+    order.sort_by_key(|&i| (doc_counts[i], i));
+    let mut skip = vec![true; doc_counts.len()];
+    for &i in order.iter().take(OR_TERMS) {
+        skip[i] = false;
+    }
+    if skip.iter().all(|&s| s) {
+        // Nothing matches anywhere: any word will do (and find nothing).
+        skip.fill(false);
+    }
+    skip
+}
+
+/// An OR query ranks this share of each source's window (see [`matches`]).
+const OR_NARROWING: usize = 4;
+
+/// Candidates read per kind for re-ranking (at least the request's limit).
+pub const RERANK_POOL: usize = 50;
+
+/// How many documents a word is counted in at most when measuring how
+/// selective it is: past this, a word is common and its exact count
+/// changes nothing.
+pub const DOC_COUNT_CAP: u64 = 1000;
+
+/// Document counts of the query's words (capped), which keep the most
+/// selective [`MAX_TERMS`] of a long query and weigh each word.
+fn select_terms(conn: &Connection, kinds: &Kinds, terms: &mut Terms) -> Result<TermWeights> {
+    let sources = sources_of(kinds);
+    let mut failed: Option<rusqlite::Error> = None;
+    let mut count = |fts: &str| -> u64 {
+        let mut n = 0;
+        for src in &sources {
+            if n >= DOC_COUNT_CAP {
+                break;
+            }
+            match doc_count(conn, src.fts, fts, DOC_COUNT_CAP - n) {
+                Ok(c) => n += c,
+                Err(e) => failed = Some(e),
+            }
+        }
+        n
+    };
+    if terms.len() > MAX_TERMS {
+        terms.keep_selective(MAX_TERMS, &mut count);
+    }
+    let counts: Vec<u64> = terms.terms().iter().map(|t| count(&t.fts())).collect();
+    if let Some(e) = failed {
+        return Err(e.into());
+    }
+    let mut total = 0u64;
+    for src in &sources {
+        let n: Option<i64> = conn
+            .prepare_cached(&format!("SELECT max(rowid) FROM {}", src.table))?
+            .query_row([], |r| r.get(0))?;
+        total += n.unwrap_or(0).max(0) as u64;
+    }
+    Ok(TermWeights::new(&counts, total))
+}
+
+/// How many rows of one index match a term, up to `cap`.
+fn doc_count(conn: &Connection, index: &str, fts: &str, cap: u64) -> rusqlite::Result<u64> {
+    let n: i64 = conn
+        .prepare_cached(&format!(
+            "SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH ?1 LIMIT ?2)"
+        ))?
+        .query_row(rusqlite::params![fts, cap as i64], |r| r.get(0))?;
+    Ok(n as u64)
+}
+
+/// A candidate with its final score.
+struct Scored {
+    id: ItemRef,
+    created_at: i64,
+    /// Higher is better.
+    score: f64,
+    /// Share of the query's weight the record contains (1 when listing).
+    coverage: f64,
+    superseded_by: Option<i64>,
+}
+
+/// Scores each candidate: BM25F over its fields, scaled by its kind, by its
+/// coverage of the query, and up when the question asks for decisions.
+fn rerank(
+    conn: &Connection,
+    terms: &Terms,
+    weights: &TermWeights,
+    query: &str,
+    candidates: Vec<Ranked>,
+) -> Result<Vec<Scored>> {
+    let docs: Vec<Doc> = candidates
+        .iter()
+        .map(|r| ranking::record_doc(conn, r.id))
+        .collect::<Result<_>>()?;
+    let mut avg_len = std::collections::HashMap::new();
+    for kind in [Kind::Observation, Kind::Summary, Kind::Prompt] {
+        let of_kind: Vec<&Doc> = candidates
+            .iter()
+            .zip(&docs)
+            .filter(|(r, _)| r.id.kind == kind)
+            .map(|(_, d)| d)
+            .collect();
+        avg_len.insert(kind, ranking::average_lengths(&of_kind));
+    }
+    let wants_decisions = ranking::asks_for_decisions(query);
+    let mut out = Vec::with_capacity(candidates.len());
+    for (r, doc) in candidates.into_iter().zip(&docs) {
+        let coverage = ranking::coverage(terms, weights, doc);
+        let bm25 = ranking::bm25f(terms, weights, doc, &avg_len[&r.id.kind]);
+        let mut score = bm25 * kind_factor(r.id.kind) * coverage_factor(coverage);
+        if wants_decisions && doc.obs_type.as_deref() == Some("decision") {
+            score *= DECISION_INTENT;
+        }
+        out.push(Scored {
+            id: r.id,
+            created_at: r.created_at,
+            score,
+            coverage,
+            superseded_by: None,
+        });
+    }
+    Ok(out)
+}
+
+/// How coverage scales a score: a record with all the query's weight
+/// keeps its score, one with half of it keeps a quarter.
+fn coverage_factor(coverage: f64) -> f64 {
+    coverage * coverage
+}
+
+/// How much a decision gains when the question asks what was decided.
+const DECISION_INTENT: f64 = 1.5;
+
+/// Superseded decisions sink below their successor, which takes their
+/// place when the search did not find it by itself.
+fn mark_superseded(conn: &Connection, req: &SearchRequest, scored: &mut Vec<Scored>) -> Result<()> {
+    let decisions: Vec<i64> = scored
+        .iter()
+        .filter(|s| s.id.kind == Kind::Observation)
+        .map(|s| s.id.id)
+        .collect();
+    let successors = supersede::successors(conn, &decisions)?;
+    let mut added: Vec<Scored> = Vec::new();
+    for s in scored.iter_mut() {
+        let Some(&next) = successors
+            .get(&s.id.id)
+            .filter(|_| s.id.kind == Kind::Observation)
+        else {
+            continue;
+        };
+        s.superseded_by = Some(next);
+        let score = s.score;
+        s.score *= SUPERSEDED_FACTOR;
+        added.push(Scored {
+            id: ItemRef::observation(next),
+            created_at: 0,
+            score,
+            coverage: s.coverage,
+            superseded_by: None,
+        });
+    }
+    for a in added {
+        match scored.iter_mut().find(|s| s.id == a.id) {
+            Some(s) => s.score = s.score.max(a.score),
+            None if successor_passes(conn, req, a.id.id)? => {
+                let created_at = created_at(conn, a.id.id)?;
+                scored.push(Scored { created_at, ..a });
+            }
+            None => {}
+        }
+    }
+    Ok(())
+}
+
+/// A superseded decision keeps this share of its score.
+const SUPERSEDED_FACTOR: f64 = 0.5;
+
+/// Whether a successor found through its predecessor passes the request's
+/// filters (type, time, file, session): the same query, on one id.
+fn successor_passes(conn: &Connection, req: &SearchRequest, id: i64) -> Result<bool> {
+    let kinds = kinds_of(req);
+    if !kinds.observations {
+        return Ok(false);
+    }
+    let mut sql = select_ranked(&OBSERVATIONS, None);
+    let p = sql.param(id);
+    sql.push(&format!(" AND o.id = {p}"));
+    let mut found = filter_observations(sql, req, &kinds.types);
+    common_filters(&mut found, req, "o");
+    let mut stmt = conn.prepare(&found.text)?;
+    Ok(stmt.exists(rusqlite::params_from_iter(found.params.iter()))?)
+}
+
+fn created_at(conn: &Connection, id: i64) -> Result<i64> {
+    Ok(conn
+        .prepare_cached("SELECT created_at FROM observations WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))?)
+}
+
+/// Best first: scores bucketed on a log scale (2% wide) so that near-equal
+/// scores tie whatever the store's size, and the newer item wins the tie.
+fn order(scored: &mut [Scored]) {
+    let key = |r: &Scored| {
+        if r.score > 0.0 {
+            -(r.score.ln() * 50.0).round() as i64
+        } else {
+            i64::MAX
+        }
+    };
+    scored.sort_by(|a, b| {
+        key(a)
+            .cmp(&key(b))
+            .then(b.created_at.cmp(&a.created_at))
+            .then(b.id.id.cmp(&a.id.id))
+    });
+}
+
+/// The display rows of ranked ids, with their scores.
+fn hits_of(conn: &Connection, scored: &[Scored]) -> Result<Vec<Hit>> {
+    let mut hits = Vec::with_capacity(scored.len());
+    for r in scored {
+        if let Some(mut hit) = hit(conn, r.id)? {
+            hit.score = (r.score * 1e6).round() / 1e6 + 0.0;
+            hit.superseded_by = r.superseded_by;
+            hits.push(hit);
+        }
+    }
+    Ok(hits)
 }
 
 /// Which kinds to search, and which observation types.
@@ -325,13 +604,19 @@ struct Ranked {
     created_at: i64,
 }
 
-fn ranked(
+/// The best `limit` matches of an FTS5 query in each kind searched (raw
+/// BM25 scores, lower is better), among the newest matches: each source's
+/// window, divided by `narrow` (an OR query of several words is costlier
+/// per row, and its best matches are found again by the every-word query).
+fn matches(
     conn: &Connection,
     req: &SearchRequest,
     kinds: &Kinds,
-    fts: Option<&str>,
+    fts: &str,
+    narrow: usize,
     limit: usize,
-) -> Result<Vec<Hit>> {
+) -> Result<Vec<Ranked>> {
+    let fts = Some((fts, narrow));
     let mut all: Vec<Ranked> = Vec::new();
     if kinds.observations {
         all.extend(rank_observations(conn, req, &kinds.types, fts, limit)?);
@@ -342,33 +627,34 @@ fn ranked(
     if kinds.prompts {
         all.extend(rank_prompts(conn, req, fts, limit)?);
     }
-    // BM25 is negative, better is lower. Scaled per kind, then bucketed on a
-    // log scale (buckets 2% wide) so that near-equal scores tie whatever the
-    // store's size, and the newer item wins the tie.
-    let key = |r: &Ranked| {
-        let s = -r.score * kind_factor(r.id.kind);
-        if s > 0.0 {
-            -(s.ln() * 50.0).round() as i64
-        } else {
-            i64::MAX
-        }
-    };
-    all.sort_by(|a, b| {
-        key(a)
-            .cmp(&key(b))
-            .then(b.created_at.cmp(&a.created_at))
-            .then(b.id.id.cmp(&a.id.id))
-    });
-    all.truncate(limit);
-    let mut hits = Vec::with_capacity(all.len());
-    for r in all {
-        if let Some(mut hit) = hit(conn, r.id)? {
-            // `+ 0.0` turns the -0.0 of recency listings into 0.
-            hit.score = (-r.score * kind_factor(r.id.kind) * 1e6).round() / 1e6 + 0.0;
-            hits.push(hit);
-        }
+    Ok(all)
+}
+
+/// The newest items that pass the filters (a query with nothing searchable).
+fn listed(conn: &Connection, req: &SearchRequest, kinds: &Kinds, limit: usize) -> Result<Vec<Hit>> {
+    let mut all: Vec<Ranked> = Vec::new();
+    if kinds.observations {
+        all.extend(rank_observations(conn, req, &kinds.types, None, limit)?);
     }
-    Ok(hits)
+    if kinds.summaries {
+        all.extend(rank_summaries(conn, req, None, limit)?);
+    }
+    if kinds.prompts {
+        all.extend(rank_prompts(conn, req, None, limit)?);
+    }
+    let mut scored: Vec<Scored> = all
+        .into_iter()
+        .map(|r| Scored {
+            id: r.id,
+            created_at: r.created_at,
+            score: 0.0,
+            coverage: 1.0,
+            superseded_by: None,
+        })
+        .collect();
+    order(&mut scored);
+    scored.truncate(limit);
+    hits_of(conn, &scored)
 }
 
 /// Runs a ranking query; keeps the best `limit` (by score, then newest).
@@ -432,6 +718,21 @@ const PROMPTS: Source = Source {
     kind: Kind::Prompt,
 };
 
+/// The sources a request searches.
+fn sources_of(kinds: &Kinds) -> Vec<&'static Source> {
+    let mut out = Vec::new();
+    if kinds.observations {
+        out.push(&OBSERVATIONS);
+    }
+    if kinds.summaries {
+        out.push(&SUMMARIES);
+    }
+    if kinds.prompts {
+        out.push(&PROMPTS);
+    }
+    out
+}
+
 /// `SELECT id, score, created_at` of `src`: driven by its FTS index when
 /// there is a query (the index must lead the join: starting from the table
 /// costs a full scan), else by the table alone. Filters are appended as
@@ -467,21 +768,23 @@ fn select_ranked(src: &Source, fts: Option<&str>) -> Sql {
 }
 
 /// Common filters, the order (newest matches for ranking, else newest
-/// rows) and the limit; then runs the query.
+/// rows) and the limit; then runs the query. `narrow` is None when
+/// listing, else what the source's window is divided by.
 fn finish_ranked(
     conn: &Connection,
     mut sql: Sql,
     src: &Source,
     req: &SearchRequest,
-    fts: bool,
+    narrow: Option<usize>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
     common_filters(&mut sql, req, src.alias);
-    let (order, n) = if fts {
-        (format!("{}.rowid DESC", src.fts), src.window)
-    } else {
-        let a = src.alias;
-        (format!("{a}.created_at DESC, {a}.id DESC"), limit)
+    let (order, n) = match narrow {
+        Some(d) => (format!("{}.rowid DESC", src.fts), src.window / d.max(1)),
+        None => {
+            let a = src.alias;
+            (format!("{a}.created_at DESC, {a}.id DESC"), limit)
+        }
     };
     let l = sql.param(n as i64);
     sql.push(&format!(" ORDER BY {order} LIMIT {l}"));
@@ -492,10 +795,15 @@ fn rank_observations(
     conn: &Connection,
     req: &SearchRequest,
     types: &[String],
-    fts: Option<&str>,
+    fts: Option<(&str, usize)>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let mut sql = select_ranked(&OBSERVATIONS, fts);
+    let sql = filter_observations(select_ranked(&OBSERVATIONS, fts.map(|f| f.0)), req, types);
+    finish_ranked(conn, sql, &OBSERVATIONS, req, fts.map(|f| f.1), limit)
+}
+
+/// The observation filters: project, types, file.
+fn filter_observations(mut sql: Sql, req: &SearchRequest, types: &[String]) -> Sql {
     if let Some(project) = req.project_id {
         let p = sql.param(project);
         sql.push(&format!(" AND o.project_id = {p}"));
@@ -518,37 +826,37 @@ fn rank_observations(
         }
         sql.push(&format!(" AND o.id IN ({sub})"));
     }
-    finish_ranked(conn, sql, &OBSERVATIONS, req, fts.is_some(), limit)
+    sql
 }
 
 fn rank_summaries(
     conn: &Connection,
     req: &SearchRequest,
-    fts: Option<&str>,
+    fts: Option<(&str, usize)>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let mut sql = select_ranked(&SUMMARIES, fts);
+    let mut sql = select_ranked(&SUMMARIES, fts.map(|f| f.0));
     if let Some(project) = req.project_id {
         let p = sql.param(project);
         sql.push(&format!(" AND m.project_id = {p}"));
     }
-    finish_ranked(conn, sql, &SUMMARIES, req, fts.is_some(), limit)
+    finish_ranked(conn, sql, &SUMMARIES, req, fts.map(|f| f.1), limit)
 }
 
 fn rank_prompts(
     conn: &Connection,
     req: &SearchRequest,
-    fts: Option<&str>,
+    fts: Option<(&str, usize)>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let mut sql = select_ranked(&PROMPTS, fts);
+    let mut sql = select_ranked(&PROMPTS, fts.map(|f| f.0));
     if let Some(project) = req.project_id {
         let p = sql.param(project);
         sql.push(&format!(
             " AND q.session_id IN (SELECT id FROM sessions WHERE project_id = {p})"
         ));
     }
-    finish_ranked(conn, sql, &PROMPTS, req, fts.is_some(), limit)
+    finish_ranked(conn, sql, &PROMPTS, req, fts.map(|f| f.1), limit)
 }
 
 fn project_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<ProjectRef>> {
@@ -598,6 +906,7 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     project: project_at(r, 6)?,
                     session: session_at(r, 8)?,
                     score: 0.0,
+                    superseded_by: None,
                 })
             })
             .optional()?,
@@ -633,6 +942,7 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     project: project_at(r, 4)?,
                     session: session_at(r, 6)?,
                     score: 0.0,
+                    superseded_by: None,
                 })
             })
             .optional()?,
@@ -657,6 +967,7 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     project: project_at(r, 2)?,
                     session: session_at(r, 4)?,
                     score: 0.0,
+                    superseded_by: None,
                 })
             })
             .optional()?,
@@ -765,6 +1076,17 @@ mod tests {
                 panic!("query {q:?}: {e}");
             }
         }
+    }
+
+    #[test]
+    fn candidates_come_from_the_rarest_words_that_match_something() {
+        let c = DOC_COUNT_CAP;
+        assert_eq!(candidate_skips(&[c, 3, 0, 40]), [true, false, true, false]);
+        assert_eq!(candidate_skips(&[c, c, 0]), [false, false, true]);
+        assert_eq!(candidate_skips(&[0, 0]), [false, false]);
+        let many = [5, 1, 9, 2, 8, 3, 7, c];
+        let kept: Vec<bool> = candidate_skips(&many).iter().map(|s| !s).collect();
+        assert_eq!(kept, [true, true, false, true, false, true, true, false]);
     }
 
     #[test]

@@ -8,6 +8,8 @@
 //!   and how it comes back, once and in order;
 //! - [`schema`]: the migrations;
 //! - [`memory`]: observations, summaries and their full-text indexes;
+//! - [`idents`]: the other spelling of compound names, indexed beside the
+//!   text (`parseConfig` / `parse_config`);
 //! - [`pieces`]: partial summaries of a long turn's earlier pieces;
 //! - [`queue`]: the events table as the worker's durable queue (leases,
 //!   batches per turn, retries);
@@ -21,6 +23,7 @@
 
 pub mod capture;
 pub mod export;
+pub mod idents;
 pub mod ledger;
 pub mod memory;
 pub mod pieces;
@@ -265,6 +268,9 @@ impl Store {
             .map_err(|e| sql_err(&path, e))?;
         for (i, sql) in schema::MIGRATIONS.iter().enumerate().skip(current as usize) {
             tx.execute_batch(sql).map_err(|e| sql_err(&path, e))?;
+            if *sql == schema::IDENTS_MIGRATION {
+                memory::fill_idents(&tx).map_err(|e| sql_err(&path, e))?;
+            }
             tx.pragma_update(None, "user_version", (i + 1) as i64)
                 .map_err(|e| sql_err(&path, e))?;
         }

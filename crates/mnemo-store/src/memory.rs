@@ -10,6 +10,7 @@
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
+use crate::idents::identifier_words;
 use crate::{Result, Store, json_list};
 
 /// An observation as written to the store.
@@ -56,12 +57,13 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
     let concepts = json_list(&o.concepts);
     let files_read = json_list(&o.files_read);
     let files_modified = json_list(&o.files_modified);
+    let idents = observation_idents(o);
     let id: Option<i64> = conn
         .query_row(
             "INSERT INTO observations (uid, project_id, session_id, prompt_number, type, title,
                     subtitle, narrative, facts, concepts, files_read, files_modified, source,
-                    created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)
+                    created_at, idents)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
              ON CONFLICT (uid) DO NOTHING RETURNING id",
             params![
                 o.uid,
@@ -77,7 +79,8 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
                 files_read,
                 files_modified,
                 o.source,
-                o.created_at
+                o.created_at,
+                idents
             ],
             |r| r.get(0),
         )
@@ -85,8 +88,8 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
     if let Some(id) = id {
         conn.execute(
             "INSERT INTO observations_fts (rowid, title, subtitle, narrative, facts, concepts,
-                                           files_read, files_modified)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                                           files_read, files_modified, idents)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
             params![
                 id,
                 o.title,
@@ -95,7 +98,8 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
                 facts,
                 concepts,
                 files_read,
-                files_modified
+                files_modified,
+                idents
             ],
         )?;
         index_files(conn, id, o)?;
@@ -122,11 +126,13 @@ fn index_files(conn: &Connection, id: i64, o: &NewObservation) -> rusqlite::Resu
 
 /// Inserts a summary and indexes it; None when its uid is stored already.
 pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Option<i64>> {
+    let idents = summary_idents(s);
     let id: Option<i64> = conn
         .query_row(
             "INSERT INTO summaries (uid, project_id, session_id, prompt_number, request,
-                    investigated, learned, completed, next_steps, notes, source, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
+                    investigated, learned, completed, next_steps, notes, source, created_at,
+                    idents)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
              ON CONFLICT (uid) DO NOTHING RETURNING id",
             params![
                 s.uid,
@@ -140,7 +146,8 @@ pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Opt
                 s.next_steps,
                 s.notes,
                 s.source,
-                s.created_at
+                s.created_at,
+                idents
             ],
             |r| r.get(0),
         )
@@ -148,8 +155,8 @@ pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Opt
     if let Some(id) = id {
         conn.execute(
             "INSERT INTO summaries_fts (rowid, request, investigated, learned, completed,
-                                        next_steps, notes)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                                        next_steps, notes, idents)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 id,
                 s.request,
@@ -157,7 +164,8 @@ pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Opt
                 s.learned,
                 s.completed,
                 s.next_steps,
-                s.notes
+                s.notes,
+                idents
             ],
         )?;
     }
@@ -178,11 +186,12 @@ pub(crate) struct NewPrompt<'a> {
 /// Inserts a prompt row and indexes its text; None when the turn already has
 /// a prompt.
 pub(crate) fn insert_prompt(conn: &Connection, p: &NewPrompt<'_>) -> rusqlite::Result<Option<i64>> {
+    let idents = identifier_words([p.text]);
     let id: Option<i64> = conn
         .query_row(
             "INSERT INTO prompts (uid, session_id, prompt_number, platform_prompt_id, origin,
-                                  text, created_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                                  text, created_at, idents)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
              ON CONFLICT DO NOTHING RETURNING id",
             params![
                 p.uid,
@@ -191,18 +200,104 @@ pub(crate) fn insert_prompt(conn: &Connection, p: &NewPrompt<'_>) -> rusqlite::R
                 p.platform_prompt_id,
                 p.origin,
                 p.text,
-                p.created_at
+                p.created_at,
+                idents
             ],
             |r| r.get(0),
         )
         .optional()?;
     if let Some(id) = id {
         conn.execute(
-            "INSERT INTO prompts_fts (rowid, text) VALUES (?1, ?2)",
-            params![id, p.text],
+            "INSERT INTO prompts_fts (rowid, text, idents) VALUES (?1, ?2, ?3)",
+            params![id, p.text, idents],
         )?;
     }
     Ok(id)
+}
+
+/// The `idents` column of an observation (see [`crate::idents`]).
+fn observation_idents(o: &NewObservation) -> String {
+    let texts = [&o.title, &o.subtitle, &o.narrative]
+        .into_iter()
+        .chain(&o.facts)
+        .chain(&o.concepts)
+        .chain(&o.files_read)
+        .chain(&o.files_modified);
+    identifier_words(texts.map(String::as_str))
+}
+
+/// The `idents` column of a summary.
+fn summary_idents(s: &NewSummary) -> String {
+    identifier_words(
+        [
+            &s.request,
+            &s.investigated,
+            &s.learned,
+            &s.completed,
+            &s.next_steps,
+            &s.notes,
+        ]
+        .map(String::as_str),
+    )
+}
+
+/// Fills the `idents` column of rows stored before it existed, then
+/// rebuilds the full-text indexes from the tables (run once, by the
+/// migration that adds the column).
+pub(crate) fn fill_idents(conn: &Connection) -> rusqlite::Result<()> {
+    fill_table(
+        conn,
+        &format!(
+            "SELECT id, title || ' ' || subtitle || ' ' || narrative || ' ' || {} || ' ' || {}
+                    || ' ' || {} || ' ' || {} FROM observations",
+            list_text("facts"),
+            list_text("concepts"),
+            list_text("files_read"),
+            list_text("files_modified")
+        ),
+        "UPDATE observations SET idents = ?2 WHERE id = ?1",
+    )?;
+    fill_table(
+        conn,
+        "SELECT id, request || ' ' || investigated || ' ' || learned || ' ' || completed || ' ' ||
+                next_steps || ' ' || notes FROM summaries",
+        "UPDATE summaries SET idents = ?2 WHERE id = ?1",
+    )?;
+    fill_table(
+        conn,
+        "SELECT id, text FROM prompts",
+        "UPDATE prompts SET idents = ?2 WHERE id = ?1",
+    )?;
+    for table in FTS_TABLES {
+        conn.execute(
+            &format!("INSERT INTO {table}({table}) VALUES ('rebuild')"),
+            [],
+        )?;
+    }
+    Ok(())
+}
+
+/// SQL for the items of a JSON list column joined by spaces ('' when not a list).
+fn list_text(column: &str) -> String {
+    format!(
+        "coalesce((SELECT group_concat(j.value, ' ') FROM json_each(CASE WHEN json_valid({column})
+                   THEN {column} ELSE '[]' END) j WHERE j.type = 'text'), '')"
+    )
+}
+
+fn fill_table(conn: &Connection, select: &str, update: &str) -> rusqlite::Result<()> {
+    let rows: Vec<(i64, String)> = conn
+        .prepare(select)?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut stmt = conn.prepare(update)?;
+    for (id, text) in rows {
+        let idents = identifier_words([text.as_str()]);
+        if !idents.is_empty() {
+            stmt.execute(params![id, idents])?;
+        }
+    }
+    Ok(())
 }
 
 /// The full-text indexes and the tables they follow.
@@ -244,6 +339,21 @@ impl Store {
 mod tests {
     use super::*;
     use std::time::Duration;
+
+    /// Takes a new database back to the schema before the idents migration.
+    const UNDO_V4: &str = "
+        DROP TABLE observations_fts; DROP TABLE summaries_fts; DROP TABLE prompts_fts;
+        ALTER TABLE observations DROP COLUMN idents;
+        ALTER TABLE summaries DROP COLUMN idents;
+        ALTER TABLE prompts DROP COLUMN idents;
+        CREATE VIRTUAL TABLE observations_fts USING fts5(
+            title, subtitle, narrative, facts, concepts, files_read, files_modified,
+            content='observations', content_rowid='id');
+        CREATE VIRTUAL TABLE summaries_fts USING fts5(
+            request, investigated, learned, completed, next_steps, notes,
+            content='summaries', content_rowid='id');
+        CREATE VIRTUAL TABLE prompts_fts USING fts5(
+            text, content='prompts', content_rowid='id');";
 
     fn store() -> (tempfile::TempDir, Store) {
         let tmp = tempfile::tempdir().unwrap();
@@ -323,6 +433,7 @@ mod tests {
         let path = tmp.path().join("m.db");
         let store = Store::open(&path, Duration::from_secs(1)).unwrap();
         // A database as version 2 left it: observations, no file index.
+        store.conn().execute_batch(UNDO_V4).unwrap();
         store
             .conn()
             .execute_batch(
@@ -344,6 +455,53 @@ mod tests {
             .collect::<rusqlite::Result<_>>()
             .unwrap();
         assert_eq!(rows, [("/p/m.rs".into(), true), ("/p/r.rs".into(), false)]);
+    }
+
+    #[test]
+    fn compound_names_are_found_in_either_spelling() {
+        let (_t, store) = store();
+        for (uid, title) in [
+            ("a", "Call parseConfig early"),
+            ("b", "Rename load_user_file"),
+        ] {
+            let o = NewObservation {
+                uid: uid.into(),
+                kind: "change".into(),
+                title: title.into(),
+                ..Default::default()
+            };
+            insert_observation(store.conn(), &o).unwrap();
+        }
+        assert_eq!(hits(&store, "observations_fts", "parse config"), 1);
+        assert_eq!(hits(&store, "observations_fts", "\"parse config\""), 1);
+        assert_eq!(hits(&store, "observations_fts", "loadUserFile"), 1);
+        assert_eq!(hits(&store, "observations_fts", "\"load user file\""), 1);
+        assert!(store.check_fts().unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_idents_migration_fills_identifier_words_of_existing_rows() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("m.db");
+        let store = Store::open(&path, Duration::from_secs(1)).unwrap();
+        // A database as version 5 left it: no idents columns, indexes without them.
+        store.conn().execute_batch(UNDO_V4).unwrap();
+        store
+            .conn()
+            .execute_batch(
+                "INSERT INTO observations (uid, type, title, facts, created_at)
+                 VALUES ('a', 'change', 'Fixed parseConfig', '[\"see config_loader.rs\"]', 1);
+                 INSERT INTO summaries (uid, request, created_at)
+                 VALUES ('s', 'why does retryBackoff loop', 1);
+                 PRAGMA user_version = 5;",
+            )
+            .unwrap();
+        drop(store);
+        let store = Store::open(&path, Duration::from_secs(1)).unwrap();
+        assert_eq!(hits(&store, "observations_fts", "parse config"), 1);
+        assert_eq!(hits(&store, "observations_fts", "configLoader"), 1);
+        assert_eq!(hits(&store, "summaries_fts", "retry backoff"), 1);
+        assert!(store.check_fts().unwrap().is_empty());
     }
 
     #[test]

@@ -14,7 +14,14 @@ pub const MIGRATIONS: &[&str] = &[
     V3_OBSERVATION_FILES,
     V4_TURN_PIECES,
     V5_RECALL_SHOWN,
+    V6_IDENTIFIER_WORDS,
 ];
+
+/// The migration that adds the `idents` columns: right after it runs, Rust
+/// code fills them for the rows already stored and rebuilds the full-text
+/// indexes (see `crate::memory::fill_idents`). Recognised by its text, so
+/// that its number can change when migrations are merged.
+pub const IDENTS_MIGRATION: &str = V6_IDENTIFIER_WORDS;
 
 /// The schema version this build writes.
 pub const LATEST: i64 = MIGRATIONS.len() as i64;
@@ -247,4 +254,30 @@ CREATE TABLE IF NOT EXISTS recall_shown (
 -- The failed tool calls of a session (recurring gotchas in the index), without
 -- walking every event of the project's last sessions.
 CREATE INDEX IF NOT EXISTS events_failures ON events(session_id, created_at) WHERE kind = 'tool_failure';
+"#;
+
+const V6_IDENTIFIER_WORDS: &str = r#"
+-- The other spelling of each compound name in a record (see crate::idents):
+-- `parseConfig` gives `parse config`, `parse_config` gives `parseconfig`.
+-- Written with the row by crate::memory; filled for older rows in Rust
+-- right after this migration, which then rebuilds the indexes.
+ALTER TABLE observations ADD COLUMN idents TEXT NOT NULL DEFAULT '';
+ALTER TABLE summaries ADD COLUMN idents TEXT NOT NULL DEFAULT '';
+ALTER TABLE prompts ADD COLUMN idents TEXT NOT NULL DEFAULT '';
+
+DROP TABLE observations_fts;
+CREATE VIRTUAL TABLE observations_fts USING fts5(
+    title, subtitle, narrative, facts, concepts, files_read, files_modified, idents,
+    content='observations', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+);
+DROP TABLE summaries_fts;
+CREATE VIRTUAL TABLE summaries_fts USING fts5(
+    request, investigated, learned, completed, next_steps, notes, idents,
+    content='summaries', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+);
+DROP TABLE prompts_fts;
+CREATE VIRTUAL TABLE prompts_fts USING fts5(
+    text, idents,
+    content='prompts', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
+);
 "#;

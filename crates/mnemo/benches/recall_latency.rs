@@ -262,6 +262,16 @@ fn main() {
         pasted,
     ];
     let typical = "timeout";
+    const QUESTION: &str = "why does the login request time out when the cache is cold?";
+    const BUG_REPORT: &str = "Since the last deploy some users cannot log in: the login \
+        request hangs and then fails with a timeout after thirty seconds. It happens mostly in \
+        the morning when the session cache is cold and many users sign in at the same time. \
+        The server log shows the auth handler waiting on the database lock, then a retry, \
+        then the token endpoint returning an error to the client. Restarting the worker \
+        makes it go away for a while. We did not change the password hash or the cookie \
+        settings. The queue of pending requests grows until the middleware gives up. Steps: \
+        clear the cache, send two hundred login requests at once, watch the response times \
+        and the error rate. Expected: every user logs in within a second.";
     let mut searches = vec![
         Scenario {
             name: "/bin/true (baseline)".into(),
@@ -291,6 +301,17 @@ fn main() {
         cli(
             format!("search: two words ({} matches)", matches("timeout retry")),
             &["search", "-n", "10", "timeout retry"],
+        ),
+        cli(
+            "search: a question (5 words once stop words are set aside)".into(),
+            &["search", "-n", "10", QUESTION],
+        ),
+        cli(
+            format!(
+                "search: a pasted bug report ({} words)",
+                BUG_REPORT.split_whitespace().count()
+            ),
+            &["search", "-n", "10", BUG_REPORT],
         ),
         cli(
             format!("search: a file path ({} matches)", matches("src/api")),

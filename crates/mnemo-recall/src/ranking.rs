@@ -1,0 +1,322 @@
+//! Re-ranking what FTS5 found by how well each record answers the query.
+//!
+//! FTS5's `bm25()` normalizes by the whole record's length, so a terse
+//! record (a log-like title and little else) gets every match scaled up,
+//! and a short title with two common words can beat the long record that
+//! contains the rare ones. The few best candidates are therefore read and
+//! scored again:
+//!
+//! - BM25F ([`bm25f`]): each query word's occurrences are weighted by
+//!   field (title first) and normalized by that field's length, then
+//!   saturated once per word, so a word repeated everywhere cannot outweigh
+//!   two different words, and a long narrative does not dilute the title;
+//! - coverage ([`coverage`]): the share of the query's weight (each word
+//!   weighs its inverse document frequency) that the record contains, in
+//!   its text or its identifier words; records with more of the selective
+//!   words come first.
+//!
+//! Word matching here is a cheap approximation of the index's (lowercase,
+//! plural and `-ed`/`-ing` endings folded, a short word also matching a
+//! longer form of itself); it only weighs candidates that FTS5 already
+//! matched, so it never decides what is found.
+
+use rusqlite::{Connection, OptionalExtension};
+
+use crate::Result;
+use crate::ids::{ItemRef, Kind};
+use crate::query::{Term, Terms};
+
+/// How much each query word weighs, from the number of documents it matches.
+#[derive(Debug, Clone)]
+pub struct TermWeights {
+    /// Per query term, in the order of [`Terms::terms`].
+    pub idf: Vec<f64>,
+    /// The document counts they come from.
+    pub doc_counts: Vec<u64>,
+}
+
+impl TermWeights {
+    /// Lucene-style smoothed IDF: positive however common the word.
+    pub fn new(doc_counts: &[u64], total_docs: u64) -> TermWeights {
+        let n = total_docs.max(1) as f64;
+        let idf = doc_counts
+            .iter()
+            .map(|&df| {
+                let df = df as f64;
+                (1.0 + (n - df + 0.5).max(0.0) / (df + 0.5)).ln().max(0.01)
+            })
+            .collect();
+        TermWeights {
+            idf,
+            doc_counts: doc_counts.to_vec(),
+        }
+    }
+}
+
+/// The share of the query's weight a record contains, 0 to 1.
+pub fn coverage(terms: &Terms, weights: &TermWeights, doc: &Doc) -> f64 {
+    let total: f64 = weights.idf.iter().sum();
+    if total <= 0.0 {
+        return 1.0;
+    }
+    let found: f64 = terms
+        .terms()
+        .iter()
+        .zip(&weights.idf)
+        .filter(|(t, _)| doc.contains(t))
+        .map(|(_, w)| w)
+        .sum();
+    found / total
+}
+
+/// BM25's term-frequency saturation.
+const K1: f64 = 1.2;
+/// BM25's length normalization, per field.
+const B: f64 = 0.75;
+
+/// BM25F over a record's fields: each word's occurrences weighted by field
+/// and normalized by that field's length against its average over the
+/// candidates (`avg_len`), then saturated once per word. Unlike FTS5's
+/// `bm25()`, which normalizes by the whole record's length, a long
+/// narrative does not dilute a match in the title.
+pub fn bm25f(terms: &Terms, weights: &TermWeights, doc: &Doc, avg_len: &[f64]) -> f64 {
+    let mut score = 0.0;
+    for (term, idf) in terms.terms().iter().zip(&weights.idf) {
+        let words: Vec<String> = tokens(&term.text).map(|w| fold(&w)).collect();
+        if words.is_empty() {
+            continue;
+        }
+        let mut tf = 0.0;
+        for (i, field) in doc.fields.iter().enumerate() {
+            let n = words.iter().map(|w| field.count(w)).min().unwrap_or(0);
+            if n == 0 {
+                continue;
+            }
+            let avg = avg_len.get(i).copied().unwrap_or(1.0).max(1.0);
+            let norm = 1.0 - B + B * field.words.len() as f64 / avg;
+            tf += field.weight * n as f64 / norm;
+        }
+        score += idf * tf / (K1 + tf);
+    }
+    score
+}
+
+/// Average word count of each field over some records.
+pub fn average_lengths(docs: &[&Doc]) -> Vec<f64> {
+    let fields = docs.iter().map(|d| d.fields.len()).max().unwrap_or(0);
+    (0..fields)
+        .map(|i| {
+            let total: usize = docs
+                .iter()
+                .map(|d| d.fields.get(i).map_or(0, |f| f.words.len()))
+                .sum();
+            total as f64 / docs.len().max(1) as f64
+        })
+        .collect()
+}
+
+/// One field of a record: its BM25F weight and its words, folded.
+#[derive(Debug, Default)]
+pub struct Field {
+    pub weight: f64,
+    words: Vec<String>,
+}
+
+impl Field {
+    pub fn new(weight: f64, text: &str) -> Field {
+        Field {
+            weight,
+            words: tokens(text).map(|w| fold(&w)).collect(),
+        }
+    }
+
+    /// Occurrences of a folded word (a word of four or more letters also
+    /// matches a longer form of itself: `config`, `configs`, `configured`).
+    fn count(&self, w: &str) -> usize {
+        let loose = w.chars().count() >= 4;
+        self.words
+            .iter()
+            .filter(|d| *d == w || (loose && d.starts_with(w) && d.len() <= w.len() + 4))
+            .count()
+    }
+}
+
+/// The words of one record, field by field.
+#[derive(Debug, Default)]
+pub struct Doc {
+    pub fields: Vec<Field>,
+    /// An observation's type.
+    pub obs_type: Option<String>,
+}
+
+impl Doc {
+    /// A record with its text in one field (tests, and callers without fields).
+    pub fn new(text: &str) -> Doc {
+        Doc {
+            fields: vec![Field::new(1.0, text)],
+            obs_type: None,
+        }
+    }
+
+    /// Whether every word of the term is in one of the record's fields.
+    pub fn contains(&self, term: &Term) -> bool {
+        let mut any = false;
+        for w in tokens(&term.text) {
+            any = true;
+            let w = fold(&w);
+            if !self.fields.iter().any(|f| f.count(&w) > 0) {
+                return false;
+            }
+        }
+        any
+    }
+}
+
+/// Lowercase alphanumeric runs, as the index's tokenizer cuts them.
+fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+}
+
+/// Folds common English endings: `caches`/`cached` → `cach`, `retries` →
+/// `retry`, `fixed`/`fixing` → `fix`.
+fn fold(word: &str) -> String {
+    let w = word;
+    let n = w.len();
+    let folded = if n > 4 && w.ends_with("ies") {
+        format!("{}y", &w[..n - 3])
+    } else if n > 5 && w.ends_with("ing") {
+        w[..n - 3].to_owned()
+    } else if n > 4 && w.ends_with("ed") {
+        w[..n - 2].to_owned()
+    } else if n > 3 && w.ends_with('s') && !w.ends_with("ss") {
+        w[..n - 1].to_owned()
+    } else {
+        w.to_owned()
+    };
+    let folded = match folded.strip_suffix('e') {
+        Some(stem) if stem.len() >= 4 => stem.to_owned(),
+        _ => folded,
+    };
+    // `logg` (from `logging`) → `log`, `stopp` → `stop`.
+    let b = folded.as_bytes();
+    let n = b.len();
+    if n >= 4 && b[n - 1] == b[n - 2] && !matches!(b[n - 1], b'l' | b's' | b'z' | b'e' | b'o') {
+        return folded[..n - 1].to_owned();
+    }
+    folded
+}
+
+/// BM25F field weights of an observation: title, subtitle, narrative,
+/// facts, concepts, files, identifier words.
+const OBSERVATION_FIELDS: [f64; 7] = [3.0, 2.0, 1.0, 1.5, 1.5, 2.0, 1.0];
+/// A summary: request, investigated, learned, completed, next steps and
+/// notes, identifier words.
+const SUMMARY_FIELDS: [f64; 6] = [2.0, 1.0, 1.5, 1.5, 1.0, 1.0];
+/// A prompt: its text, identifier words.
+const PROMPT_FIELDS: [f64; 2] = [1.0, 1.0];
+
+/// A record's searchable fields, read from the store (empty when gone).
+pub fn record_doc(conn: &Connection, id: ItemRef) -> Result<Doc> {
+    let (sql, weights): (&str, &[f64]) = match id.kind {
+        Kind::Observation => (
+            "SELECT title, subtitle, narrative, facts, concepts,
+                    files_read || ' ' || files_modified, idents, type
+             FROM observations WHERE id = ?1",
+            &OBSERVATION_FIELDS,
+        ),
+        Kind::Summary => (
+            "SELECT request, investigated, learned || ' ' || completed, next_steps,
+                    notes, idents
+             FROM summaries WHERE id = ?1",
+            &SUMMARY_FIELDS,
+        ),
+        Kind::Prompt => (
+            "SELECT text, idents FROM prompts WHERE id = ?1",
+            &PROMPT_FIELDS,
+        ),
+    };
+    let row: Option<(Vec<String>, Option<String>)> = conn
+        .prepare_cached(sql)?
+        .query_row([id.id], |r| {
+            let texts = (0..weights.len())
+                .map(|i| r.get::<_, String>(i))
+                .collect::<rusqlite::Result<_>>()?;
+            let obs_type = match id.kind {
+                Kind::Observation => Some(r.get(weights.len())?),
+                _ => None,
+            };
+            Ok((texts, obs_type))
+        })
+        .optional()?;
+    let (texts, obs_type) = row.unwrap_or_default();
+    let fields = texts
+        .iter()
+        .zip(weights)
+        .map(|(t, &w)| Field::new(w, t))
+        .collect();
+    Ok(Doc { fields, obs_type })
+}
+
+/// Words with which a question asks what was decided.
+const DECISION_WORDS: &[&str] = &[
+    "decide",
+    "decided",
+    "decision",
+    "decisions",
+    "chose",
+    "choose",
+    "chosen",
+    "agreed",
+    "settled",
+    "policy",
+    "rule",
+];
+
+/// Whether a query asks for a decision ("what did we decide about …").
+pub fn asks_for_decisions(query: &str) -> bool {
+    tokens(query).any(|w| DECISION_WORDS.contains(&w.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn term(text: &str) -> Term {
+        Term {
+            text: text.into(),
+            quoted: false,
+            stop: false,
+        }
+    }
+
+    #[test]
+    fn words_match_across_plurals_and_endings() {
+        let doc = Doc::new("Retries capped; caches invalidated when configs change (src/auth.rs)");
+        for t in [
+            "retry",
+            "cache",
+            "config",
+            "invalidate",
+            "src/auth.rs",
+            "auth",
+        ] {
+            assert!(doc.contains(&term(t)), "{t}");
+        }
+        for t in ["login", "src/login.rs", "ca"] {
+            assert!(!doc.contains(&term(t)), "{t}");
+        }
+    }
+
+    #[test]
+    fn coverage_weighs_rare_words_more() {
+        let terms = Terms::parse("login redis timeout");
+        let weights = TermWeights::new(&[500, 3, 40], 1000);
+        let rare = coverage(&terms, &weights, &Doc::new("redis timeout raised"));
+        let common = coverage(&terms, &weights, &Doc::new("login page"));
+        assert!(rare > 0.8 && common < 0.1, "{rare} {common}");
+        let all = coverage(&terms, &weights, &Doc::new("login redis timeouts"));
+        assert!((all - 1.0).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,259 @@
+//! Search ranking through the real binary: a question in a developer's own
+//! words, a pasted bug report, identifiers in another spelling, and a
+//! decision that a later decision replaced. Stores are filled with
+//! `mnemo import`, as a user would.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::Env;
+use mnemo_core::time::{format_rfc3339, now_ms};
+use serde_json::{Value, json};
+
+const HOUR: i64 = 3_600_000;
+
+fn project(env: &Env) -> PathBuf {
+    let dir = env.dir.path().join("shop");
+    mnemo_testkit::git_init(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+fn obs(
+    project: &Path,
+    kind: &str,
+    title: &str,
+    narrative: &str,
+    file: &str,
+    hours_ago: i64,
+) -> Value {
+    json!({
+        "kind": "observation",
+        "project": project,
+        "type": kind,
+        "title": title,
+        "narrative": narrative,
+        "files_modified": [project.join(file)],
+        "created_at": format_rfc3339(now_ms() - hours_ago * HOUR),
+    })
+}
+
+/// Ordinary work full of the words questions are made of.
+fn noise(project: &Path) -> Vec<Value> {
+    let words = [
+        "login", "page", "error", "user", "test", "session", "config", "fix",
+    ];
+    (0..40)
+        .map(|i| {
+            let a = words[i % words.len()];
+            let b = words[(i * 3 + 1) % words.len()];
+            obs(
+                project,
+                "change",
+                &format!("Fix {a} {b} test"),
+                &format!(
+                    "Updated the {a} code and the {b} tests. At some point we had a problem \
+                     in it where users who were signed in saw an error; so far this is all \
+                     we have seen, and for now the page works again."
+                ),
+                &format!("src/{a}.rs"),
+                (i + 2) as i64,
+            )
+        })
+        .collect()
+}
+
+fn import(env: &Env, records: &[Value]) {
+    let file = env.dir.path().join("import.jsonl");
+    let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let out = env.mnemo().arg("import").arg(&file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn search(env: &Env, dir: &Path, args: &[&str]) -> std::process::Output {
+    let out = env
+        .mnemo()
+        .current_dir(dir)
+        .arg("search")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+fn hits(env: &Env, dir: &Path, query: &str) -> Vec<Value> {
+    let out = search(env, dir, &["--json", "--", query]);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["hits"].as_array().unwrap().clone()
+}
+
+fn titles(hits: &[Value]) -> Vec<String> {
+    hits.iter()
+        .map(|h| h["title"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn a_question_in_plain_words_finds_the_record_that_answers_it_first() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    records.push(obs(
+        &p,
+        "bugfix",
+        "SameSite=Strict cookie caused an endless redirect after the identity provider callback",
+        "After the callback from the identity provider the browser withheld the session \
+         cookie (a cross-site navigation), so the app saw no session and bounced back to \
+         authentication. The cookie is now SameSite=Lax.",
+        "src/auth/cookies.rs",
+        30,
+    ));
+    import(&env, &records);
+    // Most words of the question are not in the record, the noise is full
+    // of "login", "page", "users" and glue words, and what matters comes
+    // after the sixteenth word.
+    let found = hits(
+        &env,
+        &p,
+        "I remember that at some point we had a problem where users who signed in were sent \
+         back to the login page again and again, what was the cause of that redirect loop \
+         with the identity provider?",
+    );
+    assert!(
+        titles(&found)[0].starts_with("SameSite=Strict cookie"),
+        "{:#?}",
+        titles(&found)
+    );
+}
+
+#[test]
+fn a_pasted_bug_report_finds_the_fix() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    records.push(obs(
+        &p,
+        "bugfix",
+        "claimNext let two workers take the same job",
+        "claimNext selected then updated in two statements; it now claims with FOR UPDATE \
+         SKIP LOCKED in one statement.",
+        "src/queue/claim.rs",
+        50,
+    ));
+    import(&env, &records);
+    // Long, chatty, and the selective words come late: the first sixteen
+    // words say nothing.
+    let report = "Hi all, so this is something that we have been seeing for a while now and \
+        I am not sure who owns it, but it is getting worse and users are starting to notice \
+        it on the page. Sometimes the same background job runs twice: the logs show \
+        worker-3 and worker-7 both claimed job 88231 at the same second, and the customer \
+        got two exports. It only happens when the queue is busy, maybe one job in a thousand. \
+        We did not change the export code recently and the config looks fine to me. Could \
+        it be a race in how workers claim jobs, maybe claimNext? We are on Postgres 15 with \
+        the default isolation level. This is urgent because customers are billed twice. \
+        Steps to reproduce: enqueue ten thousand jobs with eight workers and count duplicate \
+        executions in the logs. Expected: every job runs once. Actual: a few run twice. Thanks!";
+    assert!(report.split_whitespace().count() > 100);
+    let found = hits(&env, &p, report);
+    assert_eq!(
+        titles(&found)[0],
+        "claimNext let two workers take the same job",
+        "{:#?}",
+        titles(&found)
+    );
+}
+
+#[test]
+fn identifiers_are_found_in_any_spelling() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    records.push(obs(
+        &p,
+        "feature",
+        "parse_config reads TOML",
+        "Settings parsed once.",
+        "src/settings.rs",
+        5,
+    ));
+    records.push(obs(
+        &p,
+        "refactor",
+        "loadUserProfile split in two",
+        "Fetch, then render.",
+        "web/profile.ts",
+        6,
+    ));
+    import(&env, &records);
+    for q in ["parseConfig", "ParseConfig", "parse config", "parse_config"] {
+        assert_eq!(
+            titles(&hits(&env, &p, q))[0],
+            "parse_config reads TOML",
+            "{q}"
+        );
+    }
+    for q in ["load_user_profile", "load user profile", "LoadUserProfile"] {
+        assert_eq!(
+            titles(&hits(&env, &p, q))[0],
+            "loadUserProfile split in two",
+            "{q}"
+        );
+    }
+}
+
+#[test]
+fn a_superseded_decision_is_marked_and_ranked_below_its_successor() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    // The older decision matches the question better, word for word.
+    records.push(obs(
+        &p,
+        "decision",
+        "Store user sessions in Redis",
+        "Where sessions are stored: Redis, keyed by cookie, 24h TTL.",
+        "src/session/store.rs",
+        48,
+    ));
+    records.push(obs(
+        &p,
+        "decision",
+        "User sessions move from Redis to Postgres",
+        "Redis evictions logged people out; the sessions table is durable.",
+        "src/session/store.rs",
+        3,
+    ));
+    import(&env, &records);
+    let found = hits(&env, &p, "where are user sessions stored?");
+    let t = titles(&found);
+    let old = t
+        .iter()
+        .position(|x| x == "Store user sessions in Redis")
+        .expect("old shown");
+    let new = t
+        .iter()
+        .position(|x| x == "User sessions move from Redis to Postgres")
+        .expect("new shown");
+    assert!(new < old, "{t:#?}");
+    assert_eq!(found[old]["superseded_by"], found[new]["id"]);
+    assert!(found[new].get("superseded_by").is_none());
+    // The text says so too.
+    let out = search(&env, &p, &["--", "where are user sessions stored?"]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    let id = found[new]["id"].as_i64().unwrap();
+    let line = text
+        .lines()
+        .find(|l| l.contains("Store user sessions in Redis"))
+        .unwrap();
+    assert!(line.contains(&format!("[superseded by #{id}]")), "{text}");
+}
