@@ -279,9 +279,60 @@ pub fn asks_for_decisions(query: &str) -> bool {
     tokens(query).any(|w| DECISION_WORDS.contains(&w.as_str()))
 }
 
+/// Phrases with which a question asks where the work stands ("what is
+/// still open", "what's left to do", "next steps"): turn summaries answer
+/// those (what was completed, what was left open), not single changes.
+const STATUS_PHRASES: &[&str] = &[
+    "still open",
+    "left to do",
+    "s left", // what's left: `what`, `s`, `left`
+    "is left",
+    "are left",
+    "remaining",
+    "remains",
+    "next steps",
+    "next step",
+    "unfinished",
+    "not done",
+    "not finished",
+    "todo",
+    "to do",
+    "where are we",
+    "where did we leave",
+    "status of",
+    "progress on",
+];
+
+/// Whether a query asks where the work stands.
+pub fn asks_for_status(query: &str) -> bool {
+    let words = format!(" {} ", tokens(query).collect::<Vec<_>>().join(" "));
+    STATUS_PHRASES
+        .iter()
+        .any(|p| words.contains(&format!(" {p} ")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn status_questions_are_recognised() {
+        for q in [
+            "what is still open on the payments epic",
+            "what's left to do for the migration",
+            "next steps on auth?",
+            "where did we leave the importer",
+        ] {
+            assert!(asks_for_status(q), "{q}");
+        }
+        for q in [
+            "when did annotations get an open or closed state",
+            "how do I open the settings file",
+            "which tests were left out of CI",
+        ] {
+            assert!(!asks_for_status(q), "{q}");
+        }
+    }
 
     fn term(text: &str) -> Term {
         Term {

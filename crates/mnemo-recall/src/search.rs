@@ -369,6 +369,7 @@ fn rerank(
         avg_len.insert(kind, ranking::average_lengths(&of_kind));
     }
     let wants_decisions = ranking::asks_for_decisions(query);
+    let wants_status = ranking::asks_for_status(query);
     let mut out = Vec::with_capacity(candidates.len());
     for (r, doc) in candidates.into_iter().zip(&docs) {
         let coverage = ranking::coverage(terms, weights, doc);
@@ -376,6 +377,9 @@ fn rerank(
         let mut score = bm25 * kind_factor(r.id.kind) * coverage_factor(coverage);
         if wants_decisions && doc.obs_type.as_deref() == Some("decision") {
             score *= DECISION_INTENT;
+        }
+        if wants_status && r.id.kind == Kind::Summary {
+            score *= STATUS_INTENT;
         }
         out.push(Scored {
             id: r.id,
@@ -396,6 +400,9 @@ fn coverage_factor(coverage: f64) -> f64 {
 
 /// How much a decision gains when the question asks what was decided.
 const DECISION_INTENT: f64 = 1.5;
+/// How much more a turn summary weighs when the question asks where the
+/// work stands (`ranking::asks_for_status`).
+const STATUS_INTENT: f64 = 1.5;
 
 /// Superseded decisions sink below their successor, which takes their
 /// place when the search did not find it by itself.
