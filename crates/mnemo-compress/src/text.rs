@@ -293,8 +293,16 @@ pub(crate) fn sentences(text: &str, max_sentences: usize) -> Vec<String> {
         let mut start = 0;
         let bytes = cleaned.as_bytes();
         let mut i = 0;
+        // Never inside a code span (`ALTER TABLE ... ADD`), nor after an
+        // ellipsis, which goes on with the same sentence.
+        let mut in_tick = false;
         while i + 2 < bytes.len() {
-            if matches!(bytes[i], b'.' | b'!' | b'?')
+            if bytes[i] == b'`' {
+                in_tick = !in_tick;
+            }
+            if !in_tick
+                && matches!(bytes[i], b'.' | b'!' | b'?')
+                && !(i > 0 && bytes[i] == b'.' && bytes[i - 1] == b'.')
                 && bytes[i + 1] == b' '
                 && (bytes[i + 2].is_ascii_uppercase() || bytes[i + 2] == b'`')
             {
@@ -406,6 +414,21 @@ mod tests {
         );
         assert_eq!(exit_code_in("Exit code 3\nmore"), Some(3));
         assert_eq!(exit_code_in("nope"), None);
+    }
+
+    #[test]
+    fn sentences_never_split_inside_code_or_after_an_ellipsis() {
+        assert_eq!(
+            sentences(
+                "The migration uses `ALTER TABLE ... ADD` without a default. It fails. Wait... Then it works.",
+                5
+            ),
+            [
+                "The migration uses `ALTER TABLE ... ADD` without a default.",
+                "It fails.",
+                "Wait... Then it works."
+            ]
+        );
     }
 
     #[test]
