@@ -94,6 +94,19 @@ fn open_read_only(data: &DataDir, config: &Config) -> Result<Option<Store>, Stri
         .map_err(|e| e.to_string())
 }
 
+/// What recall during a session needs: the host's session id, the project
+/// and the store opened for reading; None when any is missing.
+fn session_store<'i>(
+    input: &'i HookInput,
+    data: &DataDir,
+    config: &Config,
+) -> Result<Option<(&'i str, ProjectIdentity, Store)>, String> {
+    let (Some(session_id), Some(project)) = (input.session_id.as_deref(), identity(input)) else {
+        return Ok(None);
+    };
+    Ok(open_read_only(data, config)?.map(|store| (session_id, project, store)))
+}
+
 fn session_context(
     input: &HookInput,
     data: &DataDir,
@@ -166,13 +179,7 @@ fn file_history(
     let Some(file) = modified.into_iter().chain(read).next() else {
         return Ok(None);
     };
-    let Some(session_id) = input.session_id.as_deref() else {
-        return Ok(None);
-    };
-    let Some(project) = identity(input) else {
-        return Ok(None);
-    };
-    let Some(store) = open_read_only(data, config)? else {
+    let Some((session_id, project, store)) = session_store(input, data, config)? else {
         return Ok(None);
     };
     let conn = store.conn();
@@ -279,13 +286,7 @@ fn prompt_memory(
     if terms.is_empty() {
         return Ok(None);
     }
-    let Some(session_id) = input.session_id.as_deref() else {
-        return Ok(None);
-    };
-    let Some(project) = identity(input) else {
-        return Ok(None);
-    };
-    let Some(store) = open_read_only(data, config)? else {
+    let Some((session_id, project, store)) = session_store(input, data, config)? else {
         return Ok(None);
     };
     let conn = store.conn();
