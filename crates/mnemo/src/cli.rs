@@ -1,5 +1,4 @@
-//! The command line: every clap type (but the recall commands', which
-//! `commands::recall` still holds) and the dispatch to one `run` per
+//! The command line: every clap type and the dispatch to one `run` per
 //! command family in [`crate::commands`].
 
 use std::ffi::OsString;
@@ -89,13 +88,13 @@ pub enum Command {
     /// Token spend per day and per project, and the queue.
     Stats(StatsArgs),
     /// Full-text search over observations, summaries and prompts.
-    Search(commands::recall::SearchArgs),
+    Search(SearchArgs),
     /// Show observations (or summaries, prompts) in full by id.
-    Show(commands::recall::ShowArgs),
+    Show(ShowArgs),
     /// What came before and after an observation.
-    Timeline(commands::recall::TimelineArgs),
+    Timeline(TimelineArgs),
     /// Print the context index that SessionStart injects for a project.
-    Context(commands::recall::ContextArgs),
+    Context(ContextArgs),
     /// The MCP server on stdio (what Claude Code runs).
     Mcp(McpArgs),
     /// Check that everything is wired and healthy, and say how to fix what is not.
@@ -108,6 +107,78 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(clap::Args, Clone)]
+pub struct SearchArgs {
+    /// What to look for. Any text works: words, "quoted phrases", file paths,
+    /// punctuation. Every word must match (if nothing does, any word may).
+    /// Empty lists the newest items. Use `--` before a query that starts with `-`.
+    pub query: Vec<String>,
+    /// The project: a directory inside it, or its name (default: the current one).
+    #[arg(long, conflicts_with = "all")]
+    pub project: Option<String>,
+    /// Search every project.
+    #[arg(long)]
+    pub all: bool,
+    /// Only these types: bugfix (fix), feature (feat), refactor, change,
+    /// discovery, decision, memory; or summary, prompt. Repeat or separate by commas.
+    #[arg(long = "type", short = 't', value_delimiter = ',')]
+    pub types: Vec<String>,
+    /// From this date on: 2026-11-22, RFC 3339, today, yesterday, or a span ago (30m, 12h, 7d, 2w).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Before this date (same forms; a day includes the whole day).
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Only observations about this file (a path, relative path or file name).
+    #[arg(long)]
+    pub file: Option<String>,
+    /// Only items of this agent session (its id, or the first 4+ characters).
+    #[arg(long)]
+    pub session: Option<String>,
+    /// Most results.
+    #[arg(long, short = 'n', default_value_t = 20)]
+    pub limit: usize,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct ShowArgs {
+    /// Ids: #12 or 12 (observation), S12 (turn summary), P12 (prompt).
+    #[arg(required = true)]
+    pub ids: Vec<String>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct TimelineArgs {
+    /// The item to look around: #12 or 12, S12, P12.
+    pub id: String,
+    /// Items before it.
+    #[arg(long, short = 'b', default_value_t = 5)]
+    pub before: usize,
+    /// Items after it.
+    #[arg(long, short = 'a', default_value_t = 5)]
+    pub after: usize,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct ContextArgs {
+    /// The project: a directory inside it, its stored path (even if it moved
+    /// since), or its name (default: the current one).
+    #[arg(long)]
+    pub project: Option<String>,
+    /// The index and what went into it, as JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(clap::Args, Clone)]

@@ -17,79 +17,8 @@ use mnemo_recall::search::{FileFilter, SearchRequest, SearchResults, search as r
 use mnemo_recall::{Clock, ItemRef, records, timeline as tl};
 use mnemo_store::Store;
 
+use crate::cli::{ContextArgs, SearchArgs, ShowArgs, TimelineArgs};
 use crate::output::{data_and_config, open_store_read_only};
-
-#[derive(clap::Args)]
-pub struct SearchArgs {
-    /// What to look for. Any text works: words, "quoted phrases", file paths,
-    /// punctuation. Every word must match (if nothing does, any word may).
-    /// Empty lists the newest items. Use `--` before a query that starts with `-`.
-    pub query: Vec<String>,
-    /// The project: a directory inside it, or its name (default: the current one).
-    #[arg(long, conflicts_with = "all")]
-    pub project: Option<String>,
-    /// Search every project.
-    #[arg(long)]
-    pub all: bool,
-    /// Only these types: bugfix (fix), feature (feat), refactor, change,
-    /// discovery, decision, memory; or summary, prompt. Repeat or separate by commas.
-    #[arg(long = "type", short = 't', value_delimiter = ',')]
-    pub types: Vec<String>,
-    /// From this date on: 2026-11-22, RFC 3339, today, yesterday, or a span ago (30m, 12h, 7d, 2w).
-    #[arg(long)]
-    pub since: Option<String>,
-    /// Before this date (same forms; a day includes the whole day).
-    #[arg(long)]
-    pub until: Option<String>,
-    /// Only observations about this file (a path, relative path or file name).
-    #[arg(long)]
-    pub file: Option<String>,
-    /// Only items of this agent session (its id, or the first 4+ characters).
-    #[arg(long)]
-    pub session: Option<String>,
-    /// Most results.
-    #[arg(long, short = 'n', default_value_t = 20)]
-    pub limit: usize,
-    /// Machine-readable output.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(clap::Args)]
-pub struct ShowArgs {
-    /// Ids: #12 or 12 (observation), S12 (turn summary), P12 (prompt).
-    #[arg(required = true)]
-    pub ids: Vec<String>,
-    /// Machine-readable output.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(clap::Args)]
-pub struct TimelineArgs {
-    /// The item to look around: #12 or 12, S12, P12.
-    pub id: String,
-    /// Items before it.
-    #[arg(long, short = 'b', default_value_t = 5)]
-    pub before: usize,
-    /// Items after it.
-    #[arg(long, short = 'a', default_value_t = 5)]
-    pub after: usize,
-    /// Machine-readable output.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(clap::Args)]
-pub struct ContextArgs {
-    /// The project: a directory inside it, its stored path (even if it moved
-    /// since), or its name (default: the current one).
-    #[arg(long)]
-    pub project: Option<String>,
-    /// The index and what went into it, as JSON.
-    #[arg(long)]
-    pub json: bool,
-}
 
 /// Colors only for a person at a terminal who did not opt out.
 fn terminal_style() -> Style {
@@ -106,14 +35,12 @@ fn current_dir() -> anyhow::Result<PathBuf> {
     std::env::current_dir().context("cannot read the current directory")
 }
 
-/// Prints `text` and a newline; a reader that went away (`| head`) is not
-/// an error.
+/// Prints `text` and a newline (a closed pipe is an error that `main`
+/// ends quietly, as for every command).
 fn out(text: &str) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
-    match writeln!(stdout, "{text}").and_then(|()| stdout.flush()) {
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-        other => Ok(other?),
-    }
+    writeln!(stdout, "{text}").and_then(|()| stdout.flush())?;
+    Ok(())
 }
 
 fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
