@@ -35,7 +35,7 @@ import json, sys
 src, out = sys.argv[1], sys.argv[2]
 post = json.load(open(f"{src}/PostToolUse.Bash.json")); post.pop("tool_use_id", None)
 json.dump(post, open(f"{out}/post.json", "w"))
-skip = dict(post, tool_name="TodoWrite"); json.dump(skip, open(f"{out}/skip.json", "w"))
+skip = dict(post, tool_name="ToolSearch"); json.dump(skip, open(f"{out}/skip.json", "w"))
 for name in ["PreToolUse.Bash", "SessionStart"]:
     json.dump(json.load(open(f"{src}/{name}.json")), open(f"{out}/{name}.json", "w"))
 PY

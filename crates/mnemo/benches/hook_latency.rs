@@ -49,7 +49,7 @@ fn main() {
     };
     let skipped = {
         let mut v = fixture("PostToolUse.Bash.json");
-        v["tool_name"] = "TodoWrite".into();
+        v["tool_name"] = "ToolSearch".into();
         serde_json::to_vec(&v).unwrap()
     };
     let pre = serde_json::to_vec(&fixture("PreToolUse.Bash.json")).unwrap();
