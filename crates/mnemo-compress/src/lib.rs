@@ -146,6 +146,10 @@ pub struct QuestionAnswer {
     pub question: String,
     /// The options offered, when the question was multiple-choice.
     pub options: Vec<String>,
+    /// What each option meant, as the question described it (same order as
+    /// `options`; empty or shorter when the host gave no descriptions).
+    #[serde(default)]
+    pub option_notes: Vec<String>,
     pub answer: String,
 }
 

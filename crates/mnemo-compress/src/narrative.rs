@@ -427,7 +427,13 @@ pub(crate) fn narrative_questions(batch: &TurnBatch) -> Vec<Question> {
             options: q
                 .options
                 .iter()
-                .map(|o| (o.clone(), String::new()))
+                .enumerate()
+                .map(|(i, o)| {
+                    (
+                        o.clone(),
+                        q.option_notes.get(i).cloned().unwrap_or_default(),
+                    )
+                })
                 .collect(),
             answer: q.answer.clone(),
         })

@@ -679,6 +679,7 @@ mod tests {
             questions: vec![crate::QuestionAnswer {
                 question: "Which format?".into(),
                 options: vec!["CSV".into(), "JSON".into()],
+                option_notes: Vec::new(),
                 answer: "CSV".into(),
             }],
             final_report: Some("Export works. Remaining: docs.".into()),

@@ -34,6 +34,7 @@ pub fn narrated_turn(events: usize) -> TurnBatch {
         questions: vec![QuestionAnswer {
             question: "Cap late fees?".into(),
             options: vec!["30 days".into(), "No cap".into()],
+            option_notes: Vec::new(),
             answer: "30 days".into(),
         }],
         final_report: batch.last_assistant_message.clone(),

@@ -651,6 +651,7 @@ fn an_answer_that_settles_a_choice_is_a_decision() {
         questions: vec![mnemo_compress::QuestionAnswer {
             question: "Which store should sessions use?".into(),
             options: vec!["SQLite".into(), "Postgres".into()],
+            option_notes: Vec::new(),
             answer: "SQLite, because it ships in the binary".into(),
         }],
         ..Default::default()

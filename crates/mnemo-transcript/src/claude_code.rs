@@ -270,6 +270,7 @@ impl<'a> Builder<'a> {
                 turn.questions.push(Question {
                     question,
                     options,
+                    option_notes: Vec::new(),
                     answer: answer.clone(),
                     tool_use_id: None,
                 });
@@ -481,23 +482,31 @@ fn answered_questions(
                 .and_then(Value::as_str)
                 .map(str::to_owned)
                 .or_else(|| answer_in_text(text, question))?;
-            let options = q
+            let (options, option_notes) = q
                 .get("options")
                 .and_then(Value::as_array)
                 .map(|opts| {
                     opts.iter()
                         .filter_map(|o| {
-                            o.get("label")
+                            let label = o
+                                .get("label")
                                 .and_then(Value::as_str)
                                 .or_else(|| o.as_str())
-                                .and_then(|l| clean::text(sanitizer, l))
+                                .and_then(|l| clean::text(sanitizer, l))?;
+                            let note = o
+                                .get("description")
+                                .and_then(Value::as_str)
+                                .and_then(|d| clean::text(sanitizer, d))
+                                .unwrap_or_default();
+                            Some((label, note))
                         })
-                        .collect()
+                        .unzip()
                 })
                 .unwrap_or_default();
             Some(Question {
                 question: clean::text(sanitizer, question)?,
                 options,
+                option_notes,
                 answer: clean::text(sanitizer, &answer)?,
                 tool_use_id: None,
             })

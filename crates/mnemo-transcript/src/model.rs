@@ -90,6 +90,9 @@ pub struct Note {
 pub struct Question {
     pub question: String,
     pub options: Vec<String>,
+    /// What each option meant (same order as `options`; empty when the
+    /// question gave no descriptions).
+    pub option_notes: Vec<String>,
     pub answer: String,
     /// The AskUserQuestion call that asked it; None when the turn before
     /// ended on the question and the prompt answered it.

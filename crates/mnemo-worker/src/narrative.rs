@@ -169,6 +169,7 @@ pub fn narrative(
             .map(|q| QuestionAnswer {
                 question: q.question.clone(),
                 options: q.options.clone(),
+                option_notes: q.option_notes.clone(),
                 answer: q.answer.clone(),
             })
             .collect(),

@@ -163,6 +163,7 @@ fn questions(input: &Value, result: Option<&Value>) -> Vec<QuestionAnswer> {
         .filter_map(|q| {
             let question = q["question"].as_str()?.to_owned();
             Some(QuestionAnswer {
+                option_notes: Vec::new(),
                 answer: answers?.get(&question)?.as_str()?.to_owned(),
                 options: q["options"]
                     .as_array()
