@@ -281,3 +281,53 @@ fn scan(
         last = Some(rowid);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn a_healthy_database_is_copied_whole_with_its_ids_and_indexes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let old = Store::open(&tmp.path().join("old.db"), Duration::from_secs(1)).unwrap();
+        old.conn()
+            .execute_batch(
+                "INSERT INTO projects (id, root, name, created_at) VALUES (7, '/p', 'p', 1);
+                 INSERT INTO observations (uid, project_id, type, title, files_read, created_at)
+                     VALUES ('o1', 7, 'discovery', 'parser quirk', '[\"/p/a.rs\"]', 1);
+                 INSERT INTO applied_captures (capture_id, applied_at) VALUES ('c1', 1), ('c2', 1);",
+            )
+            .unwrap();
+        drop(old);
+        let mut fresh = Store::open(&tmp.path().join("new.db"), Duration::from_secs(1)).unwrap();
+        let report = recover_into(&tmp.path().join("old.db"), &mut fresh).unwrap();
+        assert!(report.iter().all(TableRecovery::complete), "{report:?}");
+        let recovered = |name: &str| report.iter().find(|t| t.table == name).unwrap().recovered;
+        assert_eq!(recovered("projects"), 1);
+        assert_eq!(recovered("applied_captures"), 2, "a WITHOUT ROWID table");
+        let (id, files, found): (i64, i64, i64) = fresh
+            .conn()
+            .query_row(
+                "SELECT (SELECT id FROM projects), (SELECT count(*) FROM observation_files),
+                        (SELECT count(*) FROM observations_fts WHERE observations_fts MATCH 'quirk')",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        assert_eq!((id, files, found), (7, 1, 1));
+        assert_eq!(
+            report[0].describe(),
+            format!("{}: {} recovered", report[0].table, report[0].recovered)
+        );
+    }
+
+    #[test]
+    fn a_file_without_a_readable_schema_is_an_error() {
+        let tmp = tempfile::tempdir().unwrap();
+        let garbage = tmp.path().join("garbage.db");
+        std::fs::write(&garbage, vec![0x42u8; 8192]).unwrap();
+        let mut fresh = Store::open(&tmp.path().join("new.db"), Duration::from_secs(1)).unwrap();
+        assert!(recover_into(&garbage, &mut fresh).is_err());
+    }
+}
