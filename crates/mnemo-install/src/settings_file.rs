@@ -3,7 +3,9 @@
 //! These files belong to the user and to the host, so a write goes to a temporary file beside the
 //! target and is renamed over it only once it is complete and on disk; the previous content is kept
 //! as `<file>.mnemo.bak`; permissions (and, where allowed, ownership) carry over, since
-//! `~/.claude.json` holds credentials; and a symlink is written through rather than replaced,
+//! `~/.claude.json` holds credentials, and a file created is 0600; a file the user made read-only
+//! (or put in a read-only directory) is refused, not rewritten; an edit can be checked against a
+//! concurrent writer right before the rename ([`write_atomic_checked`]); and a symlink is written through rather than replaced,
 //! because dotfile managers link these files into a repository.
 
 use std::fs::{self, File, OpenOptions};
@@ -83,6 +85,25 @@ pub enum FileError {
         #[source]
         source: io::Error,
     },
+    #[error(
+        "{} is read-only ({why}): mnemo does not rewrite a file you protected. To let it, \
+         `chmod u+w {}` and run the command again; or add the entries by hand \
+         (mnemo changed nothing)",
+        path.display(),
+        shown.display()
+    )]
+    ReadOnly {
+        path: PathBuf,
+        /// What to make writable: the file or its directory.
+        shown: PathBuf,
+        why: String,
+    },
+    #[error(
+        "{} changed while mnemo was editing it (another program wrote it); run the command \
+         again (mnemo left the new content as it was)",
+        path.display()
+    )]
+    Changed { path: PathBuf },
 }
 
 impl FileError {
@@ -144,6 +165,29 @@ pub fn write_atomic_keeping(
     contents: &str,
     backup: Option<&Path>,
 ) -> Result<WriteReport, FileError> {
+    write_atomic_inner(path, contents, backup, None)
+}
+
+/// Like [`write_atomic_keeping`], for an edit planned from `read` (what [`read`]
+/// returned): if the file no longer holds that when the new content is about to
+/// be renamed into place, another program wrote it meanwhile, and the write is
+/// abandoned with [`FileError::Changed`] so that the caller can plan again from
+/// the new content instead of losing that program's change.
+pub fn write_atomic_checked(
+    path: &Path,
+    read: Option<&str>,
+    contents: &str,
+    backup: Option<&Path>,
+) -> Result<WriteReport, FileError> {
+    write_atomic_inner(path, contents, backup, Some(read))
+}
+
+fn write_atomic_inner(
+    path: &Path,
+    contents: &str,
+    backup: Option<&Path>,
+    expected: Option<Option<&str>>,
+) -> Result<WriteReport, FileError> {
     let write_error = |source| FileError::Write {
         path: path.to_path_buf(),
         source,
@@ -167,6 +211,7 @@ pub fn write_atomic_keeping(
         Err(err) if err.kind() == io::ErrorKind::NotFound => None,
         Err(err) => return Err(write_error(err)),
     };
+    refuse_read_only(path, &target, previous.as_ref())?;
 
     let backup = match (&previous, backup) {
         (None, _) | (_, None) => None,
@@ -182,15 +227,27 @@ pub fn write_atomic_keeping(
                 path: target.clone(),
                 source,
             })?;
-            replace_file(&backup, &old, Some(metadata)).map_err(|source| FileError::Backup {
-                path: path.to_path_buf(),
-                backup: backup.clone(),
-                source,
+            replace_file(&backup, &old, Some(metadata), &|| true).map_err(|source| {
+                FileError::Backup {
+                    path: path.to_path_buf(),
+                    backup: backup.clone(),
+                    source,
+                }
             })?;
             Some(backup)
         }
     };
-    replace_file(&target, contents.as_bytes(), previous.as_ref()).map_err(write_error)?;
+    let unchanged = || match expected {
+        None => true,
+        Some(read) => holds(&target, read),
+    };
+    if !replace_file(&target, contents.as_bytes(), previous.as_ref(), &unchanged)
+        .map_err(write_error)?
+    {
+        return Err(FileError::Changed {
+            path: path.to_path_buf(),
+        });
+    }
     Ok(WriteReport {
         written: target,
         backup,
@@ -255,11 +312,84 @@ fn parent_dir(path: &Path) -> &Path {
     }
 }
 
-/// Writes `bytes` to a temporary file beside `target` and renames it over `target`, taking the
-/// permissions of `like` (the file being replaced) when given.
-fn replace_file(target: &Path, bytes: &[u8], like: Option<&fs::Metadata>) -> io::Result<()> {
+/// A file the user protected: one nobody may write (0444), or one in a
+/// directory nobody may write (0555). Judged on the mode bits, not on
+/// access, so that root (or sudo) respects the intent too.
+fn refuse_read_only(
+    path: &Path,
+    target: &Path,
+    previous: Option<&fs::Metadata>,
+) -> Result<(), FileError> {
+    let refuse = |shown: &Path, why: String| {
+        Err(FileError::ReadOnly {
+            path: path.to_path_buf(),
+            shown: shown.to_path_buf(),
+            why,
+        })
+    };
+    if let Some(metadata) = previous
+        && let Some(mode) = read_only_mode(metadata)
+    {
+        return refuse(target, format!("mode {mode:o}"));
+    }
     let dir = parent_dir(target);
-    let (mut file, temp) = create_temp_file(dir, target, like.is_some())?;
+    if let Ok(metadata) = fs::metadata(dir)
+        && let Some(mode) = read_only_mode(&metadata)
+    {
+        return refuse(
+            dir,
+            format!("its directory {} has mode {mode:o}", dir.display()),
+        );
+    }
+    Ok(())
+}
+
+/// The permission bits when they grant nobody write access.
+fn read_only_mode(metadata: &fs::Metadata) -> Option<u32> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = metadata.permissions().mode() & 0o7777;
+        (mode & 0o222 == 0).then_some(mode)
+    }
+    #[cfg(not(unix))]
+    metadata.permissions().readonly().then_some(0o444)
+}
+
+/// Whether `target` still holds `read` (`None`: does not exist).
+fn holds(target: &Path, read: Option<&str>) -> bool {
+    match (fs::read(target), read) {
+        (Ok(now), Some(read)) => now == read.as_bytes(),
+        (Err(err), None) => err.kind() == io::ErrorKind::NotFound,
+        _ => false,
+    }
+}
+
+/// Test-only: `MNEMO_TEST_PAUSE_BEFORE_RENAME_MS` widens the window between
+/// planning an edit and renaming it into place, so that tests can write the
+/// file from another process in it. Unset in real use.
+fn test_pause() {
+    if let Some(ms) = std::env::var("MNEMO_TEST_PAUSE_BEFORE_RENAME_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// Writes `bytes` to a temporary file beside `target` and renames it over `target`, taking the
+/// permissions of `like` (the file being replaced) when given; a new file is the user's alone
+/// (0600), since settings can hold tokens. Right before the rename, `unchanged` says whether the
+/// target still holds what the edit was planned from; if not, nothing is replaced and the result
+/// is `false`.
+fn replace_file(
+    target: &Path,
+    bytes: &[u8],
+    like: Option<&fs::Metadata>,
+    unchanged: &dyn Fn() -> bool,
+) -> io::Result<bool> {
+    let dir = parent_dir(target);
+    let (mut file, temp) = create_temp_file(dir, target)?;
     file.write_all(bytes)?;
     if let Some(metadata) = like {
         copy_ownership(&file, metadata);
@@ -267,10 +397,14 @@ fn replace_file(target: &Path, bytes: &[u8], like: Option<&fs::Metadata>) -> io:
     }
     file.sync_all()?;
     drop(file);
+    test_pause();
+    if !unchanged() {
+        return Ok(false);
+    }
     fs::rename(&temp.0, target)?;
     temp.keep();
     sync_dir(dir);
-    Ok(())
+    Ok(true)
 }
 
 /// A temporary file that is deleted unless it was renamed into place.
@@ -288,7 +422,7 @@ impl Drop for TempFile {
     }
 }
 
-fn create_temp_file(dir: &Path, target: &Path, private: bool) -> io::Result<(File, TempFile)> {
+fn create_temp_file(dir: &Path, target: &Path) -> io::Result<(File, TempFile)> {
     let name = target
         .file_name()
         .map(|n| n.to_string_lossy())
@@ -302,13 +436,12 @@ fn create_temp_file(dir: &Path, target: &Path, private: bool) -> io::Result<(Fil
         let mut options = OpenOptions::new();
         options.write(true).create_new(true);
         #[cfg(unix)]
-        if private {
-            // The content may be credentials; nobody else reads it before the real mode is set.
+        {
+            // The content may be credentials: nobody else reads it, unless the file it replaces
+            // let them (its mode is applied before the rename).
             use std::os::unix::fs::OpenOptionsExt;
             options.mode(0o600);
         }
-        #[cfg(not(unix))]
-        let _ = private;
         match options.open(&temp) {
             Ok(file) => return Ok((file, TempFile(temp))),
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 100 => attempt += 1,

@@ -155,9 +155,11 @@ fn a_dangling_symlink_is_read_as_missing_and_its_target_created() {
     );
 }
 
+/// A directory nobody may write is the user's intent, respected even by root
+/// (whom the permission bits alone would not stop).
 #[cfg(unix)]
 #[test]
-fn an_unwritable_directory_is_a_clear_error() {
+fn a_read_only_directory_is_refused_and_said_so() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let locked = dir.path().join("locked");
@@ -165,23 +167,90 @@ fn an_unwritable_directory_is_a_clear_error() {
     let path = locked.join("settings.json");
     fs::write(&path, "{}\n").unwrap();
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o555)).unwrap();
-    let privileged = fs::write(locked.join("probe"), "").is_ok();
     let result = write_atomic(&path, "{\"a\": 1}\n");
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).unwrap();
-    if privileged {
-        eprintln!("running with privileges that ignore permissions; nothing to check");
-        return;
-    }
     let err = result.unwrap_err();
+    assert!(matches!(err, FileError::ReadOnly { .. }), "{err:?}");
     let message = err.to_string();
     assert!(message.contains(&*path.to_string_lossy()), "{message}");
-    assert!(message.contains("ermission denied"), "{message}");
+    assert!(message.contains("its directory"), "{message}");
     assert!(
-        message.contains("mnemo left the file untouched"),
+        message.contains(&format!("chmod u+w {}", locked.display())),
         "{message}"
     );
+    assert!(message.contains("mnemo changed nothing"), "{message}");
     assert_eq!(fs::read_to_string(&path).unwrap(), "{}\n");
     assert_eq!(names(&locked), ["settings.json"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_read_only_file_is_not_rewritten() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    fs::write(&path, "{\"mine\": 1}\n").unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o444)).unwrap();
+    let err = write_atomic(&path, "{}\n").unwrap_err();
+    assert!(matches!(err, FileError::ReadOnly { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains("is read-only (mode 444)"), "{message}");
+    assert!(
+        message.contains(&format!("chmod u+w {}", path.display())),
+        "{message}"
+    );
+    assert_eq!(fs::read_to_string(&path).unwrap(), "{\"mine\": 1}\n");
+    assert_eq!(
+        names(dir.path()),
+        ["settings.json"],
+        "no backup, no temp file"
+    );
+    let mode = fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o444);
+}
+
+#[cfg(unix)]
+#[test]
+fn a_created_file_is_private_and_a_replaced_one_keeps_its_mode() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let created = dir.path().join("new/settings.json");
+    write_atomic(&created, "{}\n").unwrap();
+    assert_eq!(mode(&created), 0o600);
+
+    let existing = dir.path().join(".claude.json");
+    fs::write(&existing, "{}\n").unwrap();
+    fs::set_permissions(&existing, fs::Permissions::from_mode(0o640)).unwrap();
+    write_atomic(&existing, "{\"a\": 1}\n").unwrap();
+    assert_eq!(mode(&existing), 0o640);
+}
+
+#[test]
+fn a_checked_write_over_a_file_changed_since_it_was_read_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("settings.json");
+    fs::write(&path, "{\"theirs\": 2}\n").unwrap();
+    let err = settings_file::write_atomic_checked(&path, Some("{\"theirs\": 1}\n"), "{}\n", None)
+        .unwrap_err();
+    assert!(matches!(err, FileError::Changed { .. }), "{err:?}");
+    assert!(
+        err.to_string()
+            .contains("changed while mnemo was editing it"),
+        "{err}"
+    );
+    assert_eq!(fs::read_to_string(&path).unwrap(), "{\"theirs\": 2}\n");
+    assert_eq!(names(dir.path()), ["settings.json"]);
+
+    // Created meanwhile, where the edit expected no file.
+    let err = settings_file::write_atomic_checked(&path, None, "{}\n", None).unwrap_err();
+    assert!(matches!(err, FileError::Changed { .. }), "{err:?}");
+
+    let report =
+        settings_file::write_atomic_checked(&path, Some("{\"theirs\": 2}\n"), "{}\n", None)
+            .unwrap();
+    assert_eq!(report.written, path);
+    assert_eq!(fs::read_to_string(&path).unwrap(), "{}\n");
 }
 
 #[test]

@@ -16,7 +16,8 @@
 //! - [`ledger`]: the LLM calls the worker made, and the token budgets;
 //! - [`shape`]: the one JSON shape of each stored record, for every interface;
 //! - [`export`]: JSON Lines out and in;
-//! - [`status`]: counts and health for `doctor`.
+//! - [`status`]: counts and health for `doctor`;
+//! - [`recover`]: salvaging the readable rows of a damaged database.
 //!
 //! A [`Store`] is one connection. Hooks open one per process; the worker
 //! keeps one open (which also spares hooks the checkpoint-on-close cost).
@@ -29,6 +30,7 @@ pub mod memory;
 pub mod pieces;
 pub mod queue;
 pub mod record;
+pub mod recover;
 pub mod schema;
 pub mod shape;
 pub mod spool;

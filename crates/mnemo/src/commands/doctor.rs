@@ -2,8 +2,9 @@
 //!
 //! Each check yields a status, a one-line detail and, when something is
 //! wrong, the exact fix. `--fix` applies the fixes that cannot lose data:
-//! ingesting the spool, and moving a corrupt database aside (kept, never
-//! deleted) so that capture can resume on a fresh one.
+//! ingesting the spool, recovering the readable rows of a corrupt database
+//! into a fresh one (the damaged file is moved aside, kept, never deleted),
+//! and replacing an unusable `-shm`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -282,6 +283,17 @@ fn check_database(data: &DataDir, config: &Config) -> Check {
             "run `mnemo install`; the first hook creates it too",
         );
     }
+    if let Some((side, why)) = unusable_side_files(&path).into_iter().next() {
+        return Check::problem(
+            "database",
+            Status::Fail,
+            format!(
+                "{} {why}: hooks and the worker cannot share the database",
+                in_data(data, &side)
+            ),
+            "`mnemo doctor --fix` (with the worker stopped) makes it usable again",
+        );
+    }
     let store = match Store::open_read_only(&path, busy(config)) {
         Ok(s) => s,
         Err(e) => return database_problem(&path, e),
@@ -355,8 +367,9 @@ fn database_problem(path: &Path, e: mnemo_store::StoreError) -> Check {
 
 fn corrupt_fix(path: &Path) -> String {
     format!(
-        "`mnemo doctor --fix` moves {} aside (kept, not deleted) and starts a fresh database; \
-         events captured meanwhile are in the spool and will be kept",
+        "`mnemo doctor --fix` copies every readable row into a fresh database, moves {} aside \
+         (kept, not deleted) and says what was recovered; events captured meanwhile are in the \
+         spool and will be kept",
         path.display()
     )
 }
@@ -723,30 +736,9 @@ fn apply_fixes(data: &DataDir, config: &Config, checks: &mut Vec<Check>) {
     hook_log::mark_fixed(data);
     restrict_permissions(data, checks);
     let path = data.db_path();
+    fix_side_files(data, &path, checks);
     if path.exists() && is_corrupt(&path, config) {
-        let aside = PathBuf::from(format!(
-            "{}.corrupt-{}",
-            path.display(),
-            mnemo_core::time::now_ms()
-        ));
-        match std::fs::rename(&path, &aside) {
-            Ok(()) => {
-                for suffix in ["-wal", "-shm"] {
-                    let side = PathBuf::from(format!("{}{suffix}", path.display()));
-                    let _ = std::fs::rename(&side, format!("{}{suffix}", aside.display()));
-                }
-                checks.push(Check::ok(
-                    "fix",
-                    format!("moved the corrupt database to {}", aside.display()),
-                ));
-            }
-            Err(e) => checks.push(Check::problem(
-                "fix",
-                Status::Fail,
-                format!("could not move {} aside: {e}", path.display()),
-                "move it by hand",
-            )),
-        }
+        checks.push(recover_database(&path, config));
     }
     if path.exists()
         && let Ok(broken) = broken_fts(&path, config)
@@ -779,6 +771,177 @@ fn apply_fixes(data: &DataDir, config: &Config, checks: &mut Vec<Check>) {
                 Status::Fail,
                 format!("could not ingest the spool: {e}"),
                 "fix the database problem first",
+            )),
+        }
+    }
+}
+
+/// Copies what can be read from the damaged database at `path` into a fresh
+/// one, moves the damaged file aside (kept), and puts the fresh one in its
+/// place. Hooks spool while the copy runs; the spool is ingested afterwards.
+fn recover_database(path: &Path, config: &Config) -> Check {
+    let stamp = mnemo_core::time::now_ms();
+    let fresh = with_suffix(path, &format!(".recovering-{stamp}"));
+    let recovered = Store::open(&fresh, busy(config))
+        .and_then(|mut store| mnemo_store::recover::recover_into(path, &mut store));
+    let aside = with_suffix(path, &format!(".corrupt-{stamp}"));
+    if let Err(e) = std::fs::rename(path, &aside) {
+        remove_with_side_files(&fresh);
+        return Check::problem(
+            "fix",
+            Status::Fail,
+            format!("could not move {} aside: {e}", path.display()),
+            "move it by hand",
+        );
+    }
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::rename(with_suffix(path, suffix), with_suffix(&aside, suffix));
+    }
+    let moved = format!("moved the corrupt database to {} (kept)", aside.display());
+    let tables = match recovered {
+        Ok(tables) => tables,
+        Err(e) => {
+            remove_with_side_files(&fresh);
+            return Check::problem(
+                "fix",
+                Status::Warn,
+                format!("{moved}; nothing could be read from it ({e}): starting empty"),
+                "nothing more to do; the old file is kept for a specialist tool",
+            );
+        }
+    };
+    // A link, not a rename: a database a hook created meanwhile is not replaced.
+    if let Err(e) = std::fs::hard_link(&fresh, path) {
+        return Check::problem(
+            "fix",
+            Status::Fail,
+            format!(
+                "{moved}; the recovered rows are in {}, but it could not be put in place: {e}",
+                fresh.display()
+            ),
+            format!("move {} to {} by hand", fresh.display(), path.display()),
+        );
+    }
+    let _ = std::fs::remove_file(&fresh);
+    recovery_check(&moved, &tables)
+}
+
+/// What the recovery gave back, table by table (tables left empty and
+/// complete are not named).
+fn recovery_check(moved: &str, tables: &[mnemo_store::recover::TableRecovery]) -> Check {
+    let named: Vec<String> = tables
+        .iter()
+        .filter(|t| t.recovered > 0 || !t.complete())
+        .map(|t| t.describe())
+        .collect();
+    let detail = format!(
+        "{moved}; recovered into a fresh database: {}",
+        if named.is_empty() {
+            "no rows".to_owned()
+        } else {
+            named.join(", ")
+        }
+    );
+    if tables.iter().all(|t| t.complete()) {
+        Check::ok("fix", format!("{detail}; nothing lost"))
+    } else {
+        Check::problem(
+            "fix",
+            Status::Warn,
+            detail,
+            "nothing more to do: what was unreadable is gone; the old file is kept",
+        )
+    }
+}
+
+fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+fn remove_with_side_files(path: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(with_suffix(path, suffix));
+    }
+}
+
+/// The database's `-wal` or `-shm` that SQLite cannot open for writing (a
+/// folder of that name, a read-only file, another user's file): every
+/// connection then fails, or reads without the others' locks.
+fn unusable_side_files(path: &Path) -> Vec<(PathBuf, String)> {
+    ["-wal", "-shm"]
+        .into_iter()
+        .map(|suffix| with_suffix(path, suffix))
+        .filter_map(|side| {
+            let meta = std::fs::symlink_metadata(&side).ok()?;
+            if meta.is_dir() {
+                return Some((side, "is a folder".to_owned()));
+            }
+            match std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&side)
+            {
+                Ok(_) => None,
+                Err(e) => Some((side, format!("cannot be written: {e}"))),
+            }
+        })
+        .collect()
+}
+
+/// Makes an unusable `-shm` usable: writable again when it is ours, else
+/// moved aside (SQLite rebuilds it from the WAL). A `-wal` holds commits,
+/// so it is only ever made writable, never moved. Not while the worker
+/// runs: it may have the old `-shm` mapped.
+fn fix_side_files(data: &DataDir, path: &Path, checks: &mut Vec<Check>) {
+    let unusable = unusable_side_files(path);
+    if unusable.is_empty() {
+        return;
+    }
+    if mnemo_worker::lock::is_held(&data.worker_lock_path()).unwrap_or(false) {
+        checks.push(Check::problem(
+            "fix",
+            Status::Fail,
+            format!(
+                "{} cannot be repaired while the worker runs",
+                unusable[0].0.display()
+            ),
+            "`mnemo worker stop`, then `mnemo doctor --fix`",
+        ));
+        return;
+    }
+    for (side, why) in unusable {
+        let _ = mnemo_core::paths::restrict_file(&side);
+        if unusable_side_files(path).iter().all(|(p, _)| *p != side) {
+            checks.push(Check::ok(
+                "fix",
+                format!("made {} writable again", side.display()),
+            ));
+            continue;
+        }
+        let is_shm = side.as_os_str().to_string_lossy().ends_with("-shm");
+        let aside = with_suffix(&side, &format!(".unusable-{}", mnemo_core::time::now_ms()));
+        match is_shm.then(|| std::fs::rename(&side, &aside)) {
+            Some(Ok(())) => checks.push(Check::ok(
+                "fix",
+                format!(
+                    "moved {} ({why}) to {}; SQLite makes a new one",
+                    side.display(),
+                    aside.display()
+                ),
+            )),
+            Some(Err(e)) => checks.push(Check::problem(
+                "fix",
+                Status::Fail,
+                format!("could not move {} aside: {e}", side.display()),
+                "move or delete it by hand (as its owner or root)",
+            )),
+            None => checks.push(Check::problem(
+                "fix",
+                Status::Fail,
+                format!("{} {why}", side.display()),
+                "make it writable by this user (as its owner or root); it holds recent writes",
             )),
         }
     }

@@ -90,23 +90,36 @@ pub fn mcp_args() -> Vec<String> {
 pub fn plan_mcp(binary: &Path) -> anyhow::Result<(PathBuf, SettingsEdit)> {
     let path = claude_json_path()?;
     let existing = settings_file::read(&path)?;
-    let edit = mnemo_install::plan_mcp_install(
-        existing.as_deref().unwrap_or(""),
+    let edit = plan_mcp_of(existing.as_deref().unwrap_or(""), binary)
+        .map_err(|e| settings_file::FileError::invalid(&path, e))?;
+    Ok((path, edit))
+}
+
+/// The MCP registration's edit of `existing` (the content of `~/.claude.json`).
+fn plan_mcp_of(existing: &str, binary: &Path) -> Result<SettingsEdit, mnemo_install::ParseError> {
+    mnemo_install::plan_mcp_install(
+        existing,
         mnemo_mcp::SERVER_NAME,
         &binary.to_string_lossy(),
         &mcp_args(),
     )
-    .map_err(|e| settings_file::FileError::invalid(&path, e))?;
-    Ok((path, edit))
 }
 
 /// Prints and (unless dry) writes the MCP registration; true when it
 /// changed (or would change) anything.
 fn install_mcp(binary: &Path, dry_run: bool) -> anyhow::Result<bool> {
-    let (path, edit) = plan_mcp(binary)?;
+    let path = claude_json_path()?;
+    let existing = settings_file::read(&path)?;
+    let edit = plan_mcp_of(existing.as_deref().unwrap_or(""), binary)
+        .map_err(|e| settings_file::FileError::invalid(&path, e))?;
     println!("  mcp:      {} (user scope)", path.display());
     print_changes(&edit);
-    write_user_file(&path, &edit, dry_run)?;
+    if !dry_run {
+        let backup = settings_file::backup_path(&path);
+        write_edit(&path, existing, edit.clone(), &backup, |text| {
+            plan_mcp_of(text, binary)
+        })?;
+    }
     Ok(!edit.is_noop())
 }
 
@@ -116,23 +129,62 @@ fn uninstall_mcp(dry_run: bool) -> anyhow::Result<()> {
     let Some(existing) = settings_file::read(&path)? else {
         return Ok(());
     };
-    let edit = mnemo_install::plan_mcp_uninstall(&existing, mnemo_mcp::SERVER_NAME)
-        .map_err(|e| settings_file::FileError::invalid(&path, e))?;
+    let plan = |text: &str| mnemo_install::plan_mcp_uninstall(text, mnemo_mcp::SERVER_NAME);
+    let edit = plan(&existing).map_err(|e| settings_file::FileError::invalid(&path, e))?;
     if edit.changes.is_empty() {
         return Ok(());
     }
     println!("  mcp:      {} (user scope)", path.display());
     print_changes(&edit);
-    write_user_file(&path, &edit, dry_run)
+    if !dry_run {
+        let backup = settings_file::backup_path(&path);
+        write_edit(&path, Some(existing), edit, &backup, plan)?;
+    }
+    Ok(())
 }
 
-/// Writes a file of the user's own (backed up beside it), unless dry.
-fn write_user_file(path: &Path, edit: &SettingsEdit, dry_run: bool) -> anyhow::Result<()> {
-    if dry_run || edit.is_noop() {
-        return Ok(());
+/// How many times an edit is planned again when another program keeps
+/// writing the file between our read and our rename.
+const WRITE_ATTEMPTS: usize = 3;
+
+/// Writes `edit`, planned from `read` (the file's content then), with the
+/// previous content kept at `backup`. If another program wrote the file
+/// meanwhile, its change is kept: the edit is planned again from the new
+/// content (`plan`) and written over that instead.
+fn write_edit(
+    path: &Path,
+    mut read: Option<String>,
+    mut edit: SettingsEdit,
+    backup: &Path,
+    plan: impl Fn(&str) -> Result<SettingsEdit, mnemo_install::ParseError>,
+) -> anyhow::Result<()> {
+    for attempt in 1..=WRITE_ATTEMPTS {
+        if edit.is_noop() {
+            return Ok(());
+        }
+        match settings_file::write_atomic_checked(
+            path,
+            read.as_deref(),
+            &edit.new_text,
+            Some(backup),
+        ) {
+            Ok(report) => {
+                report_write(path, &report);
+                return Ok(());
+            }
+            Err(settings_file::FileError::Changed { .. }) if attempt < WRITE_ATTEMPTS => {
+                println!(
+                    "  note:     {} changed while mnemo was writing it; the edit is applied to its new content",
+                    path.display()
+                );
+                read = settings_file::read(path)?;
+                edit = plan(read.as_deref().unwrap_or(""))
+                    .map_err(|e| settings_file::FileError::invalid(path, e))?;
+            }
+            Err(e) => return Err(e.into()),
+        }
     }
-    report_write(path, &settings_file::write_atomic(path, &edit.new_text)?);
-    Ok(())
+    unreachable!("the last attempt returns")
 }
 
 pub fn claude_config_dir() -> anyhow::Result<PathBuf> {
@@ -148,12 +200,10 @@ pub fn install(args: &InstallArgs) -> anyhow::Result<i32> {
     let binary = current_binary()?;
     let path = settings_path(args.scope, args.project_dir.as_deref())?;
     let existing = settings_file::read(&path)?;
-    let program = hook_program(args.scope, &binary);
-    let edit = mnemo_install::plan_install(
-        existing.as_deref().unwrap_or(""),
-        &claude_code_hooks(&program),
-    )
-    .map_err(|e| settings_file::FileError::invalid(&path, e))?;
+    let hooks = claude_code_hooks(&hook_program(args.scope, &binary));
+    let plan = |text: &str| mnemo_install::plan_install(text, &hooks);
+    let edit = plan(existing.as_deref().unwrap_or(""))
+        .map_err(|e| settings_file::FileError::invalid(&path, e))?;
 
     println!(
         "mnemo install: Claude Code, {} scope{}",
@@ -168,7 +218,7 @@ pub fn install(args: &InstallArgs) -> anyhow::Result<i32> {
     println!("  settings: {}", path.display());
     print_changes(&edit);
     let data = DataDir::resolve()?;
-    write_unless_dry(&path, &edit, args, &data)?;
+    write_unless_dry(&path, existing, &edit, args, &data, plan)?;
     if args.scope == Scope::Project && !mnemo_on_path() {
         println!(
             "  note:     these hooks run `mnemo` from PATH, and there is none on this PATH; \
@@ -257,6 +307,7 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<i32> {
     };
     let edit = mnemo_install::plan_uninstall(&existing)
         .map_err(|e| settings_file::FileError::invalid(&path, e))?;
+    let existing = Some(existing);
     println!(
         "mnemo uninstall: Claude Code, {} scope{}",
         scope_name(args.scope),
@@ -272,7 +323,14 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<i32> {
     } else {
         print_changes(&edit);
         let data = DataDir::resolve()?;
-        write_unless_dry(&path, &edit, args, &data)?;
+        write_unless_dry(
+            &path,
+            existing,
+            &edit,
+            args,
+            &data,
+            mnemo_install::plan_uninstall,
+        )?;
         if !args.dry_run {
             remove_left_empty(&path, args.scope)?;
         }
@@ -313,9 +371,11 @@ fn remove_left_empty(path: &Path, scope: Scope) -> anyhow::Result<()> {
 /// kept in the data directory, not in the work tree a team commits.
 fn write_unless_dry(
     path: &Path,
+    read: Option<String>,
     edit: &SettingsEdit,
     args: &InstallArgs,
     data: &DataDir,
+    plan: impl Fn(&str) -> Result<SettingsEdit, mnemo_install::ParseError>,
 ) -> anyhow::Result<()> {
     if args.dry_run || edit.is_noop() {
         return Ok(());
@@ -324,9 +384,7 @@ fn write_unless_dry(
         Scope::User => settings_file::backup_path(path),
         Scope::Project => project_backup_path(data, path),
     };
-    let report = settings_file::write_atomic_keeping(path, &edit.new_text, Some(&backup))?;
-    report_write(path, &report);
-    Ok(())
+    write_edit(path, read, edit.clone(), &backup, plan)
 }
 
 /// `<data>/backups/<the path, flattened>.mnemo.bak`
