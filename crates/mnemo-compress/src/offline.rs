@@ -1549,12 +1549,9 @@ impl<'a> Analysis<'a> {
             first: 0,
             kind: "discovery",
             title,
-            subtitle: self
-                .batch
-                .prompt
-                .as_deref()
-                .map(|p| one_line(p, 160))
-                .unwrap_or_default(),
+            // What the turn was for (a notification's turn: the request it
+            // continues), never the host's own text.
+            subtitle: one_line(&narrative::request(self.batch), 160),
             ..Default::default()
         };
         self.fold_context(&mut d);

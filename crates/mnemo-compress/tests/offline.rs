@@ -171,6 +171,29 @@ fn reads_and_searches_alone_make_one_discovery() {
 }
 
 #[test]
+fn a_notifications_turn_is_described_by_the_request_it_continues() {
+    let mut b = batch(vec![event_from(&fixture("PostToolUseFailure.Read.json"))]);
+    b.prompt = Some(
+        "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n</task-notification>"
+            .into(),
+    );
+    b.narrative = Some(mnemo_compress::TurnNarrative {
+        origin: mnemo_compress::TurnOrigin::TaskNotification,
+        continues_request: Some("Add late fees to invoices".into()),
+        ..Default::default()
+    });
+    let out = offline(&b);
+    assert_eq!(out.observations.len(), 1, "{:#?}", out.observations);
+    let o = &out.observations[0];
+    assert!(!o.subtitle.contains("task-notification"), "{}", o.subtitle);
+    assert!(
+        o.subtitle.contains("Add late fees to invoices"),
+        "{}",
+        o.subtitle
+    );
+}
+
+#[test]
 fn edits_name_the_functions_they_touch() {
     let out = offline(&batch(vec![
         edit(
