@@ -652,6 +652,41 @@ pub(crate) fn merge(earlier: &[SummaryDraft], last: SummaryDraft) -> SummaryDraf
     }
 }
 
+/// A check (test, build, lint) an earlier piece of the turn left failing,
+/// as its partial summary tells it (`` make `mix test` pass (3 failures) ``).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OpenCheck {
+    /// The command as shown (maybe cut with `…`).
+    pub shown: String,
+    pub headline: String,
+}
+
+/// The checks the earlier pieces left failing and none of them made pass:
+/// a later piece settles them (a fix) or, at the turn's end, they stand.
+pub(crate) fn open_checks(earlier: &[SummaryDraft]) -> Vec<OpenCheck> {
+    if earlier.is_empty() {
+        return Vec::new();
+    }
+    let merged = merge(earlier, SummaryDraft::default());
+    items(&merged.next_steps).filter_map(open_check).collect()
+}
+
+/// `` make `X` pass (H) `` read back.
+fn open_check(item: &str) -> Option<OpenCheck> {
+    let rest = item.strip_prefix("make `")?;
+    let end = rest.find('`')?;
+    let shown = rest[..end].trim();
+    let after = rest[end + 1..].strip_prefix(" pass")?.trim();
+    let headline = after
+        .strip_prefix('(')
+        .and_then(|h| h.strip_suffix(')'))
+        .unwrap_or("failing");
+    (!shown.is_empty()).then(|| OpenCheck {
+        shown: shown.to_owned(),
+        headline: headline.trim().to_owned(),
+    })
+}
+
 /// A model's summary made whole: fields it left empty are filled from the
 /// earlier pieces (a long turn's work is never dropped by a summary of its
 /// last piece), and a host's notification never stands as the request.
@@ -784,5 +819,29 @@ mod tests {
         };
         let m = merge(&[failing], passed);
         assert_eq!(m.next_steps, "make `git push` pass (rejected)");
+    }
+
+    #[test]
+    fn open_checks_are_the_failures_no_earlier_piece_settled() {
+        let piece = |completed: &str, next: &str| SummaryDraft {
+            completed: completed.into(),
+            next_steps: next.into(),
+            ..Default::default()
+        };
+        assert_eq!(open_checks(&[]), Vec::new());
+        let open = open_checks(&[
+            piece(
+                "",
+                "make `cargo test -p parser` pass (2 failed); make `go vet ./...` pass (bad printf)",
+            ),
+            piece("`cargo test` passes (40 passed)", "unfinished: write docs"),
+        ]);
+        assert_eq!(
+            open,
+            vec![OpenCheck {
+                shown: "go vet ./...".into(),
+                headline: "bad printf".into()
+            }]
+        );
     }
 }

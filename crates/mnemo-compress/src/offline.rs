@@ -962,11 +962,20 @@ impl<'a> Analysis<'a> {
         }
         drafts.extend(command_drafts);
 
-        // Failures nobody fixed.
+        // Failures nobody fixed. A check still failing at the end of a piece
+        // of a turn still running stands only if no later piece fixes it: it
+        // travels in the piece's summary (`next_steps`) until then.
         let mut failure_drafts: Vec<Draft> = Vec::new();
         for &r in &self.unresolved {
             let run = &self.runs[r];
+            if !self.batch.turn_complete && run.class.is_check() {
+                continue;
+            }
             let d = self.failed_run_draft(run);
+            push_failure(&mut failure_drafts, d);
+        }
+        // The checks earlier pieces left failing: fixed here, or standing.
+        for d in self.carried_drafts(&mut used_runs) {
             push_failure(&mut failure_drafts, d);
         }
         for f in &self.failures {
@@ -1018,6 +1027,101 @@ impl<'a> Analysis<'a> {
                 d.finish()
             })
             .collect()
+    }
+
+    /// What becomes of the checks an earlier piece of the turn left
+    /// failing: a bugfix when this piece makes the same check pass (the
+    /// files it changed before are the fix), a standing failure when the
+    /// turn ends without it passing, nothing yet otherwise. A check this
+    /// piece also ran and failed or fixed tells its own story.
+    fn carried_drafts(&self, used_runs: &mut Vec<usize>) -> Vec<Draft> {
+        let mut drafts = Vec::new();
+        for open in narrative::open_checks(&self.batch.earlier_pieces) {
+            let class = command::classify(&open.shown);
+            let key = command::same_command_key(&open.shown, class);
+            let program = command::program_of(&open.shown);
+            let own = |r: &Run| r.key == key && !r.ok;
+            if self.runs.iter().any(own) {
+                continue;
+            }
+            let pass = self.runs.iter().position(|r| {
+                r.ok && (r.key == key
+                    || (class == CommandClass::Build
+                        && r.class == CommandClass::Test
+                        && r.program == program))
+            });
+            match pass {
+                Some(p) => {
+                    used_runs.push(p);
+                    drafts.push(self.carried_fix(&open, &self.runs[p]));
+                }
+                None if self.batch.turn_complete => drafts.push(carried_failure(&open, class)),
+                None => {}
+            }
+        }
+        drafts
+    }
+
+    /// A check an earlier piece left failing that `pass` made pass.
+    fn carried_fix(&self, open: &narrative::OpenCheck, pass: &Run) -> Draft {
+        let shown = code_span(&open.shown);
+        let files: Vec<usize> = (0..self.files.len())
+            .filter(|&id| self.files[id].changes().any(|i| i < pass.index))
+            .collect();
+        let names: Vec<String> = files.iter().map(|&f| self.short(f)).collect();
+        let mut d = Draft {
+            first: pass.index,
+            events: vec![pass.index],
+            kind: "bugfix",
+            title: if names.is_empty() {
+                format!("Command {shown} failed, then passed later in the turn")
+            } else {
+                format!(
+                    "Command {shown} failed, then passed after editing {}",
+                    list_some(&names, 2)
+                )
+            },
+            subtitle: open.headline.clone(),
+            ..Default::default()
+        };
+        if d.title.len() > TITLE_MAX {
+            d.title = format!(
+                "Command {} failed, then passed after editing {}",
+                code_span(&command::display(&open.shown, 30)),
+                plural(names.len(), "file")
+            );
+        }
+        d.fact(format!("{shown} failed: {}", open.headline));
+        for &id in &files {
+            let fw = &self.files[id];
+            d.modified(&fw.path);
+            d.file_concepts(&fw.path);
+            d.events.extend(fw.changes().filter(|&i| i < pass.index));
+        }
+        let mut passed = format!("{} passed", code_span(&pass.shown));
+        if let Some(s) = &pass.summary {
+            passed.push_str(&format!(" ({s})"));
+        }
+        d.fact(passed.clone());
+        for c in [
+            command::classify(&open.shown).concept(),
+            pass.class.concept(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            d.concept(c);
+        }
+        d.narrative.push(format!(
+            "{shown} failed earlier in the turn with: {}.",
+            open.headline
+        ));
+        d.narrative.push(if names.is_empty() {
+            format!("Later in the turn, {passed}.")
+        } else {
+            format!("After editing {}, {passed}.", list_some(&names, 3))
+        });
+        d
     }
 
     fn episode_fact(&self, ep: &Episode) -> String {
@@ -1621,6 +1725,26 @@ fn attach_fact(drafts: &mut [Draft], command_drafts: &mut [Draft], index: usize,
 }
 
 /// True for the error a host reports when the user refused a tool call.
+/// A check an earlier piece left failing that never passed in the turn.
+fn carried_failure(open: &narrative::OpenCheck, class: CommandClass) -> Draft {
+    let shown = code_span(&open.shown);
+    let mut d = Draft {
+        kind: "discovery",
+        title: format!("Command {shown} failed: {}", open.headline),
+        subtitle: open.headline.clone(),
+        ..Default::default()
+    };
+    if let Some(c) = class.concept() {
+        d.concept(c);
+    }
+    d.fact(format!("{shown} failed: {}", open.headline));
+    d.narrative.push(format!(
+        "{shown} failed with: {}. It did not pass later in this turn.",
+        open.headline
+    ));
+    d
+}
+
 fn is_rejection(error: &str) -> bool {
     error.contains("doesn't want to proceed with this tool use")
         || error.contains("tool use was rejected")

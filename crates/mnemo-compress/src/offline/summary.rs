@@ -64,7 +64,12 @@ impl Analysis<'_> {
             next_steps: text::join_within(next, 600),
             notes: text::join_within(notes, 600),
         };
-        narrative::merge(&self.batch.earlier_pieces, last)
+        // A piece's partial summary is its own; the turn's end merges them all.
+        if self.batch.turn_complete {
+            narrative::merge(&self.batch.earlier_pieces, last)
+        } else {
+            last
+        }
     }
 
     fn investigated(&self) -> Vec<String> {
