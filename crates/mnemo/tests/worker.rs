@@ -295,8 +295,16 @@ enum Call<'a> {
     Bash(&'a str, Option<&'a str>),
 }
 
-/// A turn made of `calls`, then its Stop, through the real hooks.
-fn turn_of_calls(env: &Env, proj: &std::path::Path, session: &str, n: usize, calls: &[Call]) {
+/// A turn made of `calls` through the real hooks, then its Stop unless
+/// `stop` is false (an interrupted turn).
+fn turn_of_calls(
+    env: &Env,
+    proj: &std::path::Path,
+    session: &str,
+    n: usize,
+    calls: &[Call],
+    stop: bool,
+) {
     let prompt_id = format!("prompt-{session}-{n}");
     let body = payload("UserPromptSubmit.json", proj, session, &prompt_id, |v| {
         v["prompt"] = serde_json::json!(format!("turn {n}: make the parser tests pass"));
@@ -342,6 +350,9 @@ fn turn_of_calls(env: &Env, proj: &std::path::Path, session: &str, n: usize, cal
         };
         hook(env, event, &body, |_| {});
     }
+    if !stop {
+        return;
+    }
     let body = payload("Stop.json", proj, session, &prompt_id, |v| {
         v["last_assistant_message"] = serde_json::json!("Done.");
     });
@@ -375,7 +386,7 @@ fn a_check_that_fails_in_one_piece_and_passes_in_a_later_one_is_a_fix_not_a_fail
         Call::Write("src/parser.rs"),
         Call::Bash("cargo test", None),
     ];
-    turn_of_calls(&env, &proj, session, 1, &calls);
+    turn_of_calls(&env, &proj, session, 1, &calls, true);
     let _worker = Worker::start(&env, |c| {
         c.env("MNEMO_WORKER_BATCH_MAX_EVENTS", "2");
     });
@@ -416,7 +427,7 @@ fn a_check_no_piece_fixes_stands_once_at_the_turns_end() {
         Call::Write("src/ast.rs"),
         Call::Write("README.md"),
     ];
-    turn_of_calls(&env, &proj, session, 1, &calls);
+    turn_of_calls(&env, &proj, session, 1, &calls, true);
     let _worker = Worker::start(&env, |c| {
         c.env("MNEMO_WORKER_BATCH_MAX_EVENTS", "2");
     });
@@ -435,6 +446,54 @@ fn a_check_no_piece_fixes_stands_once_at_the_turns_end() {
         .query_row("SELECT next_steps FROM summaries", [], |r| r.get(0))
         .unwrap();
     assert!(next.contains("cargo test"), "{next}");
+}
+
+#[test]
+fn an_interrupted_turn_whose_pieces_all_went_out_is_finished_by_the_next_prompt() {
+    let env = Env::new();
+    let proj = project(&env, "pieces-interrupted");
+    let session = "99999999-2222-3333-4444-000000000003";
+    session_start(&env, &proj, session);
+    let _worker = Worker::start(&env, |c| {
+        c.env("MNEMO_WORKER_BATCH_MAX_EVENTS", "2");
+    });
+    // No Stop: the user interrupted. Every event goes out in full pieces.
+    let calls = [
+        Call::Write("src/lexer.rs"),
+        Call::Bash("cargo test -p parser", Some(TEST_FAILURE)),
+        Call::Write("src/parser.rs"),
+        Call::Write("src/ast.rs"),
+    ];
+    turn_of_calls(&env, &proj, session, 1, &calls, false);
+    wait_all_done(&env, T);
+    assert_eq!(env.count("SELECT count(*) FROM turn_pieces"), 2);
+    assert_eq!(env.count("SELECT count(*) FROM summaries"), 0);
+
+    // The next prompt closes the turn: its summary and standing failure come out.
+    turn_of_calls(&env, &proj, session, 2, &[Call::Write("src/main.rs")], true);
+    wait_for("both turns summarized", T, || {
+        (env.count("SELECT count(*) FROM summaries") == 2).then_some(())
+    });
+    wait_all_done(&env, T);
+    assert_eq!(env.count("SELECT count(*) FROM turn_pieces"), 0);
+    let titles = observation_titles(&env);
+    let failing: Vec<_> = titles
+        .iter()
+        .filter(|(_, t)| t.contains("cargo test"))
+        .collect();
+    assert_eq!(failing.len(), 1, "{titles:?}");
+    assert_eq!(failing[0].0, "discovery", "{titles:?}");
+    let completed: String = env
+        .db()
+        .query_row(
+            "SELECT completed FROM summaries WHERE prompt_number = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    for f in ["lexer.rs", "parser.rs", "ast.rs"] {
+        assert!(completed.contains(f), "{f} missing from {completed}");
+    }
 }
 
 #[test]
