@@ -30,7 +30,8 @@
 //! benchmarks.
 //!
 //! Modules: `event` reads stored tool events, `command` and `code` know
-//! shell commands and source text, `narrative` reads what the assistant said
+//! shell commands and source text, `concrete` tells a title that names what
+//! it acts on from one that only points at it, `narrative` reads what the assistant said
 //! (explanations, questions, the report) and merges a long turn's pieces,
 //! `offline` writes observations without a model, `render` writes what a
 //! model is shown, `answer` reads what it says, `provider` talks to it,
@@ -39,6 +40,7 @@
 mod answer;
 mod code;
 mod command;
+mod concrete;
 mod event;
 mod narrative;
 mod offline;

@@ -245,13 +245,14 @@ const ACTIONS: &[&str] = &[
     "wrap",
 ];
 
-/// A title from what the assistant said before a change: its first
-/// sentence that, openers dropped, starts with an action ("Now add the
-/// API route." gives "Add the API route").
-pub(crate) fn action_title<'a>(
+/// Titles from what the assistant said before a change, in the order it
+/// said them: its sentences that, openers dropped, start with an action
+/// ("Now add the API route." gives "Add the API route").
+pub(crate) fn action_titles<'a>(
     notes: impl IntoIterator<Item = &'a str>,
     max: usize,
-) -> Option<String> {
+) -> Vec<String> {
+    let mut out = Vec::new();
     for note in notes {
         for s in text::sentences(note, 12) {
             let Some(t) = title_of(&s, max) else {
@@ -262,12 +263,12 @@ pub(crate) fn action_title<'a>(
                 .next()
                 .unwrap_or("")
                 .to_lowercase();
-            if ACTIONS.contains(&first.as_str()) {
-                return Some(t);
+            if ACTIONS.contains(&first.as_str()) && !out.contains(&t) {
+                out.push(t);
             }
         }
     }
-    None
+    out
 }
 
 /// The explanation in an assistant's note: its sentences that are not

@@ -1076,21 +1076,11 @@ impl<'a> Analysis<'a> {
             title: if names.is_empty() {
                 format!("Command {shown} failed, then passed later in the turn")
             } else {
-                format!(
-                    "Command {shown} failed, then passed after editing {}",
-                    list_some(&names, 2)
-                )
+                fix_title(&open.shown, &names)
             },
             subtitle: open.headline.clone(),
             ..Default::default()
         };
-        if d.title.len() > TITLE_MAX {
-            d.title = format!(
-                "Command {} failed, then passed after editing {}",
-                code_span(&command::display(&open.shown, 30)),
-                plural(names.len(), "file")
-            );
-        }
         d.fact(format!("{shown} failed: {}", open.headline));
         for &id in &files {
             let fw = &self.files[id];
@@ -1156,18 +1146,7 @@ impl<'a> Analysis<'a> {
     fn episode_story(&self, ep: &Episode) -> Draft {
         let (fail, pass) = (&self.runs[ep.fail], &self.runs[ep.pass]);
         let names: Vec<String> = ep.files.iter().map(|&f| self.short(f)).collect();
-        let mut title = format!(
-            "Command {} failed, then passed after editing {}",
-            code_span(&fail.shown),
-            list_some(&names, 2)
-        );
-        if title.len() > TITLE_MAX {
-            title = format!(
-                "Command {} failed, then passed after editing {}",
-                code_span(&command::display(&fail.shown, 30)),
-                plural(names.len(), "file")
-            );
-        }
+        let title = fix_title(&fail.shown, &names);
         let headline = fail.headline.clone().unwrap_or_else(|| "failed".into());
         let mut d = Draft {
             first: fail.index,
@@ -1725,6 +1704,27 @@ fn attach_fact(drafts: &mut [Draft], command_drafts: &mut [Draft], index: usize,
 }
 
 /// True for the error a host reports when the user refused a tool call.
+/// "Command `x` failed, then passed after editing a.rs and b.rs"; when that
+/// is too long the files are counted, and only then is the command cut
+/// (what it ran, a test file say, is what a reader searches for).
+fn fix_title(command: &str, files: &[String]) -> String {
+    let title = |shown: &str, edited: String| {
+        format!(
+            "Command {} failed, then passed after editing {edited}",
+            code_span(shown)
+        )
+    };
+    let named = title(command, list_some(files, 2));
+    if named.len() <= TITLE_MAX {
+        return named;
+    }
+    let counted = title(command, plural(files.len(), "file"));
+    if counted.len() <= TITLE_MAX {
+        return counted;
+    }
+    title(&command::display(command, 60), plural(files.len(), "file"))
+}
+
 /// A check an earlier piece left failing that never passed in the turn.
 fn carried_failure(open: &narrative::OpenCheck, class: CommandClass) -> Draft {
     let shown = code_span(&open.shown);
