@@ -877,3 +877,71 @@ fn what_was_completed_reads_in_the_order_it_happened() {
     assert!(at(c, "closed t-1") < at(c, "Second part"), "{c}");
     assert!(at(c, "Second part") < at(c, "closed t-2"), "{c}");
 }
+
+#[test]
+fn an_announced_action_that_names_nothing_leaves_a_concrete_title_alone() {
+    let mut b = batch(vec![with_id(
+        write(
+            "src/quota.rs",
+            "pub struct QuotaLedger {}\n\npub fn charge(ledger: &mut QuotaLedger) {}\n",
+        ),
+        "t1",
+    )]);
+    b.narrative = Some(mnemo_compress::TurnNarrative {
+        notes: vec![note("Now let me create all the files for ab-3.2.", "t1")],
+        ..Default::default()
+    });
+    let title = offline(&b).observations[0].title.clone();
+    assert!(!title.contains("ab-3.2"), "{title}");
+    assert!(title.contains("QuotaLedger"), "{title}");
+
+    // A pronoun takes the name of the file it stands for.
+    let mut b = batch(vec![with_id(
+        edit(
+            "db/0007_backfill.sql",
+            "UPDATE t SET a = 1;",
+            "UPDATE t SET a = 2;",
+        ),
+        "t1",
+    )]);
+    b.narrative = Some(mnemo_compress::TurnNarrative {
+        notes: vec![note(
+            "Let me rewrite it with batched updates to keep locks short.",
+            "t1",
+        )],
+        ..Default::default()
+    });
+    assert_eq!(
+        offline(&b).observations[0].title,
+        "Rewrite 0007_backfill.sql with batched updates to keep locks short"
+    );
+}
+
+#[test]
+fn an_interrupted_turn_says_what_was_under_way() {
+    let mut b = batch(vec![
+        with_id(edit("src/app.rs", "a()", "b()"), "t1"),
+        with_id(bash("cargo build --release &", ""), "t2"),
+    ]);
+    // No report (interrupted): the words before the call it was cut off at.
+    b.narrative = Some(mnemo_compress::TurnNarrative {
+        notes: vec![
+            note("Switching the call to b() so the cache warms up.", "t1"),
+            note(
+                "Still linking the release binary. Let me wait for it.",
+                "t3",
+            ),
+        ],
+        ..Default::default()
+    });
+    let s = offline(&b).summary.unwrap();
+    assert_eq!(
+        s.next_steps,
+        "unfinished when the turn ended: still linking the release binary \
+         (`cargo build --release &`)"
+    );
+
+    // A turn that ends on what it did leaves nothing open.
+    b.last_assistant_message = Some("Switched to b(); the build passes.".into());
+    assert_eq!(offline(&b).summary.unwrap().next_steps, "");
+}
