@@ -1703,7 +1703,6 @@ fn attach_fact(drafts: &mut [Draft], command_drafts: &mut [Draft], index: usize,
     }
 }
 
-/// True for the error a host reports when the user refused a tool call.
 /// "Command `x` failed, then passed after editing a.rs and b.rs"; when that
 /// is too long the files are counted, and only then is the command cut
 /// (what it ran, a test file say, is what a reader searches for).
@@ -1745,6 +1744,7 @@ fn carried_failure(open: &narrative::OpenCheck, class: CommandClass) -> Draft {
     d
 }
 
+/// True for the error a host reports when the user refused a tool call.
 fn is_rejection(error: &str) -> bool {
     error.contains("doesn't want to proceed with this tool use")
         || error.contains("tool use was rejected")
