@@ -610,12 +610,15 @@ pub(crate) fn merge(earlier: &[SummaryDraft], last: SummaryDraft) -> SummaryDraf
     if earlier.is_empty() {
         return last;
     }
-    // The intents of the checks that passed anywhere in the turn.
+    // The intents of the checks that passed anywhere in the turn, and of
+    // the commands that worked after an earlier piece saw them fail.
     let passing: Vec<String> = earlier
         .iter()
         .chain(std::iter::once(&last))
         .flat_map(|s| items(&s.completed))
-        .filter(|i| i.ends_with(" passes") || i.contains(" passes ("))
+        .filter(|i| {
+            i.ends_with(" passes") || i.contains(" passes (") || i.contains(" worked after ")
+        })
         .filter_map(check_intent)
         .collect();
     // What a piece left failing and a later one made pass (the same check,

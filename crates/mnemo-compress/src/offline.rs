@@ -962,20 +962,18 @@ impl<'a> Analysis<'a> {
         }
         drafts.extend(command_drafts);
 
-        // Failures nobody fixed. A check still failing at the end of a piece
-        // of a turn still running stands only if no later piece fixes it: it
-        // travels in the piece's summary (`next_steps`) until then.
+        // Failures nobody fixed. A command still failing at the end of a
+        // piece of a turn still running stands only if no later piece fixes
+        // it: it travels in the piece's summary (`next_steps`) until then.
         let mut failure_drafts: Vec<Draft> = Vec::new();
-        for &r in &self.unresolved {
-            let run = &self.runs[r];
-            if !self.batch.turn_complete && run.class.is_check() {
-                continue;
+        if self.batch.turn_complete {
+            for &r in &self.unresolved {
+                let d = self.failed_run_draft(&self.runs[r]);
+                push_failure(&mut failure_drafts, d);
             }
-            let d = self.failed_run_draft(run);
-            push_failure(&mut failure_drafts, d);
         }
-        // The checks earlier pieces left failing: fixed here, or standing.
-        for d in self.carried_drafts(&mut used_runs) {
+        // The failures earlier pieces left open: fixed here, or standing.
+        for d in self.carried_drafts(&mut drafts, &mut used_runs) {
             push_failure(&mut failure_drafts, d);
         }
         for f in &self.failures {
@@ -1029,19 +1027,17 @@ impl<'a> Analysis<'a> {
             .collect()
     }
 
-    /// What becomes of the checks an earlier piece of the turn left
-    /// failing: a bugfix when this piece makes the same check pass (the
-    /// files it changed before are the fix), a standing failure when the
-    /// turn ends without it passing, nothing yet otherwise. A check this
-    /// piece also ran and failed or fixed tells its own story.
-    fn carried_drafts(&self, used_runs: &mut Vec<usize>) -> Vec<Draft> {
-        let mut drafts = Vec::new();
+    /// The failures earlier pieces of the turn left open, with the run of
+    /// this piece that settles each (the same command passing, or a passing
+    /// test run of a failed build's tool); None while it is still open. A
+    /// command this piece also ran and failed tells its own story.
+    fn carried(&self) -> Vec<(narrative::OpenCheck, Option<usize>)> {
+        let mut out = Vec::new();
         for open in narrative::open_checks(&self.batch.earlier_pieces) {
             let class = command::classify(&open.shown);
             let key = command::same_command_key(&open.shown, class);
             let program = command::program_of(&open.shown);
-            let own = |r: &Run| r.key == key && !r.ok;
-            if self.runs.iter().any(own) {
+            if self.runs.iter().any(|r| r.key == key && !r.ok) {
                 continue;
             }
             let pass = self.runs.iter().position(|r| {
@@ -1050,16 +1046,40 @@ impl<'a> Analysis<'a> {
                         && r.class == CommandClass::Test
                         && r.program == program))
             });
+            out.push((open, pass));
+        }
+        out
+    }
+
+    /// What becomes of the failures earlier pieces left open: a bugfix when
+    /// this piece makes a check pass (the files it changed before are the
+    /// fix), a fact when another command succeeds in another form (`git
+    /// push`, then `git push -u`), a standing failure when the turn ends
+    /// without either, nothing yet otherwise.
+    fn carried_drafts(&self, drafts: &mut [Draft], used_runs: &mut Vec<usize>) -> Vec<Draft> {
+        let mut out = Vec::new();
+        for (open, pass) in self.carried() {
+            let class = command::classify(&open.shown);
             match pass {
-                Some(p) => {
+                Some(p) if class.is_check() => {
                     used_runs.push(p);
-                    drafts.push(self.carried_fix(&open, &self.runs[p]));
+                    out.push(self.carried_fix(&open, &self.runs[p]));
                 }
-                None if self.batch.turn_complete => drafts.push(carried_failure(&open, class)),
+                Some(p) => {
+                    let run = &self.runs[p];
+                    let fact = format!(
+                        "{} failed earlier in the turn ({}), then {} worked",
+                        code_span(&open.shown),
+                        open.headline,
+                        code_span(&run.shown)
+                    );
+                    attach_fact(drafts, &mut [], run.index, fact);
+                }
+                None if self.batch.turn_complete => out.push(carried_failure(&open, class)),
                 None => {}
             }
         }
-        drafts
+        out
     }
 
     /// A check an earlier piece left failing that `pass` made pass.

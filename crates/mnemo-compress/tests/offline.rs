@@ -945,3 +945,70 @@ fn an_interrupted_turn_says_what_was_under_way() {
     b.last_assistant_message = Some("Switched to b(); the build passes.".into());
     assert_eq!(offline(&b).summary.unwrap().next_steps, "");
 }
+
+/// Compresses `pieces` as the worker does a long turn: each piece sees the
+/// earlier pieces' partial summaries, the last one completes the turn.
+fn compress_in_pieces(pieces: Vec<Vec<BatchEvent>>) -> (Vec<ObservationDraft>, String) {
+    let (mut observations, mut earlier) = (Vec::new(), Vec::new());
+    let n = pieces.len();
+    for (i, events) in pieces.into_iter().enumerate() {
+        let mut b = batch(events);
+        b.turn_complete = i + 1 == n;
+        b.earlier_pieces = earlier.clone();
+        let out = offline(&b);
+        observations.extend(out.observations);
+        match out.summary {
+            Some(s) => return (observations, s.next_steps),
+            None => earlier.push(out.piece_summary.expect("a piece's partial summary")),
+        }
+    }
+    unreachable!("the last piece completes the turn")
+}
+
+#[test]
+fn a_command_that_works_in_another_form_in_a_later_piece_is_not_a_failure() {
+    let rejected = "Exit code 1\nfatal: The current branch topic has no upstream branch.";
+    let (observations, next) = compress_in_pieces(vec![
+        vec![
+            edit("src/a.rs", "a()", "b()"),
+            bash_failed("git push", rejected),
+        ],
+        vec![edit("src/c.rs", "c()", "d()")],
+        vec![bash(
+            "git push --set-upstream origin topic",
+            "branch 'topic' set up",
+        )],
+    ]);
+    let titles: Vec<&str> = observations.iter().map(|o| o.title.as_str()).collect();
+    assert!(
+        !titles
+            .iter()
+            .any(|t| t.contains("push") && t.contains("fail")),
+        "{titles:?}"
+    );
+    let facts: Vec<&String> = observations.iter().flat_map(|o| &o.facts).collect();
+    assert!(
+        facts
+            .iter()
+            .any(|f| f.contains("then `git push --set-upstream origin topic` worked")),
+        "{facts:?}"
+    );
+    assert_eq!(next, "");
+
+    // Never pushed: the failure stands once, at the turn's end.
+    let (observations, next) = compress_in_pieces(vec![
+        vec![
+            edit("src/a.rs", "a()", "b()"),
+            bash_failed("git push", rejected),
+        ],
+        vec![edit("src/c.rs", "c()", "d()")],
+    ]);
+    let failing: Vec<&str> = observations
+        .iter()
+        .map(|o| o.title.as_str())
+        .filter(|t| t.contains("git push"))
+        .collect();
+    assert_eq!(failing.len(), 1, "{failing:?}");
+    assert!(failing[0].contains("no upstream branch"), "{failing:?}");
+    assert!(next.contains("git push"), "{next}");
+}

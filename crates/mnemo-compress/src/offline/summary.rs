@@ -191,6 +191,21 @@ impl Analysis<'_> {
                 ));
             }
         }
+        // A command an earlier piece left failing that worked here in
+        // another form (a check's pass is listed above): settled, and said
+        // so for the turn's end to know.
+        for (open, pass) in self.carried() {
+            if let Some(run) = pass.map(|p| &self.runs[p]).filter(|r| !r.class.is_check()) {
+                steps.push((
+                    run.index,
+                    format!(
+                        "{} worked after {} failed",
+                        code_span(&run.shown),
+                        code_span(&open.shown)
+                    ),
+                ));
+            }
+        }
         steps.sort_by_key(|(index, _)| *index);
         completed.extend(steps.into_iter().map(|(_, s)| s));
         completed.extend(
@@ -250,10 +265,8 @@ impl Analysis<'_> {
             .collect();
         for &r in &self.unresolved {
             let run = &self.runs[r];
-            if matches!(
-                run.class,
-                CommandClass::Test | CommandClass::Build | CommandClass::Lint
-            ) {
+            // A piece carries every failure still open to the later pieces.
+            if run.class.is_check() || !self.batch.turn_complete {
                 open.push(format!(
                     "make {} pass ({})",
                     code_span(&run.shown),
