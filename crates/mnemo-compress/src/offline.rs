@@ -1744,12 +1744,16 @@ fn fix_title(command: &str, files: &[String]) -> String {
     title(&command::display(command, 60), plural(files.len(), "file"))
 }
 
-/// A check an earlier piece left failing that never passed in the turn.
+/// A command an earlier piece left failing that never passed in the turn.
 fn carried_failure(open: &narrative::OpenCheck, class: CommandClass) -> Draft {
     let shown = code_span(&open.shown);
     let mut d = Draft {
         kind: "discovery",
-        title: format!("Command {shown} failed: {}", open.headline),
+        title: if open.headline == "interrupted" {
+            format!("Command {shown} was interrupted")
+        } else {
+            format!("Command {shown} failed: {}", open.headline)
+        },
         subtitle: open.headline.clone(),
         ..Default::default()
     };
