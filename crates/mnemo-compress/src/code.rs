@@ -187,8 +187,9 @@ pub(crate) fn definition_on(line: &str) -> Option<Definition> {
     {
         return None;
     }
+    let indented = line.starts_with(char::is_whitespace);
     keyword_definition(l)
-        .or_else(|| c_style_function(l))
+        .or_else(|| c_style_function(l, indented))
         .or_else(|| assigned_function(l))
 }
 
@@ -280,7 +281,9 @@ fn plain_name(s: &str) -> Option<String> {
 /// `int parse(char *s) {`, `public static void main(String[] args) {`,
 /// `  async load(id: string): Promise<User> {`: types and modifiers, a name,
 /// balanced parameters, then nothing but a body's opening (or a return type).
-fn c_style_function(l: &str) -> Option<Definition> {
+/// `indented`: the line was indented (a call inside a body, such as
+/// Elixir's `change set_attribute(:state, :closed)`, is no declaration).
+fn c_style_function(l: &str, indented: bool) -> Option<Definition> {
     let open = l.find('(')?;
     let head = l[..open].trim_end();
     if head.is_empty()
@@ -310,7 +313,7 @@ fn c_style_function(l: &str) -> Option<Definition> {
             ]
             .iter()
             .any(|w| rest.starts_with(w)));
-    let declaration = rest.is_empty() && words.len() >= 2 && !l.starts_with(char::is_whitespace);
+    let declaration = rest.is_empty() && words.len() >= 2 && !indented;
     let method = words.len() == 1 && rest == "{";
     if !(body_opens && words.len() >= 2 || declaration || method) {
         return None;
@@ -714,6 +717,9 @@ mod tests {
             "struct and enum are types",
             "INSERT INTO annotations (id, session_id)",
             "    CREATE TABLE annotations (",
+            // Calls in a body (an Elixir DSL, a C statement without `;`).
+            "      change set_flag(:state, :closed)",
+            "    retry with_backoff(request)",
         ] {
             assert_eq!(names(prose), Vec::<String>::new(), "{prose}");
         }

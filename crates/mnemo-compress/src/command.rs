@@ -30,6 +30,15 @@ impl CommandClass {
             CommandClass::Inspect | CommandClass::Run => None,
         }
     }
+
+    /// Tests, builds and lints: what a summary reports as passing or
+    /// left failing.
+    pub fn is_check(self) -> bool {
+        matches!(
+            self,
+            CommandClass::Test | CommandClass::Build | CommandClass::Lint
+        )
+    }
 }
 
 use mnemo_core::shell::{READERS, git_reads, is_read_only, program};

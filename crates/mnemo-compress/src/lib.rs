@@ -13,7 +13,9 @@
 //!   something, per failure left standing), with reads, searches and
 //!   bookkeeping folded in, and the assistant's why when the narrative is
 //!   known. A piece of a turn still running gets a partial summary
-//!   ([`Outcome::piece_summary`]) that the last piece merges.
+//!   ([`Outcome::piece_summary`]) that the last piece merges; a check still
+//!   failing at a piece's end waits there for a later piece to fix it
+//!   instead of standing as a failure.
 //! - `anthropic` (forced `record_memory` tool call), `openai` and compatible
 //!   servers (strict `json_schema`, plain JSON where refused), `claude-cli`
 //!   (the user's `claude -p`): one call per batch, the batch rendered within
@@ -30,7 +32,8 @@
 //! benchmarks.
 //!
 //! Modules: `event` reads stored tool events, `command` and `code` know
-//! shell commands and source text, `narrative` reads what the assistant said
+//! shell commands and source text, `concrete` tells a title that names what
+//! it acts on from one that only points at it, `narrative` reads what the assistant said
 //! (explanations, questions, the report) and merges a long turn's pieces,
 //! `offline` writes observations without a model, `render` writes what a
 //! model is shown, `answer` reads what it says, `provider` talks to it,
@@ -39,6 +42,7 @@
 mod answer;
 mod code;
 mod command;
+mod concrete;
 mod event;
 mod narrative;
 mod offline;
@@ -100,7 +104,9 @@ pub struct TurnBatch {
     /// sanitized with the capture's privacy rules.
     pub narrative: Option<TurnNarrative>,
     /// The summaries of the turn's earlier pieces, when a long turn was cut
-    /// into several batches; the last piece's summary merges them.
+    /// into several batches: the last piece's summary merges them, and a
+    /// check they left failing is a fix in the piece that makes it pass, or
+    /// a standing failure at the turn's end.
     pub earlier_pieces: Vec<SummaryDraft>,
 }
 

@@ -245,13 +245,14 @@ const ACTIONS: &[&str] = &[
     "wrap",
 ];
 
-/// A title from what the assistant said before a change: its first
-/// sentence that, openers dropped, starts with an action ("Now add the
-/// API route." gives "Add the API route").
-pub(crate) fn action_title<'a>(
+/// Titles from what the assistant said before a change, in the order it
+/// said them: its sentences that, openers dropped, start with an action
+/// ("Now add the API route." gives "Add the API route").
+pub(crate) fn action_titles<'a>(
     notes: impl IntoIterator<Item = &'a str>,
     max: usize,
-) -> Option<String> {
+) -> Vec<String> {
+    let mut out = Vec::new();
     for note in notes {
         for s in text::sentences(note, 12) {
             let Some(t) = title_of(&s, max) else {
@@ -262,12 +263,12 @@ pub(crate) fn action_title<'a>(
                 .next()
                 .unwrap_or("")
                 .to_lowercase();
-            if ACTIONS.contains(&first.as_str()) {
-                return Some(t);
+            if ACTIONS.contains(&first.as_str()) && !out.contains(&t) {
+                out.push(t);
             }
         }
     }
-    None
+    out
 }
 
 /// The explanation in an assistant's note: its sentences that are not
@@ -615,12 +616,15 @@ pub(crate) fn merge(earlier: &[SummaryDraft], last: SummaryDraft) -> SummaryDraf
     if earlier.is_empty() {
         return last;
     }
-    // The intents of the checks that passed anywhere in the turn.
+    // The intents of the checks that passed anywhere in the turn, and of
+    // the commands that worked after an earlier piece saw them fail.
     let passing: Vec<String> = earlier
         .iter()
         .chain(std::iter::once(&last))
         .flat_map(|s| items(&s.completed))
-        .filter(|i| i.ends_with(" passes") || i.contains(" passes ("))
+        .filter(|i| {
+            i.ends_with(" passes") || i.contains(" passes (") || i.contains(" worked after ")
+        })
         .filter_map(check_intent)
         .collect();
     // What a piece left failing and a later one made pass (the same check,
@@ -656,6 +660,41 @@ pub(crate) fn merge(earlier: &[SummaryDraft], last: SummaryDraft) -> SummaryDraf
         next_steps: field(|s| &s.next_steps, 600),
         notes: field(|s| &s.notes, 600),
     }
+}
+
+/// A check (test, build, lint) an earlier piece of the turn left failing,
+/// as its partial summary tells it (`` make `mix test` pass (3 failures) ``).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OpenCheck {
+    /// The command as shown (maybe cut with `…`).
+    pub shown: String,
+    pub headline: String,
+}
+
+/// The checks the earlier pieces left failing and none of them made pass:
+/// a later piece settles them (a fix) or, at the turn's end, they stand.
+pub(crate) fn open_checks(earlier: &[SummaryDraft]) -> Vec<OpenCheck> {
+    if earlier.is_empty() {
+        return Vec::new();
+    }
+    let merged = merge(earlier, SummaryDraft::default());
+    items(&merged.next_steps).filter_map(open_check).collect()
+}
+
+/// `` make `X` pass (H) `` read back.
+fn open_check(item: &str) -> Option<OpenCheck> {
+    let rest = item.strip_prefix("make `")?;
+    let end = rest.find('`')?;
+    let shown = rest[..end].trim();
+    let after = rest[end + 1..].strip_prefix(" pass")?.trim();
+    let headline = after
+        .strip_prefix('(')
+        .and_then(|h| h.strip_suffix(')'))
+        .unwrap_or("failing");
+    (!shown.is_empty()).then(|| OpenCheck {
+        shown: shown.to_owned(),
+        headline: headline.trim().to_owned(),
+    })
 }
 
 /// A model's summary made whole: fields it left empty are filled from the
@@ -790,5 +829,29 @@ mod tests {
         };
         let m = merge(&[failing], passed);
         assert_eq!(m.next_steps, "make `git push` pass (rejected)");
+    }
+
+    #[test]
+    fn open_checks_are_the_failures_no_earlier_piece_settled() {
+        let piece = |completed: &str, next: &str| SummaryDraft {
+            completed: completed.into(),
+            next_steps: next.into(),
+            ..Default::default()
+        };
+        assert_eq!(open_checks(&[]), Vec::new());
+        let open = open_checks(&[
+            piece(
+                "",
+                "make `cargo test -p parser` pass (2 failed); make `go vet ./...` pass (bad printf)",
+            ),
+            piece("`cargo test` passes (40 passed)", "unfinished: write docs"),
+        ]);
+        assert_eq!(
+            open,
+            vec![OpenCheck {
+                shown: "go vet ./...".into(),
+                headline: "bad printf".into()
+            }]
+        );
     }
 }

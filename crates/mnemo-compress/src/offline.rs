@@ -962,11 +962,18 @@ impl<'a> Analysis<'a> {
         }
         drafts.extend(command_drafts);
 
-        // Failures nobody fixed.
+        // Failures nobody fixed. A command still failing at the end of a
+        // piece of a turn still running stands only if no later piece fixes
+        // it: it travels in the piece's summary (`next_steps`) until then.
         let mut failure_drafts: Vec<Draft> = Vec::new();
-        for &r in &self.unresolved {
-            let run = &self.runs[r];
-            let d = self.failed_run_draft(run);
+        if self.batch.turn_complete {
+            for &r in &self.unresolved {
+                let d = self.failed_run_draft(&self.runs[r]);
+                push_failure(&mut failure_drafts, d);
+            }
+        }
+        // The failures earlier pieces left open: fixed here, or standing.
+        for d in self.carried_drafts(&mut drafts, &mut used_runs) {
             push_failure(&mut failure_drafts, d);
         }
         for f in &self.failures {
@@ -1020,6 +1027,113 @@ impl<'a> Analysis<'a> {
             .collect()
     }
 
+    /// The failures earlier pieces of the turn left open, with the run of
+    /// this piece that settles each (the same command passing, or a passing
+    /// test run of a failed build's tool); None while it is still open. A
+    /// command this piece also ran and failed tells its own story.
+    fn carried(&self) -> Vec<(narrative::OpenCheck, Option<usize>)> {
+        let mut out = Vec::new();
+        for open in narrative::open_checks(&self.batch.earlier_pieces) {
+            let class = command::classify(&open.shown);
+            let key = command::same_command_key(&open.shown, class);
+            let program = command::program_of(&open.shown);
+            if self.runs.iter().any(|r| r.key == key && !r.ok) {
+                continue;
+            }
+            let pass = self.runs.iter().position(|r| {
+                r.ok && (r.key == key
+                    || (class == CommandClass::Build
+                        && r.class == CommandClass::Test
+                        && r.program == program))
+            });
+            out.push((open, pass));
+        }
+        out
+    }
+
+    /// What becomes of the failures earlier pieces left open: a bugfix when
+    /// this piece makes a check pass (the files it changed before are the
+    /// fix), a fact when another command succeeds in another form (`git
+    /// push`, then `git push -u`), a standing failure when the turn ends
+    /// without either, nothing yet otherwise.
+    fn carried_drafts(&self, drafts: &mut [Draft], used_runs: &mut Vec<usize>) -> Vec<Draft> {
+        let mut out = Vec::new();
+        for (open, pass) in self.carried() {
+            let class = command::classify(&open.shown);
+            match pass {
+                Some(p) if class.is_check() => {
+                    used_runs.push(p);
+                    out.push(self.carried_fix(&open, &self.runs[p]));
+                }
+                Some(p) => {
+                    let run = &self.runs[p];
+                    let fact = format!(
+                        "{} failed earlier in the turn ({}), then {} worked",
+                        code_span(&open.shown),
+                        open.headline,
+                        code_span(&run.shown)
+                    );
+                    attach_fact(drafts, &mut [], run.index, fact);
+                }
+                None if self.batch.turn_complete => out.push(carried_failure(&open, class)),
+                None => {}
+            }
+        }
+        out
+    }
+
+    /// A check an earlier piece left failing that `pass` made pass.
+    fn carried_fix(&self, open: &narrative::OpenCheck, pass: &Run) -> Draft {
+        let shown = code_span(&open.shown);
+        let files: Vec<usize> = (0..self.files.len())
+            .filter(|&id| self.files[id].changes().any(|i| i < pass.index))
+            .collect();
+        let names: Vec<String> = files.iter().map(|&f| self.short(f)).collect();
+        let mut d = Draft {
+            first: pass.index,
+            events: vec![pass.index],
+            kind: "bugfix",
+            title: if names.is_empty() {
+                format!("Command {shown} failed, then passed later in the turn")
+            } else {
+                fix_title(&open.shown, &names)
+            },
+            subtitle: open.headline.clone(),
+            ..Default::default()
+        };
+        d.fact(format!("{shown} failed: {}", open.headline));
+        for &id in &files {
+            let fw = &self.files[id];
+            d.modified(&fw.path);
+            d.file_concepts(&fw.path);
+            d.events.extend(fw.changes().filter(|&i| i < pass.index));
+        }
+        let mut passed = format!("{} passed", code_span(&pass.shown));
+        if let Some(s) = &pass.summary {
+            passed.push_str(&format!(" ({s})"));
+        }
+        d.fact(passed.clone());
+        for c in [
+            command::classify(&open.shown).concept(),
+            pass.class.concept(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            d.concept(c);
+        }
+        d.narrative.push(format!(
+            "{shown} failed earlier in the turn with: {}.",
+            open.headline
+        ));
+        d.narrative.push(if names.is_empty() {
+            format!("Later in the turn, {passed}.")
+        } else {
+            format!("After editing {}, {passed}.", list_some(&names, 3))
+        });
+        d
+    }
+
     fn episode_fact(&self, ep: &Episode) -> String {
         let (fail, pass) = (&self.runs[ep.fail], &self.runs[ep.pass]);
         format!(
@@ -1052,18 +1166,7 @@ impl<'a> Analysis<'a> {
     fn episode_story(&self, ep: &Episode) -> Draft {
         let (fail, pass) = (&self.runs[ep.fail], &self.runs[ep.pass]);
         let names: Vec<String> = ep.files.iter().map(|&f| self.short(f)).collect();
-        let mut title = format!(
-            "Command {} failed, then passed after editing {}",
-            code_span(&fail.shown),
-            list_some(&names, 2)
-        );
-        if title.len() > TITLE_MAX {
-            title = format!(
-                "Command {} failed, then passed after editing {}",
-                code_span(&command::display(&fail.shown, 30)),
-                plural(names.len(), "file")
-            );
-        }
+        let title = fix_title(&fail.shown, &names);
         let headline = fail.headline.clone().unwrap_or_else(|| "failed".into());
         let mut d = Draft {
             first: fail.index,
@@ -1615,6 +1718,51 @@ fn attach_fact(drafts: &mut [Draft], command_drafts: &mut [Draft], index: usize,
     } else if let Some(d) = command_drafts.last_mut() {
         d.fact(fact);
     }
+}
+
+/// "Command `x` failed, then passed after editing a.rs and b.rs"; when that
+/// is too long the files are counted, and only then is the command cut
+/// (what it ran, a test file say, is what a reader searches for).
+fn fix_title(command: &str, files: &[String]) -> String {
+    let title = |shown: &str, edited: String| {
+        format!(
+            "Command {} failed, then passed after editing {edited}",
+            code_span(shown)
+        )
+    };
+    let named = title(command, list_some(files, 2));
+    if named.len() <= TITLE_MAX {
+        return named;
+    }
+    let counted = title(command, plural(files.len(), "file"));
+    if counted.len() <= TITLE_MAX {
+        return counted;
+    }
+    title(&command::display(command, 60), plural(files.len(), "file"))
+}
+
+/// A command an earlier piece left failing that never passed in the turn.
+fn carried_failure(open: &narrative::OpenCheck, class: CommandClass) -> Draft {
+    let shown = code_span(&open.shown);
+    let mut d = Draft {
+        kind: "discovery",
+        title: if open.headline == "interrupted" {
+            format!("Command {shown} was interrupted")
+        } else {
+            format!("Command {shown} failed: {}", open.headline)
+        },
+        subtitle: open.headline.clone(),
+        ..Default::default()
+    };
+    if let Some(c) = class.concept() {
+        d.concept(c);
+    }
+    d.fact(format!("{shown} failed: {}", open.headline));
+    d.narrative.push(format!(
+        "{shown} failed with: {}. It did not pass later in this turn.",
+        open.headline
+    ));
+    d
 }
 
 /// True for the error a host reports when the user refused a tool call.

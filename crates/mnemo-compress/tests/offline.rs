@@ -901,3 +901,138 @@ fn what_was_completed_reads_in_the_order_it_happened() {
     assert!(at(c, "closed t-1") < at(c, "Second part"), "{c}");
     assert!(at(c, "Second part") < at(c, "closed t-2"), "{c}");
 }
+
+#[test]
+fn an_announced_action_that_names_nothing_leaves_a_concrete_title_alone() {
+    let mut b = batch(vec![with_id(
+        write(
+            "src/quota.rs",
+            "pub struct QuotaLedger {}\n\npub fn charge(ledger: &mut QuotaLedger) {}\n",
+        ),
+        "t1",
+    )]);
+    b.narrative = Some(mnemo_compress::TurnNarrative {
+        notes: vec![note("Now let me create all the files for ab-3.2.", "t1")],
+        ..Default::default()
+    });
+    let title = offline(&b).observations[0].title.clone();
+    assert!(!title.contains("ab-3.2"), "{title}");
+    assert!(title.contains("QuotaLedger"), "{title}");
+
+    // A pronoun takes the name of the file it stands for.
+    let mut b = batch(vec![with_id(
+        edit(
+            "db/0007_backfill.sql",
+            "UPDATE t SET a = 1;",
+            "UPDATE t SET a = 2;",
+        ),
+        "t1",
+    )]);
+    b.narrative = Some(mnemo_compress::TurnNarrative {
+        notes: vec![note(
+            "Let me rewrite it with batched updates to keep locks short.",
+            "t1",
+        )],
+        ..Default::default()
+    });
+    assert_eq!(
+        offline(&b).observations[0].title,
+        "Rewrite 0007_backfill.sql with batched updates to keep locks short"
+    );
+}
+
+#[test]
+fn an_interrupted_turn_says_what_was_under_way() {
+    let mut b = batch(vec![
+        with_id(edit("src/app.rs", "a()", "b()"), "t1"),
+        with_id(bash("cargo build --release &", ""), "t2"),
+    ]);
+    // No report (interrupted): the words before the call it was cut off at.
+    b.narrative = Some(mnemo_compress::TurnNarrative {
+        notes: vec![
+            note("Switching the call to b() so the cache warms up.", "t1"),
+            note(
+                "Still linking the release binary. Let me wait for it.",
+                "t3",
+            ),
+        ],
+        ..Default::default()
+    });
+    let s = offline(&b).summary.unwrap();
+    assert_eq!(
+        s.next_steps,
+        "unfinished when the turn ended: still linking the release binary \
+         (`cargo build --release &`)"
+    );
+
+    // A turn that ends on what it did leaves nothing open.
+    b.last_assistant_message = Some("Switched to b(); the build passes.".into());
+    assert_eq!(offline(&b).summary.unwrap().next_steps, "");
+}
+
+/// Compresses `pieces` as the worker does a long turn: each piece sees the
+/// earlier pieces' partial summaries, the last one completes the turn.
+fn compress_in_pieces(pieces: Vec<Vec<BatchEvent>>) -> (Vec<ObservationDraft>, String) {
+    let (mut observations, mut earlier) = (Vec::new(), Vec::new());
+    let n = pieces.len();
+    for (i, events) in pieces.into_iter().enumerate() {
+        let mut b = batch(events);
+        b.turn_complete = i + 1 == n;
+        b.earlier_pieces = earlier.clone();
+        let out = offline(&b);
+        observations.extend(out.observations);
+        match out.summary {
+            Some(s) => return (observations, s.next_steps),
+            None => earlier.push(out.piece_summary.expect("a piece's partial summary")),
+        }
+    }
+    unreachable!("the last piece completes the turn")
+}
+
+#[test]
+fn a_command_that_works_in_another_form_in_a_later_piece_is_not_a_failure() {
+    let rejected = "Exit code 1\nfatal: The current branch topic has no upstream branch.";
+    let (observations, next) = compress_in_pieces(vec![
+        vec![
+            edit("src/a.rs", "a()", "b()"),
+            bash_failed("git push", rejected),
+        ],
+        vec![edit("src/c.rs", "c()", "d()")],
+        vec![bash(
+            "git push --set-upstream origin topic",
+            "branch 'topic' set up",
+        )],
+    ]);
+    let titles: Vec<&str> = observations.iter().map(|o| o.title.as_str()).collect();
+    assert!(
+        !titles
+            .iter()
+            .any(|t| t.contains("push") && t.contains("fail")),
+        "{titles:?}"
+    );
+    let facts: Vec<&String> = observations.iter().flat_map(|o| &o.facts).collect();
+    assert!(
+        facts
+            .iter()
+            .any(|f| f.contains("then `git push --set-upstream origin topic` worked")),
+        "{facts:?}"
+    );
+    assert_eq!(next, "");
+
+    // Never pushed: the failure stands once, at the turn's end.
+    let (observations, next) = compress_in_pieces(vec![
+        vec![
+            edit("src/a.rs", "a()", "b()"),
+            bash_failed("git push", rejected),
+        ],
+        vec![edit("src/c.rs", "c()", "d()")],
+    ]);
+    let failing: Vec<&str> = observations
+        .iter()
+        .map(|o| o.title.as_str())
+        .filter(|t| t.contains("git push"))
+        .collect();
+    assert_eq!(failing.len(), 1, "{failing:?}");
+    assert!(failing[0].contains("no upstream branch"), "{failing:?}");
+    assert!(next.contains("git push"), "{next}");
+}

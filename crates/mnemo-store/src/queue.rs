@@ -19,7 +19,11 @@
 //! pending event is older than the flush time, or when it holds enough
 //! events or bytes for a full batch. A long turn goes out in pieces of at
 //! most `batch_max_events` / `batch_max_bytes`, and its turn end rides with
-//! the last piece: only that piece asks for the summary.
+//! the last piece: only that piece asks for the summary. A turn that never
+//! ended (interrupted: no Stop) whose every event already went out in
+//! pieces is finished once the next prompt or the session's end closes it:
+//! an empty lease, complete, that merges its pieces into the summary (and
+//! lets the checks they left failing stand).
 
 use std::collections::BTreeMap;
 
@@ -120,12 +124,21 @@ impl Lease {
 
     /// The uid of the batch's first event, from which the uids of what the
     /// batch produces are derived (so a redone batch writes the same uids).
-    pub fn first_uid(&self) -> &str {
-        self.events
+    /// An empty lease (a turn finished after its pieces) has none: its
+    /// uids derive from the turn, `end-<platform session id>-<prompt number>`.
+    pub fn first_uid(&self) -> String {
+        match self
+            .events
             .iter()
             .chain(&self.turn_ends)
             .min_by_key(|e| e.id)
-            .map_or("", |e| e.uid.as_str())
+        {
+            Some(e) => e.uid.clone(),
+            None => format!(
+                "end-{}-{}",
+                self.turn.platform_session_id, self.turn.prompt_number
+            ),
+        }
     }
 
     /// `obs-<first event uid>-<n>`.
@@ -281,6 +294,17 @@ impl Store {
         now: i64,
         max_attempts: i64,
     ) -> Result<()> {
+        if lease.event_ids().is_empty() && lease.turn_complete {
+            // A finishing lease has no events to back off: retrying it at
+            // once would fail again forever. Its pieces' observations are
+            // stored; only the turn's summary is lost.
+            return crate::pieces::delete_pieces(
+                &self.conn,
+                lease.turn.session_id,
+                lease.turn.prompt_number,
+            )
+            .map_err(|e| self.err(e));
+        }
         let ids = ids_json(&lease.event_ids());
         self.conn
             .execute(
@@ -489,7 +513,7 @@ fn lease_in(
             || c.count >= limits.batch_max_events.max(1)
             || c.bytes >= limits.batch_max_bytes.max(1)
     }) else {
-        return Ok(None);
+        return finishing_lease(tx, now, limits);
     };
 
     let ready: Vec<QueuedEvent> = {
@@ -543,6 +567,40 @@ fn lease_in(
     Ok(Some(lease))
 }
 
+/// An empty, complete lease for a closed turn whose events all went out in
+/// pieces before it closed (so no piece was its last); None when there is
+/// no such turn.
+fn finishing_lease(
+    tx: &Transaction<'_>,
+    now: i64,
+    limits: &QueueLimits,
+) -> rusqlite::Result<Option<Lease>> {
+    let turn: Option<(i64, i64)> = tx
+        .query_row(
+            "SELECT tp.session_id, tp.prompt_number
+             FROM turn_pieces tp JOIN sessions s ON s.id = tp.session_id
+             WHERE (tp.prompt_number < s.prompt_count OR s.status = 'ended')
+               AND NOT EXISTS (SELECT 1 FROM events e
+                               WHERE e.session_id = tp.session_id
+                                 AND e.prompt_number = tp.prompt_number
+                                 AND e.status IN ('pending', 'leased'))
+             ORDER BY tp.id LIMIT 1",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let Some((session_id, prompt_number)) = turn else {
+        return Ok(None);
+    };
+    Ok(Some(Lease {
+        turn: turn_info(tx, session_id, prompt_number)?,
+        events: Vec::new(),
+        turn_ends: Vec::new(),
+        turn_complete: true,
+        lease_until: now + limits.lease_ms,
+    }))
+}
+
 fn turn_info(
     tx: &Transaction<'_>,
     session_id: i64,
@@ -591,9 +649,12 @@ fn complete_in(
     }
     if let Some(s) = &result.summary {
         stored.summary_id = insert_summary(tx, s)?;
-        crate::pieces::delete_pieces(tx, lease.turn.session_id, lease.turn.prompt_number)?;
     } else if let Some(p) = &result.piece {
         crate::pieces::insert_piece(tx, p)?;
+    }
+    if lease.turn_complete {
+        // The turn's summary (if it has one to say) now holds its pieces.
+        crate::pieces::delete_pieces(tx, lease.turn.session_id, lease.turn.prompt_number)?;
     }
     for call in &result.calls {
         insert_call(tx, call)?;
@@ -829,6 +890,59 @@ mod tests {
                 .unwrap()
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_turn_that_never_ended_is_finished_once_the_next_prompt_closes_it() {
+        let (_t, mut store) = store();
+        prompt(&mut store, "s1", "p1", "big", 1_000);
+        for i in 0..4 {
+            tool(&mut store, "s1", "Edit", Priority::High, 1_001 + i);
+        }
+        // Every event goes out in pieces while the turn is open (full, then aged).
+        let first = store.lease_next_turn(1_100, &LIMITS).unwrap().unwrap();
+        finish(&mut store, &first);
+        let second = store.lease_next_turn(70_000, &LIMITS).unwrap().unwrap();
+        assert_eq!((second.events.len(), second.turn_complete), (1, false));
+        finish(&mut store, &second);
+        // No Stop: nothing more until something closes the turn.
+        assert_eq!(store.lease_next_turn(70_001, &LIMITS).unwrap(), None);
+        prompt(&mut store, "s1", "p2", "next", 70_002);
+        let last = store.lease_next_turn(70_003, &LIMITS).unwrap().unwrap();
+        assert_eq!(
+            (
+                last.turn.prompt_number,
+                last.events.len(),
+                last.turn_ends.len(),
+                last.turn_complete
+            ),
+            (1, 0, 0, true)
+        );
+        assert_eq!(last.observation_uid(0), "obs-end-s1-1-0");
+        assert!(finish(&mut store, &last).summary_id.is_some());
+        assert!(
+            store
+                .turn_pieces(last.turn.session_id, 1)
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(store.lease_next_turn(70_004, &LIMITS).unwrap(), None);
+    }
+
+    #[test]
+    fn a_finishing_lease_that_fails_is_not_retried_forever() {
+        let (_t, mut store) = store();
+        prompt(&mut store, "s1", "p1", "big", 1_000);
+        for i in 0..3 {
+            tool(&mut store, "s1", "Edit", Priority::High, 1_001 + i);
+        }
+        let piece = store.lease_next_turn(1_100, &LIMITS).unwrap().unwrap();
+        finish(&mut store, &piece);
+        prompt(&mut store, "s1", "p2", "next", 1_200);
+        let last = store.lease_next_turn(1_201, &LIMITS).unwrap().unwrap();
+        assert!(last.events.is_empty() && last.turn_complete);
+        store.fail_lease(&last, "boom", 1_202, 5).unwrap();
+        assert_eq!(store.lease_next_turn(1_203, &LIMITS).unwrap(), None);
     }
 
     #[test]

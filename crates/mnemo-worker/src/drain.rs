@@ -171,7 +171,9 @@ impl Drain {
         let started = Instant::now();
         let mut batch = build_batch(&lease);
         batch.narrative = read_narrative(self.narratives.clone(), &lease).await;
-        if batch.turn_complete {
+        // Every piece sees the earlier ones: the checks they left failing
+        // are fixed by a later piece or stand at the turn's end.
+        if batch.turn_complete || !batch.events.is_empty() {
             batch.earlier_pieces = self.earlier_pieces(&lease).await;
         }
         let mut llm_allowed = false;

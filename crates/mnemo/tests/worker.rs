@@ -288,6 +288,214 @@ fn a_turn_leased_in_pieces_gets_one_summary_of_the_whole_turn() {
     assert_eq!(env.count("SELECT count(*) FROM summaries"), 1);
 }
 
+/// One tool call of a turn through the real hook: a Write of `file`, or a
+/// Bash `command` that passes (`error` None) or fails with `error`.
+enum Call<'a> {
+    Write(&'a str),
+    Bash(&'a str, Option<&'a str>),
+}
+
+/// A turn made of `calls` through the real hooks, then its Stop unless
+/// `stop` is false (an interrupted turn).
+fn turn_of_calls(
+    env: &Env,
+    proj: &std::path::Path,
+    session: &str,
+    n: usize,
+    calls: &[Call],
+    stop: bool,
+) {
+    let prompt_id = format!("prompt-{session}-{n}");
+    let body = payload("UserPromptSubmit.json", proj, session, &prompt_id, |v| {
+        v["prompt"] = serde_json::json!(format!("turn {n}: make the parser tests pass"));
+    });
+    hook(env, "UserPromptSubmit", &body, |_| {});
+    for (i, call) in calls.iter().enumerate() {
+        let id = serde_json::json!(format!("toolu-{session}-{n}-{i}"));
+        let (event, body) = match call {
+            Call::Write(file) => {
+                let path = proj.join(file);
+                let body = payload("PostToolUse.Write.json", proj, session, &prompt_id, |v| {
+                    v["tool_use_id"] = id;
+                    v["tool_input"]["file_path"] = serde_json::json!(path);
+                    v["tool_input"]["content"] = serde_json::json!(format!("// {file} {i}\n"));
+                    v["tool_response"]["filePath"] = serde_json::json!(path);
+                    v["tool_response"]["content"] = serde_json::json!(format!("// {file} {i}\n"));
+                });
+                ("PostToolUse", body)
+            }
+            Call::Bash(command, None) => {
+                let body = payload("PostToolUse.Bash.json", proj, session, &prompt_id, |v| {
+                    v["tool_use_id"] = id;
+                    v["tool_input"]["command"] = serde_json::json!(command);
+                    v["tool_response"]["stdout"] =
+                        serde_json::json!("test result: ok. 12 passed; 0 failed");
+                });
+                ("PostToolUse", body)
+            }
+            Call::Bash(command, Some(error)) => {
+                let body = payload(
+                    "PostToolUseFailure.Bash.json",
+                    proj,
+                    session,
+                    &prompt_id,
+                    |v| {
+                        v["tool_use_id"] = id;
+                        v["tool_input"]["command"] = serde_json::json!(command);
+                        v["error"] = serde_json::json!(error);
+                    },
+                );
+                ("PostToolUseFailure", body)
+            }
+        };
+        hook(env, event, &body, |_| {});
+    }
+    if !stop {
+        return;
+    }
+    let body = payload("Stop.json", proj, session, &prompt_id, |v| {
+        v["last_assistant_message"] = serde_json::json!("Done.");
+    });
+    hook(env, "Stop", &body, |_| {});
+}
+
+/// (type, title) of every observation, oldest first.
+fn observation_titles(env: &Env) -> Vec<(String, String)> {
+    let db = env.db();
+    let mut stmt = db
+        .prepare("SELECT type, title FROM observations ORDER BY id")
+        .unwrap();
+    stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect()
+}
+
+const TEST_FAILURE: &str = "Exit code 101\nerror[E0425]: cannot find value `tokens` in this scope";
+
+#[test]
+fn a_check_that_fails_in_one_piece_and_passes_in_a_later_one_is_a_fix_not_a_failure() {
+    let env = Env::new();
+    let proj = project(&env, "pieces-fixed");
+    let session = "99999999-2222-3333-4444-000000000001";
+    session_start(&env, &proj, session);
+    // Two events per piece: the failure is in the first, the fix in the second.
+    let calls = [
+        Call::Write("src/lexer.rs"),
+        Call::Bash("cargo test -p parser", Some(TEST_FAILURE)),
+        Call::Write("src/parser.rs"),
+        Call::Bash("cargo test", None),
+    ];
+    turn_of_calls(&env, &proj, session, 1, &calls, true);
+    let _worker = Worker::start(&env, |c| {
+        c.env("MNEMO_WORKER_BATCH_MAX_EVENTS", "2");
+    });
+    wait_all_done(&env, T);
+
+    let titles = observation_titles(&env);
+    let failing: Vec<_> = titles
+        .iter()
+        .filter(|(_, t)| t.contains("cargo test") && !t.contains("then passed"))
+        .collect();
+    assert!(failing.is_empty(), "a settled failure stands: {titles:?}");
+    let fixes: Vec<_> = titles
+        .iter()
+        .filter(|(kind, t)| kind == "bugfix" && t.contains("failed, then passed"))
+        .collect();
+    assert_eq!(fixes.len(), 1, "{titles:?}");
+    assert!(
+        fixes[0].1.contains("parser.rs"),
+        "the fix names its edit: {titles:?}"
+    );
+    let next: String = env
+        .db()
+        .query_row("SELECT next_steps FROM summaries", [], |r| r.get(0))
+        .unwrap();
+    assert!(!next.contains("cargo test"), "{next}");
+}
+
+#[test]
+fn a_check_no_piece_fixes_stands_once_at_the_turns_end() {
+    let env = Env::new();
+    let proj = project(&env, "pieces-open");
+    let session = "99999999-2222-3333-4444-000000000002";
+    session_start(&env, &proj, session);
+    let calls = [
+        Call::Write("src/lexer.rs"),
+        Call::Bash("cargo test -p parser", Some(TEST_FAILURE)),
+        Call::Write("src/parser.rs"),
+        Call::Write("src/ast.rs"),
+        Call::Write("README.md"),
+    ];
+    turn_of_calls(&env, &proj, session, 1, &calls, true);
+    let _worker = Worker::start(&env, |c| {
+        c.env("MNEMO_WORKER_BATCH_MAX_EVENTS", "2");
+    });
+    wait_all_done(&env, T);
+
+    let titles = observation_titles(&env);
+    let failing: Vec<_> = titles
+        .iter()
+        .filter(|(_, t)| t.contains("cargo test"))
+        .collect();
+    assert_eq!(failing.len(), 1, "{titles:?}");
+    assert_eq!(failing[0].0, "discovery", "{titles:?}");
+    assert!(failing[0].1.contains("cannot find value"), "{titles:?}");
+    let next: String = env
+        .db()
+        .query_row("SELECT next_steps FROM summaries", [], |r| r.get(0))
+        .unwrap();
+    assert!(next.contains("cargo test"), "{next}");
+}
+
+#[test]
+fn an_interrupted_turn_whose_pieces_all_went_out_is_finished_by_the_next_prompt() {
+    let env = Env::new();
+    let proj = project(&env, "pieces-interrupted");
+    let session = "99999999-2222-3333-4444-000000000003";
+    session_start(&env, &proj, session);
+    let _worker = Worker::start(&env, |c| {
+        c.env("MNEMO_WORKER_BATCH_MAX_EVENTS", "2");
+    });
+    // No Stop: the user interrupted. Every event goes out in full pieces.
+    let calls = [
+        Call::Write("src/lexer.rs"),
+        Call::Bash("cargo test -p parser", Some(TEST_FAILURE)),
+        Call::Write("src/parser.rs"),
+        Call::Write("src/ast.rs"),
+    ];
+    turn_of_calls(&env, &proj, session, 1, &calls, false);
+    wait_all_done(&env, T);
+    assert_eq!(env.count("SELECT count(*) FROM turn_pieces"), 2);
+    assert_eq!(env.count("SELECT count(*) FROM summaries"), 0);
+
+    // The next prompt closes the turn: its summary and standing failure come out.
+    turn_of_calls(&env, &proj, session, 2, &[Call::Write("src/main.rs")], true);
+    wait_for("both turns summarized", T, || {
+        (env.count("SELECT count(*) FROM summaries") == 2).then_some(())
+    });
+    wait_all_done(&env, T);
+    assert_eq!(env.count("SELECT count(*) FROM turn_pieces"), 0);
+    let titles = observation_titles(&env);
+    let failing: Vec<_> = titles
+        .iter()
+        .filter(|(_, t)| t.contains("cargo test"))
+        .collect();
+    assert_eq!(failing.len(), 1, "{titles:?}");
+    assert_eq!(failing[0].0, "discovery", "{titles:?}");
+    let completed: String = env
+        .db()
+        .query_row(
+            "SELECT completed FROM summaries WHERE prompt_number = 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    for f in ["lexer.rs", "parser.rs", "ast.rs"] {
+        assert!(completed.contains(f), "{f} missing from {completed}");
+    }
+}
+
 #[test]
 fn sigkill_in_a_backlog_loses_nothing_and_duplicates_nothing() {
     let env = Env::new();

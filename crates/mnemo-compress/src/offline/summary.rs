@@ -54,6 +54,10 @@ impl Analysis<'_> {
         let mut completed = self.completed(observations);
         completed.extend(said_done);
         let mut next = said_next;
+        // An interrupted turn has no report: its last words still tell
+        // what it was doing.
+        let last_words = report.or_else(|| self.trailing_note());
+        next.extend(last_words.and_then(|r| self.cut_short(r)));
         next.extend(self.left_open());
 
         let last = SummaryDraft {
@@ -64,7 +68,12 @@ impl Analysis<'_> {
             next_steps: text::join_within(next, 600),
             notes: text::join_within(notes, 600),
         };
-        narrative::merge(&self.batch.earlier_pieces, last)
+        // A piece's partial summary is its own; the turn's end merges them all.
+        if self.batch.turn_complete {
+            narrative::merge(&self.batch.earlier_pieces, last)
+        } else {
+            last
+        }
     }
 
     fn investigated(&self) -> Vec<String> {
@@ -182,6 +191,21 @@ impl Analysis<'_> {
                 ));
             }
         }
+        // A command an earlier piece left failing that worked here in
+        // another form (a check's pass is listed above): settled, and said
+        // so for the turn's end to know.
+        for (open, pass) in self.carried() {
+            if let Some(run) = pass.map(|p| &self.runs[p]).filter(|r| !r.class.is_check()) {
+                steps.push((
+                    run.index,
+                    format!(
+                        "{} worked after {} failed",
+                        code_span(&run.shown),
+                        code_span(&open.shown)
+                    ),
+                ));
+            }
+        }
         steps.sort_by_key(|(index, _)| *index);
         completed.extend(steps.into_iter().map(|(_, s)| s));
         completed.extend(
@@ -191,6 +215,44 @@ impl Analysis<'_> {
                 .map(|o| o.title.clone()),
         );
         completed
+    }
+
+    /// What the agent was in the middle of when the turn ended, from a
+    /// final report that is still at it or announces a step it never took
+    /// ("Still compiling the dependencies. Let me wait."), with the command
+    /// that ran last when it was the turn's last call.
+    fn cut_short(&self, report: &str) -> Option<String> {
+        let doing = in_progress(report)?;
+        let last = self.events.len().checked_sub(1);
+        let running = self
+            .runs
+            .last()
+            .filter(|r| Some(r.index) == last && !doing.starts_with("about to "))
+            .map(|r| format!(" ({})", code_span(&r.shown)))
+            .unwrap_or_default();
+        Some(format!("unfinished when the turn ended: {doing}{running}"))
+    }
+
+    /// The assistant's last words in a complete turn that has no final
+    /// report (it was interrupted): said after its last tool call, right
+    /// before it, or before a call that never completed (refused or cut off,
+    /// so not captured).
+    fn trailing_note(&self) -> Option<&str> {
+        if !self.batch.turn_complete {
+            return None;
+        }
+        let note = self.batch.narrative.as_ref()?.notes.last()?;
+        let events = &self.batch.events;
+        let ends_turn = match &note.before_tool_use_id {
+            None => true,
+            Some(id) => {
+                let at = events
+                    .iter()
+                    .position(|e| e.tool_use_id.as_ref() == Some(id));
+                at.is_none_or(|i| i + 1 == events.len())
+            }
+        };
+        ends_turn.then_some(note.text.as_str())
     }
 
     /// What was left open: the todo list's unfinished items and the checks
@@ -203,10 +265,8 @@ impl Analysis<'_> {
             .collect();
         for &r in &self.unresolved {
             let run = &self.runs[r];
-            if matches!(
-                run.class,
-                CommandClass::Test | CommandClass::Build | CommandClass::Lint
-            ) {
+            // A piece carries every failure still open to the later pieces.
+            if run.class.is_check() || !self.batch.turn_complete {
                 open.push(format!(
                     "make {} pass ({})",
                     code_span(&run.shown),
@@ -332,9 +392,107 @@ fn split_assistant(message: &str, answers: bool) -> (Vec<String>, Vec<String>, V
     (done, learned, next)
 }
 
+/// Openers of a sentence that announces a step ("Let me wait more.").
+const ANNOUNCES: &[&str] = &[
+    "let me ",
+    "now let me ",
+    "next, let me ",
+    "let's ",
+    "now let's ",
+    "i'll ",
+    "now i'll ",
+    "i will ",
+    "i'm going to ",
+];
+
+/// Announcements that are courtesy, not a step.
+const COURTESY: &[&str] = &["let me know", "i'll leave", "i'll let you", "let's discuss"];
+
+/// Words of a sentence that says something is still under way.
+const UNDER_WAY: &[&str] = &[
+    "still ",
+    "in progress",
+    "is running",
+    "are running",
+    "waiting for",
+];
+
+/// What a final report says was still under way or about to happen: its
+/// sentences at the end that say so ("still compiling the dependencies";
+/// "about to: run the migrations" when it only announces a step). None
+/// for a report that ends on what was done.
+fn in_progress(report: &str) -> Option<String> {
+    let sentences = text::sentences(report, 40);
+    let last = sentences.last()?;
+    let lower = |s: &str| s.to_lowercase();
+    let announces = |s: &str| {
+        let l = lower(s);
+        ANNOUNCES.iter().any(|o| l.starts_with(o)) && !COURTESY.iter().any(|c| l.starts_with(c))
+    };
+    let under_way = |s: &str| {
+        let l = lower(s);
+        UNDER_WAY
+            .iter()
+            .any(|w| l.starts_with(w.trim_start()) || l.contains(&format!(" {w}")))
+    };
+    if !announces(last) && !under_way(last) {
+        return None;
+    }
+    // The trailing run of such sentences, in order.
+    let tail: Vec<&String> = {
+        let mut t: Vec<&String> = sentences
+            .iter()
+            .rev()
+            .take_while(|s| announces(s) || under_way(s))
+            .take(3)
+            .collect();
+        t.reverse();
+        t
+    };
+    let states: Vec<String> = tail
+        .iter()
+        .filter(|s| under_way(s))
+        .map(|s| one_line(s.trim_end_matches(['.', '!', '…']), 160))
+        .collect();
+    if !states.is_empty() {
+        return Some(lower(&states.join("; ")));
+    }
+    let step = tail.first()?;
+    let l = lower(step);
+    let opener = ANNOUNCES
+        .iter()
+        .filter(|o| l.starts_with(*o))
+        .map(|o| o.len())
+        .max()?;
+    let rest = step[opener..].trim_end_matches(['.', '!', ':', '…']).trim();
+    (!rest.is_empty()).then(|| format!("about to {}", one_line(rest, 160)))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_that_is_still_at_it_says_what_was_under_way() {
+        assert_eq!(
+            in_progress("Wrote the parser. Still downloading the crates index. Let me wait.")
+                .as_deref(),
+            Some("still downloading the crates index")
+        );
+        assert_eq!(
+            in_progress("The schema is in place. Let me run the migrations now.").as_deref(),
+            Some("about to run the migrations now")
+        );
+        assert_eq!(
+            in_progress("The build is still running in the background, waiting for it.").as_deref(),
+            Some("the build is still running in the background, waiting for it")
+        );
+        assert_eq!(in_progress("Fixed the login check. All tests pass."), None);
+        assert_eq!(
+            in_progress("Fixed the login check. Let me know if you want rate limiting."),
+            None
+        );
+    }
 
     #[test]
     fn assistant_messages_split_into_done_learned_next() {

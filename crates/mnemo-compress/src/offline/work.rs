@@ -7,6 +7,7 @@
 
 use super::{Analysis, Draft, Run, TITLE_MAX, Tally, code_span, file_name};
 use crate::command;
+use crate::concrete;
 use crate::narrative;
 use crate::text::{self, list_some, one_line, plural};
 
@@ -193,7 +194,19 @@ impl Analysis<'_> {
                 let notes = order
                     .iter()
                     .filter_map(|i| self.said.get(i).map(String::as_str));
-                if let Some(t) = narrative::action_title(notes, room) {
+                let candidates: Vec<String> = narrative::action_titles(notes, room)
+                    .into_iter()
+                    .map(|t| concrete::name_pronoun(&t, &main).unwrap_or(t))
+                    .collect();
+                // The first action that names what it acts on; one that
+                // names nothing ("Implement both tasks") only replaces a
+                // title that says nothing either.
+                let pick = candidates
+                    .iter()
+                    .find(|t| !concrete::is_vague(t))
+                    .or_else(|| candidates.first().filter(|_| is_bare_title(&d.title)))
+                    .cloned();
+                if let Some(t) = pick {
                     let t = if main.is_empty() || t.contains(&main) {
                         t
                     } else {
