@@ -246,4 +246,38 @@ mod tests {
         assert_eq!(display_name(Path::new("/srv/tools.git")), "tools");
         assert_eq!(display_name(Path::new("/")), "/");
     }
+
+    /// Only small regular files are read; anything else is None at once
+    /// (a FIFO would block an open for reading; `/dev/zero` never ends).
+    #[cfg(unix)]
+    #[test]
+    fn read_small_refuses_what_is_not_a_small_regular_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("HEAD");
+        std::fs::write(&file, "ref: refs/heads/main\n").unwrap();
+        assert_eq!(read_small(&file).as_deref(), Some("ref: refs/heads/main\n"));
+
+        let fifo = tmp.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(read_small(&fifo), None);
+
+        let zero = tmp.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        assert_eq!(read_small(&zero), None);
+
+        let huge = tmp.path().join("huge");
+        std::fs::File::create(&huge)
+            .unwrap()
+            .set_len(SMALL_FILE_LIMIT + 1)
+            .unwrap();
+        assert_eq!(read_small(&huge), None);
+
+        let a = tmp.path().join("a");
+        std::os::unix::fs::symlink(tmp.path().join("b"), &a).unwrap();
+        std::os::unix::fs::symlink(&a, tmp.path().join("b")).unwrap();
+        assert_eq!(read_small(&a), None);
+        assert_eq!(read_small(tmp.path()), None);
+    }
 }
