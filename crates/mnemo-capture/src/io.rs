@@ -122,7 +122,7 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir, started:
     let mut diagnostics = Vec::new();
     let loaded = Config::load_lenient(&data.config_path());
     diagnostics.extend(loaded.warnings.into_iter().map(warn));
-    let config = loaded.config;
+    let mut config = loaded.config;
     let env = Env::from_process();
 
     let deadline = started + Duration::from_millis(config.capture.hook_deadline_ms);
@@ -191,6 +191,13 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir, started:
     {
         crate::worker_start::ensure_running(data, &config, &mut diagnostics);
     }
+    // Recall's reads and its note of what it gave wait no longer than the
+    // deadline either; past it, the note is skipped (logged), not the answer.
+    let left = deadline.saturating_duration_since(Instant::now());
+    config.store.busy_timeout_ms = config
+        .store
+        .busy_timeout_ms
+        .min(u64::try_from(left.as_millis()).unwrap_or(u64::MAX));
     let response = crate::recall::respond(&input, plan.response, data, &config, &mut diagnostics);
     (adapter::render(&input, &response), diagnostics, label)
 }

@@ -154,6 +154,55 @@ fn sixteen_hooks_against_a_held_write_lock_answer_in_time_and_lose_nothing() {
     assert_eq!(env.count("SELECT count(*) FROM applied_captures"), 0);
 }
 
+/// Hooks that answer with memory still answer, in time, while another
+/// process holds the write lock: their note of what they gave (a write) is
+/// skipped, not waited for. (A guard: their writes already failed fast on
+/// the read-to-write upgrade; the hook also caps their busy timeout.)
+#[test]
+fn hooks_that_recall_answer_in_time_under_a_held_write_lock() {
+    let env = Env::new();
+    let proj = env.dir.path().join("app");
+    std::fs::create_dir_all(proj.join("src")).unwrap();
+    let import = env.dir.path().join("import.jsonl");
+    let record = json!({"kind": "observation", "project": proj, "type": "bugfix",
+        "title": "Token refresh retried forever on 401",
+        "facts": ["refresh now gives up after three attempts"],
+        "files_modified": [proj.join("src/refresh.rs")],
+        "created_at": "2026-11-20T10:00:00Z"});
+    std::fs::write(&import, format!("{record}\n")).unwrap();
+    let out = env.mnemo().arg("import").arg(&import).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let holder = env.db();
+    holder.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let read = json!({"session_id": "r", "cwd": proj, "hook_event_name": "PreToolUse",
+        "tool_name": "Read", "tool_use_id": "read-1",
+        "tool_input": {"file_path": proj.join("src/refresh.rs")}});
+    let ask = json!({"session_id": "r", "cwd": proj, "hook_event_name": "UserPromptSubmit",
+        "prompt_id": "p1", "prompt": "why does the token refresh retry forever on 401?"});
+    let mut answered = String::new();
+    for (event, payload) in [
+        ("SessionStart", session_start(&proj, "r")),
+        ("UserPromptSubmit", ask.to_string()),
+        ("PreToolUse", read.to_string()),
+    ] {
+        let mut c = hook_cmd(&env, event, 500);
+        c.env("MNEMO_STORE_BUSY_TIMEOUT_MS", "5000");
+        let (out, took) = hook_bounded(c, &payload, event);
+        answered.push_str(&assert_hook_ok(&out).to_string());
+        assert!(took < GENEROUS, "{event} took {took:?}");
+    }
+    assert!(
+        answered.contains("Token refresh"),
+        "memory still given: {answered}"
+    );
+    holder.execute_batch("COMMIT").unwrap();
+}
+
 /// A soak: 8 sessions × 100 hooks in parallel while the database's write
 /// lock is taken for 600 ms every second (longer than a hook's deadline) and the worker (which writes too)
 /// is killed and restarted; then nothing is lost and nothing is doubled,
