@@ -129,4 +129,25 @@ mod tests {
         assert!(detached.branch_topics().is_empty());
         assert_eq!(GitState::read(Path::new("/")), GitState::default());
     }
+
+    /// A `HEAD` that is `/dev/zero` or a `.git` that is a FIFO gives no
+    /// branch, at once (before: gigabytes read, or a wait for a writer).
+    #[cfg(unix)]
+    #[test]
+    fn hostile_git_entries_give_nothing_without_blocking() {
+        let tmp = tempfile::tempdir().unwrap();
+        let zero = tmp.path().join("zero");
+        std::fs::create_dir_all(zero.join(".git")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", zero.join(".git/HEAD")).unwrap();
+        assert_eq!(GitState::read(&zero).branch, None);
+
+        let fifo = tmp.path().join("fifo");
+        std::fs::create_dir_all(&fifo).unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(fifo.join(".git"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert_eq!(GitState::read(&fifo), GitState::default());
+    }
 }
