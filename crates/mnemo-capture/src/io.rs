@@ -13,10 +13,15 @@
 //!   show an error to the user. Internal failures, panics included, are
 //!   logged and swallowed here.
 //! - Handlers ([`crate::handler`]) and adapters are pure and never print.
+//! - The hook ends within `capture.hook_deadline_ms` of its start, whatever
+//!   the host or the disk does: stdin is read for half of it at most (a
+//!   stdin that never closes costs its event's body, not the event), and
+//!   [`persist`] fits the database and the spool into what is left.
 
 use std::io::{IsTerminal, Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use mnemo_core::model::Platform;
 use mnemo_core::privacy::Sanitizer;
@@ -49,11 +54,11 @@ pub fn run(platform_arg: &str, event_arg: Option<&str>) -> i32 {
         }
     }));
 
-    let started = std::time::Instant::now();
+    let started = Instant::now();
     let data = DataDir::resolve();
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
         let data = data.as_ref().map_err(|e| e.to_string())?;
-        Ok::<_, String>(process(platform_arg, event_arg, data))
+        Ok::<_, String>(process(platform_arg, event_arg, data, started))
     }));
 
     let (stdout, mut diagnostics, label) = match outcome {
@@ -88,7 +93,7 @@ pub fn run(platform_arg: &str, event_arg: Option<&str>) -> i32 {
 
 type Done = (Value, Vec<Diagnostic>, String);
 
-fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir) -> Done {
+fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir, started: Instant) -> Done {
     let Some(platform) = Platform::parse(platform_arg) else {
         return (
             empty(),
@@ -100,7 +105,8 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir) -> Done 
     };
     if !adapter::is_supported(platform) {
         // Drained so that the host never sees a broken pipe; not parsed.
-        let _ = read_payload(0);
+        let deadline = Duration::from_millis(Config::default().capture.hook_deadline_ms);
+        let _ = read_payload(0, started + deadline / 2);
         let message = format!(
             "ignored: platform `{platform}` is not supported yet; this event was not captured \
              (hook Claude Code with `mnemo hook claude-code`, or send its payload shape to `mnemo hook raw`)"
@@ -116,11 +122,22 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir) -> Done 
     let mut diagnostics = Vec::new();
     let loaded = Config::load_lenient(&data.config_path());
     diagnostics.extend(loaded.warnings.into_iter().map(warn));
-    let config = loaded.config;
+    let mut config = loaded.config;
     let env = Env::from_process();
 
-    let input = match read_payload(config.capture.max_payload_bytes as usize) {
+    let deadline = started + Duration::from_millis(config.capture.hook_deadline_ms);
+    let stdin_until = started + Duration::from_millis(config.capture.hook_deadline_ms / 2);
+    let input = match read_payload(config.capture.max_payload_bytes as usize, stdin_until) {
         Ok(Payload::Complete(bytes)) => {
+            parse_complete(platform, &bytes, event_arg, &env, &mut diagnostics)
+        }
+        Ok(Payload::Unfinished(bytes)) => {
+            diagnostics.push(warn(format!(
+                "stdin was still open after {} ms (half of capture.hook_deadline_ms); \
+                 the {} bytes read so far were used",
+                config.capture.hook_deadline_ms / 2,
+                bytes.len()
+            )));
             parse_complete(platform, &bytes, event_arg, &env, &mut diagnostics)
         }
         Ok(Payload::Oversized { salvage, total }) => {
@@ -163,7 +180,7 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir) -> Done 
         },
     );
     if let Some(capture) = &plan.capture
-        && let Err(message) = persist(capture, data, &config, &mut diagnostics)
+        && let Err(message) = persist(capture, data, &config, deadline, &mut diagnostics)
     {
         diagnostics.push(error(message));
     }
@@ -174,6 +191,13 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir) -> Done 
     {
         crate::worker_start::ensure_running(data, &config, &mut diagnostics);
     }
+    // Recall's reads and its note of what it gave wait no longer than the
+    // deadline either; past it, the note is skipped (logged), not the answer.
+    let left = deadline.saturating_duration_since(Instant::now());
+    config.store.busy_timeout_ms = config
+        .store
+        .busy_timeout_ms
+        .min(u64::try_from(left.as_millis()).unwrap_or(u64::MAX));
     let response = crate::recall::respond(&input, plan.response, data, &config, &mut diagnostics);
     (adapter::render(&input, &response), diagnostics, label)
 }
@@ -224,6 +248,9 @@ fn inert(platform: Platform, event_arg: Option<&str>) -> HookInput {
 
 enum Payload {
     Complete(Vec<u8>),
+    /// Stdin stayed open past the deadline: what came before it (within
+    /// the size limit).
+    Unfinished(Vec<u8>),
     /// Too large: the head and tail of it, and its full size.
     Oversized {
         salvage: Vec<u8>,
@@ -231,9 +258,10 @@ enum Payload {
     },
 }
 
-/// Reads stdin to the end, keeping it whole up to `limit` bytes and only a
-/// head and tail beyond, so memory stays bounded whatever the host sends.
-fn read_payload(limit: usize) -> std::io::Result<Payload> {
+/// Reads stdin to the end or until `until`, keeping it whole up to `limit`
+/// bytes and only a head and tail beyond, so memory and time stay bounded
+/// whatever the host sends.
+fn read_payload(limit: usize, until: Instant) -> std::io::Result<Payload> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         // Run by hand without a payload: do not wait for typing.
@@ -244,7 +272,12 @@ fn read_payload(limit: usize) -> std::io::Result<Payload> {
     let mut chunk = vec![0u8; 64 * 1024];
     let mut total = 0usize;
     let mut tail: Vec<u8> = Vec::new();
+    let mut open = false;
     loop {
+        if !wait_readable(until) {
+            open = true;
+            break;
+        }
         let n = match lock.read(&mut chunk) {
             Ok(0) => break,
             Ok(n) => n,
@@ -265,7 +298,11 @@ fn read_payload(limit: usize) -> std::io::Result<Payload> {
         }
     }
     if total <= limit {
-        return Ok(Payload::Complete(buf));
+        return Ok(if open {
+            Payload::Unfinished(buf)
+        } else {
+            Payload::Complete(buf)
+        });
     }
     let keep_tail = tail.len().min(SALVAGE_TAIL);
     buf.extend_from_slice(&tail[tail.len() - keep_tail..]);
@@ -273,6 +310,35 @@ fn read_payload(limit: usize) -> std::io::Result<Payload> {
         salvage: buf,
         total,
     })
+}
+
+/// Waits until stdin can be read without blocking (data, end of file or an
+/// error to report) or `until` passes; false when it passed.
+#[cfg(unix)]
+fn wait_readable(until: Instant) -> bool {
+    loop {
+        let left = until.saturating_duration_since(Instant::now());
+        let mut fd = libc::pollfd {
+            fd: libc::STDIN_FILENO,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = i32::try_from(left.as_millis()).unwrap_or(i32::MAX);
+        // SAFETY: one valid pollfd, on the stack, for the duration of the call.
+        let ready = unsafe { libc::poll(&mut fd, 1, ms) };
+        match ready {
+            0 => return false,
+            n if n > 0 => return true,
+            _ if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted => {}
+            // poll itself failed: let read() block or report, as before.
+            _ => return true,
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn wait_readable(_until: Instant) -> bool {
+    true
 }
 
 fn emit_stdout(value: &Value) {

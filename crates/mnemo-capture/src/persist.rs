@@ -1,8 +1,10 @@
 //! Carrying out a plan's capture: into the database when it can be written,
-//! else into the spool. Either way the capture survives.
+//! else into the spool. Either way the capture survives, within the hook's
+//! deadline: every wait (the database's busy timeout, the spool's lock) is
+//! cut to what is left of it, and a slice at the end is kept for the spool.
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mnemo_core::{Config, DataDir};
 use mnemo_store::capture::Applied;
@@ -33,18 +35,29 @@ pub enum Level {
     Error,
 }
 
-/// Stores `capture`, ingesting any spool backlog first so that order is kept.
-/// Returns Err only when neither the database nor any spool file took it.
+/// The share of the time left that the database may use; the rest is the
+/// spool's, should the database fail.
+const DATABASE_SHARE: u32 = 4; // in fifths
+
+/// Stores `capture`, ingesting any spool backlog first so that order is kept,
+/// and returns by `deadline` (plus one spool write). Returns Err only when
+/// neither the database nor any spool file took it.
 pub fn persist(
     capture: &Capture,
     data: &DataDir,
     config: &Config,
+    deadline: Instant,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Persisted, String> {
-    let busy = Duration::from_millis(config.store.busy_timeout_ms);
-    let result = Store::open(&data.db_path(), busy).and_then(|mut store| {
+    let left = deadline.saturating_duration_since(Instant::now());
+    let db_deadline = Instant::now() + left * DATABASE_SHARE / 5;
+    let busy = || {
+        Duration::from_millis(config.store.busy_timeout_ms)
+            .min(db_deadline.saturating_duration_since(Instant::now()))
+    };
+    let result = Store::open(&data.db_path(), busy()).and_then(|mut store| {
         if spool::has_pending(data) {
-            let report = store.ingest_spool(data)?;
+            let report = store.ingest_spool_until(data, Some(db_deadline))?;
             for reason in &report.refused {
                 diagnostics.push(Diagnostic {
                     level: Level::Warn,
@@ -68,6 +81,7 @@ pub fn persist(
                 ),
             });
         }
+        store.set_busy_timeout(busy())?;
         let applied = store.apply(capture)?;
         if matches!(capture.op, CaptureOp::SessionEnd { .. }) {
             // Best effort: a busy reader just means a later checkpoint.
@@ -79,7 +93,7 @@ pub fn persist(
         Ok(applied) => Ok(Persisted::Stored(applied)),
         Err(e) => {
             let reason = e.to_string();
-            match spool::append(data, capture) {
+            match spool::append(data, capture, Some(deadline)) {
                 Ok(file) => {
                     diagnostics.push(Diagnostic {
                         level: Level::Warn,

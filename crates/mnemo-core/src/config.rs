@@ -51,6 +51,11 @@ pub struct CaptureConfig {
     /// Payloads larger than this are not parsed; the event is recorded by its
     /// identifiers only, with a note.
     pub max_payload_bytes: u64,
+    /// The most a hook spends, from start to answer, reading its payload,
+    /// waiting for the database and ingesting or appending to the spool.
+    /// Far below the host's own timeout (10 s for Claude Code): an event
+    /// that cannot be stored in time is spooled instead.
+    pub hook_deadline_ms: u64,
 }
 
 impl Default for CaptureConfig {
@@ -71,6 +76,7 @@ impl Default for CaptureConfig {
             .to_vec(),
             max_field_bytes: 64 * 1024,
             max_payload_bytes: 32 * 1024 * 1024,
+            hook_deadline_ms: 2000,
         }
     }
 }

@@ -8,7 +8,10 @@
 //! repository. The base name is only a display label.
 //!
 //! This runs in every hook, so it reads `.git` entries directly instead of
-//! spawning `git` (which would cost milliseconds).
+//! spawning `git` (which would cost milliseconds). Whatever the project
+//! contains is untrusted: a `.git` that is a FIFO, `/dev/zero`, a huge file
+//! or a symlink loop must neither block a hook nor feed it without end, so
+//! every file is read through [`read_small`].
 
 use std::path::{Component, Path, PathBuf};
 
@@ -61,10 +64,10 @@ fn git_project_root(start: &Path) -> Option<PathBuf> {
 }
 
 fn linked_main_root(work_tree: &Path, dot_git_file: &Path) -> Option<PathBuf> {
-    let text = std::fs::read_to_string(dot_git_file).ok()?;
+    let text = read_small(dot_git_file)?;
     let git_dir = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
     let git_dir = work_tree.join(git_dir);
-    let common = std::fs::read_to_string(git_dir.join("commondir")).ok()?;
+    let common = read_small(&git_dir.join("commondir"))?;
     let common = std::fs::canonicalize(git_dir.join(common.trim())).ok()?;
     // `<main>/.git` for a normal repository; a bare repository is its own root.
     if common.file_name().is_some_and(|n| n == ".git") {
@@ -72,6 +75,43 @@ fn linked_main_root(work_tree: &Path, dot_git_file: &Path) -> Option<PathBuf> {
     } else {
         Some(common)
     }
+}
+
+/// The most of a git pointer file (`.git`, `HEAD`, `commondir`) that is
+/// read; real ones are a line of a few hundred bytes.
+pub const SMALL_FILE_LIMIT: u64 = 16 * 1024;
+
+/// Reads a small text file that the project controls, or None when it is
+/// not a regular file (FIFO, device, directory, symlink loop), is larger
+/// than [`SMALL_FILE_LIMIT`], or is not UTF-8. Never blocks: the type is
+/// checked before opening, the open is non-blocking (a FIFO swapped in
+/// between the two checks does not wait for a writer), and the type is
+/// checked again on the open file.
+pub fn read_small(path: &Path) -> Option<String> {
+    use std::io::Read;
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > SMALL_FILE_LIMIT {
+        return None;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(SMALL_FILE_LIMIT + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() as u64 > SMALL_FILE_LIMIT {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
 }
 
 fn display_name(root: &Path) -> String {
@@ -205,5 +245,39 @@ mod tests {
     fn bare_repository_names_drop_dot_git() {
         assert_eq!(display_name(Path::new("/srv/tools.git")), "tools");
         assert_eq!(display_name(Path::new("/")), "/");
+    }
+
+    /// Only small regular files are read; anything else is None at once
+    /// (a FIFO would block an open for reading; `/dev/zero` never ends).
+    #[cfg(unix)]
+    #[test]
+    fn read_small_refuses_what_is_not_a_small_regular_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("HEAD");
+        std::fs::write(&file, "ref: refs/heads/main\n").unwrap();
+        assert_eq!(read_small(&file).as_deref(), Some("ref: refs/heads/main\n"));
+
+        let fifo = tmp.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(read_small(&fifo), None);
+
+        let zero = tmp.path().join("zero");
+        std::os::unix::fs::symlink("/dev/zero", &zero).unwrap();
+        assert_eq!(read_small(&zero), None);
+
+        let huge = tmp.path().join("huge");
+        std::fs::File::create(&huge)
+            .unwrap()
+            .set_len(SMALL_FILE_LIMIT + 1)
+            .unwrap();
+        assert_eq!(read_small(&huge), None);
+
+        let a = tmp.path().join("a");
+        std::os::unix::fs::symlink(tmp.path().join("b"), &a).unwrap();
+        std::os::unix::fs::symlink(&a, tmp.path().join("b")).unwrap();
+        assert_eq!(read_small(&a), None);
+        assert_eq!(read_small(tmp.path()), None);
     }
 }

@@ -5,6 +5,8 @@
 //! branch (`HEAD`), and when the index was last written. A file whose
 //! modification time is later than the index's has changed since it was
 //! last staged or committed: a cheap, good proxy for "uncommitted work".
+//! Files are read only when regular and small
+//! ([`mnemo_core::project::read_small`]): a hostile `.git` never hangs us.
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -25,13 +27,11 @@ impl GitState {
         let Some(git_dir) = git_dir_of(dir) else {
             return GitState::default();
         };
-        let branch = std::fs::read_to_string(git_dir.join("HEAD"))
-            .ok()
-            .and_then(|head| {
-                head.trim()
-                    .strip_prefix("ref: refs/heads/")
-                    .map(str::to_owned)
-            });
+        let branch = mnemo_core::project::read_small(&git_dir.join("HEAD")).and_then(|head| {
+            head.trim()
+                .strip_prefix("ref: refs/heads/")
+                .map(str::to_owned)
+        });
         let index_mtime = std::fs::metadata(git_dir.join("index"))
             .and_then(|m| m.modified())
             .ok();
@@ -85,7 +85,7 @@ fn git_dir_of(dir: &Path) -> Option<PathBuf> {
         if meta.is_dir() {
             return Some(dot_git);
         }
-        let text = std::fs::read_to_string(&dot_git).ok()?;
+        let text = mnemo_core::project::read_small(&dot_git)?;
         let target = text.lines().find_map(|l| l.strip_prefix("gitdir:"))?.trim();
         return Some(d.join(target));
     }
@@ -128,5 +128,26 @@ mod tests {
         };
         assert!(detached.branch_topics().is_empty());
         assert_eq!(GitState::read(Path::new("/")), GitState::default());
+    }
+
+    /// A `HEAD` that is `/dev/zero` or a `.git` that is a FIFO gives no
+    /// branch, at once (before: gigabytes read, or a wait for a writer).
+    #[cfg(unix)]
+    #[test]
+    fn hostile_git_entries_give_nothing_without_blocking() {
+        let tmp = tempfile::tempdir().unwrap();
+        let zero = tmp.path().join("zero");
+        std::fs::create_dir_all(zero.join(".git")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", zero.join(".git/HEAD")).unwrap();
+        assert_eq!(GitState::read(&zero).branch, None);
+
+        let fifo = tmp.path().join("fifo");
+        std::fs::create_dir_all(&fifo).unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(fifo.join(".git"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert_eq!(GitState::read(&fifo), GitState::default());
     }
 }

@@ -224,6 +224,14 @@ impl Store {
         &mut self.conn
     }
 
+    /// How long a write waits for another process's lock from now on (a
+    /// hook shrinks it to what is left of its deadline).
+    pub fn set_busy_timeout(&self, busy_timeout: Duration) -> Result<()> {
+        self.conn
+            .busy_timeout(busy_timeout)
+            .map_err(|e| self.err(e))
+    }
+
     fn configure(&self, busy_timeout: Duration) -> Result<()> {
         self.conn
             .busy_timeout(busy_timeout)

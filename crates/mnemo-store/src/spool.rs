@@ -13,6 +13,15 @@
 //! file itself. Files are truncated, never deleted, so a writer can never be
 //! left appending to an unlinked inode.
 //!
+//! Nobody waits on that lock without a bound: a hook has a deadline, and an
+//! ingester may hold the lock while it waits for a busy database. An
+//! appender that cannot take the lock in time writes its line to a side
+//! file of its own instead (`pending-<pid>-<nanos>.jsonl`, written under a
+//! temporary name and renamed complete, so it is never seen half-written);
+//! the ingester takes side files with the main file, merges them by capture
+//! time and deletes each once applied (under its lock, so that two
+//! ingesters never both apply one).
+//!
 //! A writer killed mid-append leaves half a line. The next append starts
 //! with a newline when the file does not end with one, and the reader takes
 //! the file line by line (bytes, not one UTF-8 string), so the torn record is
@@ -26,6 +35,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use mnemo_core::DataDir;
 use mnemo_core::paths::{create_private_dir, foreign_access};
@@ -38,6 +48,11 @@ pub const SPOOL_FILE: &str = "pending.jsonl";
 /// Lines that cannot be applied (unparsable, or refused by the schema) are
 /// moved here rather than dropped, so that nothing is silently lost.
 pub const REJECTED_FILE: &str = "rejected.jsonl";
+/// Side files: `pending-<pid>-<nanos>.jsonl`, next to [`SPOOL_FILE`].
+const SIDE_PREFIX: &str = "pending-";
+const SIDE_SUFFIX: &str = ".jsonl";
+/// Pause between two attempts at a busy spool lock.
+const LOCK_RETRY: Duration = Duration::from_millis(2);
 
 /// The spool files of a data directory: the primary, then the fallbacks.
 pub fn spool_files(data: &DataDir) -> Vec<PathBuf> {
@@ -56,14 +71,24 @@ pub struct SpoolError {
 
 /// Appends a capture to the first spool file that accepts it; returns that
 /// file. Durable (fsync) before returning: the database already failed us.
-pub fn append(data: &DataDir, capture: &Capture) -> std::result::Result<PathBuf, SpoolError> {
+/// Waits for the spool's lock until `deadline` at most (None: as long as it
+/// takes), then writes a side file instead.
+pub fn append(
+    data: &DataDir,
+    capture: &Capture,
+    deadline: Option<Instant>,
+) -> std::result::Result<PathBuf, SpoolError> {
     let mut line = serde_json::to_vec(capture).expect("captures always serialize");
     line.push(b'\n');
     let mut last = None;
     let files = spool_files(data);
     for file in &files {
-        match append_line(file, &line) {
-            Ok(()) => return Ok(file.clone()),
+        match append_line(file, &line, deadline) {
+            Ok(Some(())) => return Ok(file.clone()),
+            Ok(None) => match write_side_file(file, &line) {
+                Ok(side) => return Ok(side),
+                Err(e) => last = Some(e),
+            },
             Err(e) => last = Some(e),
         }
     }
@@ -77,7 +102,9 @@ pub fn append(data: &DataDir, capture: &Capture) -> std::result::Result<PathBuf,
     })
 }
 
-fn append_line(file: &Path, line: &[u8]) -> std::io::Result<()> {
+/// Appends `line` under the file's lock; `Ok(None)` when the lock could not
+/// be had by `deadline`.
+fn append_line(file: &Path, line: &[u8], deadline: Option<Instant>) -> std::io::Result<Option<()>> {
     if let Some(dir) = file.parent() {
         create_private_dir(dir)?;
     }
@@ -86,13 +113,74 @@ fn append_line(file: &Path, line: &[u8]) -> std::io::Result<()> {
         file,
         OpenOptions::new().read(true).append(true).create(true),
     )?;
-    f.lock()?;
+    if !lock_until(&f, deadline)? {
+        return Ok(None);
+    }
     if !ends_with_newline(&mut f)? {
         // A torn record from a killed writer: keep ours on a line of its own.
         f.write_all(b"\n")?;
     }
     f.write_all(line)?;
-    f.sync_data()
+    f.sync_data()?;
+    Ok(Some(()))
+}
+
+/// Takes the file's exclusive lock, retrying until `deadline` (None: waits
+/// as long as it takes). False when the deadline passed first.
+fn lock_until(f: &File, deadline: Option<Instant>) -> std::io::Result<bool> {
+    let Some(deadline) = deadline else {
+        f.lock()?;
+        return Ok(true);
+    };
+    loop {
+        match f.try_lock() {
+            Ok(()) => return Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+        if Instant::now() >= deadline {
+            return Ok(false);
+        }
+        std::thread::sleep(LOCK_RETRY);
+    }
+}
+
+/// Writes `line` to a new side file next to `main`, complete and durable
+/// before it takes its final name; returns that name.
+fn write_side_file(main: &Path, line: &[u8]) -> std::io::Result<PathBuf> {
+    let dir = main.parent().unwrap_or(Path::new("."));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let stem = format!("{SIDE_PREFIX}{}-{nanos}", std::process::id());
+    let tmp = dir.join(format!(".{stem}.tmp"));
+    let side = dir.join(format!("{stem}{SIDE_SUFFIX}"));
+    let mut f = open_private(&tmp, OpenOptions::new().write(true).create_new(true))?;
+    f.write_all(line)?;
+    f.sync_data()?;
+    std::fs::rename(&tmp, &side)?;
+    Ok(side)
+}
+
+/// The side files waiting next to `main`, oldest name first.
+fn side_files(main: &Path) -> Vec<PathBuf> {
+    let Some(dir) = main.parent() else {
+        return Vec::new();
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.starts_with(SIDE_PREFIX) && n.ends_with(SIDE_SUFFIX))
+        })
+        .map(|e| e.path())
+        .collect();
+    files.sort();
+    files
 }
 
 /// True for an empty file or one whose last byte is a newline.
@@ -133,23 +221,26 @@ fn open_private(file: &Path, options: &mut OpenOptions) -> std::io::Result<File>
     options.open(file)
 }
 
-/// True when any spool file holds something. One `stat` per file: cheap
-/// enough for every hook.
+/// True when any spool file holds something. One `stat` and one directory
+/// listing per spool folder: cheap enough for every hook.
 pub fn has_pending(data: &DataDir) -> bool {
     spool_files(data)
         .iter()
-        .any(|f| std::fs::metadata(f).is_ok_and(|m| m.len() > 0))
+        .any(|f| std::fs::metadata(f).is_ok_and(|m| m.len() > 0) || !side_files(f).is_empty())
 }
 
 /// How many captures wait in the spool, and how many bytes they take.
 pub fn backlog(data: &DataDir) -> (usize, u64) {
     let mut lines = 0;
     let mut bytes = 0;
-    for f in spool_files(data) {
-        if refusal(&f).is_some() {
+    for main in spool_files(data) {
+        if refusal(&main).is_some() {
             continue;
         }
-        if let Ok(text) = std::fs::read(&f) {
+        for f in std::iter::once(main.clone()).chain(side_files(&main)) {
+            let Ok(text) = std::fs::read(&f) else {
+                continue;
+            };
             bytes += text.len() as u64;
             lines += text
                 .split(|b| *b == b'\n')
@@ -172,9 +263,65 @@ pub struct IngestReport {
     pub refused: Vec<String>,
 }
 
+/// A spool file held under its lock while its lines are applied.
 struct Locked {
     file: File,
     path: PathBuf,
+    /// A side file, deleted once applied (the main file is truncated).
+    side: bool,
+}
+
+/// What an ingest read: captures in file order, and lines that are not.
+#[derive(Default)]
+struct Backlog {
+    entries: Vec<(i64, usize, Capture)>,
+    bad_lines: Vec<String>,
+}
+
+impl Backlog {
+    fn take(&mut self, file: &File) -> bool {
+        let mut raw = Vec::new();
+        if (&*file).read_to_end(&mut raw).is_err() {
+            return false; // unreadable now: left in place for the next try
+        }
+        for line in raw.split(|b| *b == b'\n') {
+            if line.trim_ascii().is_empty() {
+                continue;
+            }
+            match serde_json::from_slice::<Capture>(line) {
+                Ok(c) => self.entries.push((c.at_ms, self.entries.len(), c)),
+                // Torn or garbage: kept for a human, in the rejected file.
+                Err(_) => self
+                    .bad_lines
+                    .push(String::from_utf8_lossy(line).into_owned()),
+            }
+        }
+        true
+    }
+}
+
+/// The error of an ingest that ran out of time: transient, so the caller
+/// spools its own capture and the backlog waits for the next hook.
+fn out_of_time(path: &Path, what: &str) -> StoreError {
+    StoreError::DataDir {
+        path: path.to_owned(),
+        source: std::io::Error::new(std::io::ErrorKind::TimedOut, what.to_owned()),
+    }
+}
+
+/// True when the file was deleted since it was opened (another ingester
+/// applied it first).
+fn unlinked(file: &File) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        file.metadata().is_ok_and(|m| m.nlink() == 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = file;
+        false
+    }
 }
 
 impl Store {
@@ -182,46 +329,85 @@ impl Store {
     /// Stops at the first transient failure, leaving the spool in place (what
     /// was applied is remembered, so the retry skips it).
     pub fn ingest_spool(&mut self, data: &DataDir) -> Result<IngestReport> {
+        self.ingest_spool_until(data, None)
+    }
+
+    /// [`Store::ingest_spool`] within a deadline (None: no bound): waits
+    /// for the spool's lock and for the database no later than `deadline`,
+    /// and fails transiently past it, with the backlog left in place.
+    pub fn ingest_spool_until(
+        &mut self,
+        data: &DataDir,
+        deadline: Option<Instant>,
+    ) -> Result<IngestReport> {
         let mut report = IngestReport::default();
         let mut locked = Vec::new();
-        let mut entries: Vec<(i64, usize, Capture)> = Vec::new();
-        let mut bad_lines: Vec<String> = Vec::new();
-        for path in spool_files(data) {
-            if let Some(reason) = refusal(&path) {
+        let mut read = Backlog::default();
+        for main in spool_files(data) {
+            if let Some(reason) = refusal(&main) {
                 report.refused.push(reason);
                 continue;
             }
-            let file = match OpenOptions::new().read(true).write(true).open(&path) {
-                Ok(f) => f,
-                Err(_) => continue, // absent (or unreadable: doctor reports it)
-            };
-            if file.lock().is_err() {
-                continue;
+            // Absent (or unreadable: doctor reports it).
+            if let Ok(file) = OpenOptions::new().read(true).write(true).open(&main) {
+                match lock_until(&file, deadline) {
+                    Ok(true) if read.take(&file) => locked.push(Locked {
+                        file,
+                        path: main.clone(),
+                        side: false,
+                    }),
+                    Ok(true) | Err(_) => {}
+                    Ok(false) => {
+                        return Err(out_of_time(
+                            &main,
+                            "another process is ingesting the spool; the backlog waits for the next hook",
+                        ));
+                    }
+                }
             }
-            let mut raw = Vec::new();
-            if (&file).read_to_end(&mut raw).is_err() {
-                continue; // unreadable now: left in place for the next try
-            }
-            for line in raw.split(|b| *b == b'\n') {
-                if line.trim_ascii().is_empty() {
+            for side in side_files(&main) {
+                if let Some(problem) = foreign_access(&side) {
+                    report
+                        .refused
+                        .push(format!("{}: {problem}", side.display()));
                     continue;
                 }
-                match serde_json::from_slice::<Capture>(line) {
-                    Ok(c) => entries.push((c.at_ms, entries.len(), c)),
-                    // Torn or garbage: kept for a human, in the rejected file.
-                    Err(_) => bad_lines.push(String::from_utf8_lossy(line).into_owned()),
+                let Ok(file) = OpenOptions::new().read(true).write(true).open(&side) else {
+                    continue;
+                };
+                // Held by another ingester, or already applied and deleted.
+                if file.try_lock().is_err() || unlinked(&file) || !read.take(&file) {
+                    continue;
                 }
+                locked.push(Locked {
+                    file,
+                    path: side,
+                    side: true,
+                });
             }
-            locked.push(Locked { file, path });
         }
         if locked.is_empty() {
             return Ok(report);
         }
+        let Backlog {
+            mut entries,
+            mut bad_lines,
+        } = read;
         // Merge the files by capture time; ties keep file order.
         entries.sort_by_key(|(at, seq, _)| (*at, *seq));
 
         let mut ids = Vec::with_capacity(entries.len());
         for (_, _, capture) in &entries {
+            if let Some(deadline) = deadline {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(out_of_time(
+                        &locked[0].path,
+                        "the hook's deadline came before the spool backlog was stored; it waits for the next hook",
+                    ));
+                }
+                self.set_busy_timeout(left)?;
+            }
             match self.apply_once(capture) {
                 Ok(Applied::Duplicate) => report.duplicates += 1,
                 Ok(_) => report.applied += 1,
@@ -242,19 +428,23 @@ impl Store {
             let rejected = data.spool_dir().join(REJECTED_FILE);
             let mut text = bad_lines.join("\n");
             text.push('\n');
-            append_line(&rejected, text.as_bytes()).map_err(|source| StoreError::DataDir {
-                path: rejected.clone(),
-                source,
+            append_line(&rejected, text.as_bytes(), None).map_err(|source| {
+                StoreError::DataDir {
+                    path: rejected.clone(),
+                    source,
+                }
             })?;
         }
         for l in &locked {
-            l.file
-                .set_len(0)
-                .and_then(|_| l.file.sync_all())
-                .map_err(|source| StoreError::DataDir {
-                    path: l.path.clone(),
-                    source,
-                })?;
+            let emptied = if l.side {
+                std::fs::remove_file(&l.path)
+            } else {
+                l.file.set_len(0).and_then(|_| l.file.sync_all())
+            };
+            emptied.map_err(|source| StoreError::DataDir {
+                path: l.path.clone(),
+                source,
+            })?;
         }
         // The files are empty now; the replay guard for their ids can go.
         for chunk in ids.chunks(500) {
@@ -312,7 +502,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let data = DataDir::at(tmp.path());
         for (i, t) in ["one", "two", "three"].iter().enumerate() {
-            append(&data, &prompt(t, i as i64)).unwrap();
+            append(&data, &prompt(t, i as i64), None).unwrap();
         }
         assert!(has_pending(&data));
         assert_eq!(backlog(&data).0, 3);
@@ -331,8 +521,8 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let data = DataDir::at(tmp.path());
         let first = prompt("one", 1);
-        append(&data, &first).unwrap();
-        append(&data, &prompt("two", 2)).unwrap();
+        append(&data, &first, None).unwrap();
+        append(&data, &prompt("two", 2), None).unwrap();
         let mut store = Store::open(&data.db_path(), Duration::from_secs(1)).unwrap();
         // As if a previous ingest applied the first line and then died.
         store.apply_once(&first).unwrap();
@@ -345,7 +535,7 @@ mod tests {
     fn garbage_lines_are_kept_aside_not_dropped() {
         let tmp = tempfile::tempdir().unwrap();
         let data = DataDir::at(tmp.path());
-        append(&data, &prompt("good", 1)).unwrap();
+        append(&data, &prompt("good", 1), None).unwrap();
         let spool = &spool_files(&data)[0];
         let mut f = OpenOptions::new().append(true).open(spool).unwrap();
         f.write_all(b"{not json\n").unwrap();
@@ -360,14 +550,14 @@ mod tests {
     fn a_torn_record_costs_only_itself() {
         let tmp = tempfile::tempdir().unwrap();
         let data = DataDir::at(tmp.path());
-        append(&data, &prompt("before", 1)).unwrap();
+        append(&data, &prompt("before", 1), None).unwrap();
         let spool = &spool_files(&data)[0];
         // A writer killed mid-append: half a record, cut inside a UTF-8 character.
         let whole = serde_json::to_vec(&prompt("torn é", 2)).unwrap();
         let cut = whole.iter().position(|b| *b == 0xc3).unwrap() + 1;
         let mut f = OpenOptions::new().append(true).open(spool).unwrap();
         f.write_all(&whole[..cut]).unwrap();
-        append(&data, &prompt("after", 3)).unwrap();
+        append(&data, &prompt("after", 3), None).unwrap();
         let mut store = Store::open(&data.db_path(), Duration::from_secs(1)).unwrap();
         let report = store.ingest_spool(&data).unwrap();
         assert_eq!((report.applied, report.rejected), (2, 1));
@@ -390,13 +580,13 @@ mod tests {
         cuts.extend([1, check, len - 1, len]);
         for cut in cuts {
             let torn = serde_json::to_vec(&prompt("torn ✓", 2)).unwrap();
-            append(&data, &prompt(&format!("before {cut}"), 1)).unwrap();
+            append(&data, &prompt(&format!("before {cut}"), 1), None).unwrap();
             let mut f = OpenOptions::new()
                 .append(true)
                 .open(&spool_files(&data)[0])
                 .unwrap();
             f.write_all(&torn[..cut]).unwrap();
-            append(&data, &prompt(&format!("after {cut}"), 3)).unwrap();
+            append(&data, &prompt(&format!("after {cut}"), 3), None).unwrap();
             let report = store.ingest_spool(&data).unwrap();
             let whole = cut == len;
             let texts = texts(&store);
@@ -415,13 +605,40 @@ mod tests {
         }
     }
 
+    /// An ingester holds the spool's lock (as while it waits for a busy
+    /// database): an append gives up on the lock at its deadline and writes
+    /// a side file; the next ingest takes both, in capture order, once.
+    #[test]
+    fn a_held_spool_lock_sends_appends_to_a_side_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let data = DataDir::at(tmp.path());
+        append(&data, &prompt("one", 1), None).unwrap();
+        let holder = File::open(&spool_files(&data)[0]).unwrap();
+        holder.lock().unwrap();
+        let soon = Some(Instant::now() + Duration::from_millis(50));
+        let side = append(&data, &prompt("two", 2), soon).unwrap();
+        assert_ne!(side, spool_files(&data)[0]);
+        append(&data, &prompt("three", 3), soon).unwrap();
+        assert_eq!(backlog(&data).0, 3);
+        let mut store = Store::open(&data.db_path(), Duration::from_secs(1)).unwrap();
+        let err = store.ingest_spool_until(&data, soon).unwrap_err();
+        assert!(err.is_transient(), "{err}");
+        drop(holder);
+        let report = store.ingest_spool(&data).unwrap();
+        assert_eq!(report.applied, 3);
+        assert_eq!(texts(&store), ["one", "two", "three"]);
+        assert!(!has_pending(&data));
+        assert!(!side.exists());
+        assert_eq!(store.ingest_spool(&data).unwrap(), IngestReport::default());
+    }
+
     #[cfg(unix)]
     #[test]
     fn a_spool_others_may_write_is_neither_read_nor_written() {
         use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().unwrap();
         let data = DataDir::at(tmp.path());
-        append(&data, &prompt("planted", 1)).unwrap();
+        append(&data, &prompt("planted", 1), None).unwrap();
         let spool = spool_files(&data)[0].clone();
         std::fs::set_permissions(&spool, std::fs::Permissions::from_mode(0o666)).unwrap();
         let mut store = Store::open(&data.db_path(), Duration::from_secs(1)).unwrap();
