@@ -528,4 +528,81 @@ mod tests {
         let p = interpret(Value::String(inner.to_string()), &batch(), "").unwrap();
         assert_eq!(p.observations.len(), 1);
     }
+
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+        use serde_json::Map;
+
+        /// Keys a model's answer uses (and misuses), and others.
+        fn key() -> impl Strategy<Value = String> {
+            prop_oneof![
+                Just("observations".to_owned()),
+                Just("summary".to_owned()),
+                Just("type".to_owned()),
+                Just("title".to_owned()),
+                Just("subtitle".to_owned()),
+                Just("narrative".to_owned()),
+                Just("facts".to_owned()),
+                Just("concepts".to_owned()),
+                Just("files_modified".to_owned()),
+                Just("files_read".to_owned()),
+                Just("request".to_owned()),
+                Just("completed".to_owned()),
+                "[a-z_]{1,10}",
+            ]
+        }
+
+        fn answer() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::from),
+                any::<i64>().prop_map(Value::from),
+                ".{0,300}".prop_map(Value::from),
+                prop_oneof![
+                    Just("bugfix"),
+                    Just("Bug Fix"),
+                    Just("decision"),
+                    Just("src/a.rs"),
+                    Just("/etc/passwd"),
+                    Just("../../a.rs")
+                ]
+                .prop_map(Value::from),
+            ];
+            leaf.prop_recursive(4, 64, 8, |inner| {
+                prop_oneof![
+                    prop::collection::vec(inner.clone(), 0..12).prop_map(Value::Array),
+                    prop::collection::btree_map(key(), inner, 0..8)
+                        .prop_map(|m| Value::Object(m.into_iter().collect::<Map<_, _>>())),
+                ]
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(500))]
+
+            /// Whatever a model answers, what comes out is valid memory: a
+            /// type of the vocabulary, a one-line title of at most 120
+            /// bytes, bounded lists, and only the batch's own files.
+            #[test]
+            fn any_answer_becomes_valid_memory_or_an_error(
+                value in answer(),
+                as_text in any::<bool>(),
+            ) {
+                let value = if as_text { Value::String(format!("Sure:\n{value}")) } else { value };
+                if let Ok(p) = interpret(value, &batch(), "") {
+                    prop_assert!(p.observations.len() <= MAX_OBSERVATIONS);
+                    for o in &p.observations {
+                        prop_assert!(crate::VOCABULARY.contains(&o.kind.as_str()), "{o:?}");
+                        prop_assert!(!o.title.trim().is_empty() && o.title.len() <= 120, "{o:?}");
+                        prop_assert!(!o.title.contains('\n'), "{o:?}");
+                        prop_assert!(o.facts.len() <= MAX_FACTS && o.concepts.len() <= MAX_CONCEPTS);
+                        for f in o.files_modified.iter().chain(&o.files_read) {
+                            prop_assert_eq!(f.as_str(), "/p/src/a.rs");
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
