@@ -552,6 +552,11 @@ fn unknown_values_are_errors_that_list_what_is_accepted() {
         err.contains("bogus") && err.contains("bugfix") && err.contains("decision"),
         "{err}"
     );
+    // Also where the project has no memory yet: the value is wrong anyway.
+    let empty = env.dir.path().join("empty-project");
+    std::fs::create_dir_all(&empty).unwrap();
+    let err = cli_error(&env, &empty, &["search", "-t", "bogus"]);
+    assert!(err.contains("bogus") && err.contains("bugfix"), "{err}");
     for route in ["/api/observations?type=bogus", "/api/search?type=bogus"] {
         let (code, body) = w.get(route);
         assert_eq!(code, 400, "{route}: {body}");

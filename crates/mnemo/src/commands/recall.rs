@@ -68,6 +68,8 @@ pub fn search(args: SearchArgs) -> anyhow::Result<i32> {
         .transpose()?;
     let store = open(&data, &config)?;
     let conn = store.conn();
+    // So are the types, even where the project has no memory yet.
+    mnemo_recall::types::check(conn, &args.types, mnemo_recall::types::Allowed::Everything)?;
     let resolved = if args.all {
         None
     } else {
