@@ -5,124 +5,15 @@
 //! server in a sandbox `~/.claude.json`.
 
 mod common;
+#[path = "common/mcp.rs"]
+mod mcp_client;
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Stdio};
-use std::sync::mpsc::{Receiver, channel};
-use std::time::Duration;
+use std::path::PathBuf;
 
 use common::Env;
+use mcp_client::McpClient;
 use mnemo_core::time::{format_rfc3339, now_ms};
 use serde_json::{Value, json};
-
-/// A running `mnemo mcp` and a line reader on its stdout.
-struct Client {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-    next_id: i64,
-}
-
-impl Client {
-    fn start(env: &Env, project: &Path, extra_env: &[(&str, &str)]) -> Client {
-        let mut c = env.mnemo();
-        c.arg("mcp")
-            .current_dir(project)
-            .env("CLAUDE_PROJECT_DIR", project)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, v) in extra_env {
-            c.env(k, v);
-        }
-        let mut child = c.spawn().expect("mnemo mcp starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut client = Client {
-            child,
-            stdin,
-            lines,
-            next_id: 0,
-        };
-        let init = client.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "mnemo-test", "version": "1"}}),
-        );
-        assert_eq!(init["result"]["serverInfo"]["name"], "mnemo", "{init}");
-        assert!(
-            init["result"]["capabilities"]["tools"].is_object(),
-            "{init}"
-        );
-        let instructions = init["result"]["instructions"].as_str().unwrap();
-        assert!(instructions.contains("search") && instructions.contains("get_observations"));
-        client.notify("notifications/initialized");
-        client
-    }
-
-    fn send(&mut self, message: &Value) {
-        let mut line = message.to_string();
-        line.push('\n');
-        self.stdin.write_all(line.as_bytes()).unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn notify(&mut self, method: &str) {
-        self.send(&json!({"jsonrpc": "2.0", "method": method}));
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(20))
-                .unwrap_or_else(|_| panic!("no answer to {method} within 20 s"));
-            let v: Value = serde_json::from_str(&line)
-                .unwrap_or_else(|e| panic!("stdout carries only JSON-RPC ({e}): {line}"));
-            if v["id"] == id {
-                return v;
-            }
-        }
-    }
-
-    /// Calls a tool; its text and whether it is an error.
-    fn call(&mut self, tool: &str, arguments: Value) -> (String, bool) {
-        let v = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
-        let result = &v["result"];
-        assert!(result.is_object(), "{tool}: {v}");
-        let text = result["content"][0]["text"].as_str().unwrap().to_owned();
-        (text, result["isError"].as_bool().unwrap_or(false))
-    }
-
-    fn close(mut self) {
-        drop(self.stdin);
-        let started = std::time::Instant::now();
-        loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                assert!(status.success(), "mnemo mcp exits cleanly: {status}");
-                return;
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(10),
-                "mnemo mcp exits when stdin closes"
-            );
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
 
 fn project(env: &Env, name: &str) -> PathBuf {
     let dir = env.dir.path().join(name);
@@ -172,7 +63,7 @@ fn the_three_step_workflow_and_save_memory_over_stdio() {
                    "title": "Session cookie set on login", "created_at": at(3_600_000)}),
         ],
     );
-    let mut mcp = Client::start(&env, &p, &[("CLAUDE_CODE_SESSION_ID", "sess-1")]);
+    let mut mcp = McpClient::start(&env, &p, &[("CLAUDE_CODE_SESSION_ID", "sess-1")]);
 
     let tools = mcp.request("tools/list", json!({}));
     let tools = tools["result"]["tools"].as_array().unwrap().clone();
@@ -301,7 +192,7 @@ fn the_three_step_workflow_and_save_memory_over_stdio() {
 fn a_missing_database_and_bad_input_are_answers_not_crashes() {
     let env = Env::new();
     let p = project(&env, "empty");
-    let mut mcp = Client::start(&env, &p, &[]);
+    let mut mcp = McpClient::start(&env, &p, &[]);
     let (text, err) = mcp.call("search", json!({"query": "anything"}));
     assert!(!err, "no memory yet is not an error: {text}");
     assert!(text.contains("No memory yet"), "{text}");

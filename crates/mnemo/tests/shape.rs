@@ -8,16 +8,17 @@
 //! nobody can reach.
 
 mod common;
+#[path = "common/mcp.rs"]
+mod mcp_client;
 #[path = "common/worker.rs"]
 mod worker_support;
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, ChildStdin, Output, Stdio};
-use std::sync::mpsc::{Receiver, channel};
+use std::process::Output;
 use std::time::Duration;
 
 use common::*;
+use mcp_client::McpClient;
 use serde_json::{Value, json};
 use worker_support::*;
 
@@ -27,78 +28,6 @@ const T: Duration = Duration::from_secs(30);
 const FAR_EAST: &str = "XYZ-14";
 
 // ---- helpers ----
-
-/// A running `mnemo mcp`.
-struct Mcp {
-    _child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-    next_id: i64,
-}
-
-impl Mcp {
-    fn start(env: &Env, project: &Path) -> Mcp {
-        let mut c = env.mnemo();
-        c.arg("mcp")
-            .current_dir(project)
-            .env("CLAUDE_PROJECT_DIR", project)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null());
-        let mut child = c.spawn().expect("mnemo mcp starts");
-        let stdin = child.stdin.take().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut mcp = Mcp {
-            _child: child,
-            stdin,
-            lines,
-            next_id: 0,
-        };
-        mcp.request(
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                   "clientInfo": {"name": "shape-test", "version": "1"}}),
-        );
-        mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        mcp
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn request(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let line = self.lines.recv_timeout(T).expect("an answer");
-            let v: Value = serde_json::from_str(&line).unwrap();
-            if v["id"] == id {
-                return v;
-            }
-        }
-    }
-
-    /// A tool's structured result and whether it is an error.
-    fn call(&mut self, tool: &str, arguments: Value) -> (Value, bool) {
-        let v = self.request("tools/call", json!({"name": tool, "arguments": arguments}));
-        let result = &v["result"];
-        (
-            result["structuredContent"].clone(),
-            result["isError"].as_bool().unwrap_or(false),
-        )
-    }
-}
 
 fn run(env: &Env, dir: &Path, args: &[&str], tz: &str) -> Output {
     env.mnemo()
@@ -283,15 +212,15 @@ fn every_interface_returns_the_same_observation_and_summary() {
     let exported = export_lines(&env, "observation");
     assert_same("export", record, &exported[0], &full);
 
-    let mut mcp = Mcp::start(&env, &proj);
-    let (got, error) = mcp.call(
+    let mut mcp = McpClient::start(&env, &proj, &[]);
+    let (got, error) = mcp.call_structured(
         "get_observations",
         json!({"ids": [reference], "format": "json"}),
     );
     assert!(!error, "{got}");
     assert_same("mcp get_observations", record, &got["records"][0], &full);
     // Text stays the default: what an agent reads at the least cost.
-    let (plain, _) = mcp.call("get_observations", json!({"ids": [reference]}));
+    let (plain, _) = mcp.call_structured("get_observations", json!({"ids": [reference]}));
     assert!(plain.is_null(), "no JSON unless asked: {plain}");
 
     // Search hits are one line per item, with the same common fields.
@@ -305,7 +234,7 @@ fn every_interface_returns_the_same_observation_and_summary() {
         find_ref(&api_hits["hits"], &reference),
         HIT_KEYS,
     );
-    let (mcp_hits, error) = mcp.call("search", json!({"query": "", "format": "json"}));
+    let (mcp_hits, error) = mcp.call_structured("search", json!({"query": "", "format": "json"}));
     assert!(!error, "{mcp_hits}");
     assert_same(
         "mcp search",
@@ -519,15 +448,15 @@ fn types_ids_and_dates_mean_the_same_everywhere() {
     let (code, body) = w.get("/api/observations/O99999");
     assert_eq!(code, 404, "{body}");
 
-    let mut mcp = Mcp::start(&env, &shop);
-    let (got, error) = mcp.call(
+    let mut mcp = McpClient::start(&env, &shop, &[]);
+    let (got, error) = mcp.call_structured(
         "get_observations",
         json!({"ids": [bug, "#99999"], "format": "json"}),
     );
     assert!(!error, "{got}");
     assert_eq!(got["missing"], json!(["#99999"]));
     assert_eq!(got["records"][0]["id"], bug);
-    let (got, _) = mcp.call(
+    let (got, _) = mcp.call_structured(
         "search",
         json!({"query": "", "type": "fix", "format": "json"}),
     );
@@ -563,13 +492,13 @@ fn unknown_values_are_errors_that_list_what_is_accepted() {
         let msg = body["error"].as_str().unwrap();
         assert!(msg.contains("bogus") && msg.contains("bugfix"), "{msg}");
     }
-    let mut mcp = Mcp::start(&env, &shop);
+    let mut mcp = McpClient::start(&env, &shop, &[]);
     let v = mcp.request(
         "tools/call",
         json!({"name": "search", "arguments": {"query": "", "type": "bogus"}}),
     );
     assert_eq!(v["result"]["isError"], true, "{v}");
-    let (_, error) = mcp.call("search", json!({"query": "", "format": "xml"}));
+    let (_, error) = mcp.call_structured("search", json!({"query": "", "format": "xml"}));
     assert!(error, "an unknown format is an error");
 
     // A session that matches nothing.
@@ -647,7 +576,7 @@ fn context_project_resolves_as_search_project_does() {
         );
     }
     // The MCP tool and the API resolve it the same way.
-    let mut mcp = Mcp::start(&env, here);
+    let mut mcp = McpClient::start(&env, here, &[]);
     let v = mcp.request(
         "tools/call",
         json!({"name": "context", "arguments": {"project": "shop"}}),
