@@ -31,14 +31,7 @@ fn prompt(proj: &Path, session: &str, text: &str) -> String {
 }
 
 fn commands_in_order(env: &Env) -> Vec<String> {
-    let db = env.db();
-    let mut stmt = db
-        .prepare("SELECT json_extract(input, '$.command') FROM events ORDER BY id")
-        .unwrap();
-    stmt.query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    env.strings("SELECT json_extract(input, '$.command') FROM events ORDER BY id")
 }
 
 fn spool_lines(env: &Env) -> usize {

@@ -42,25 +42,13 @@ fn bash(proj: &Path, session: &str, tool_use_id: &str, command: &str) -> String 
 
 #[cfg(unix)]
 fn prompts(env: &Env) -> Vec<String> {
-    let db = env.db();
-    let mut stmt = db
-        .prepare("SELECT coalesce(text, '') FROM prompts ORDER BY id")
-        .unwrap();
-    stmt.query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    env.strings("SELECT coalesce(text, '') FROM prompts ORDER BY id")
 }
 
 fn commands(env: &Env) -> Vec<String> {
-    let db = env.db();
-    let mut stmt = db
-        .prepare("SELECT json_extract(input, '$.command') FROM events WHERE tool_name = 'Bash' ORDER BY id")
-        .unwrap();
-    stmt.query_map([], |r| r.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap()
+    env.strings(
+        "SELECT json_extract(input, '$.command') FROM events WHERE tool_name = 'Bash' ORDER BY id",
+    )
 }
 
 #[cfg(unix)]

@@ -142,14 +142,7 @@ fn a_relative_directory_is_remembered_absolute_for_the_worker() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let paths: Vec<String> = {
-        let db = env.db();
-        let mut stmt = db.prepare("SELECT transcript_path FROM sessions").unwrap();
-        stmt.query_map([], |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect()
-    };
+    let paths = env.strings("SELECT transcript_path FROM sessions");
     assert_eq!(paths.len(), 4);
     assert!(
         paths
@@ -434,15 +427,10 @@ fn a_users_answer_becomes_a_decision_with_its_reason() {
     wait_for("the imported turns compressed", T, || {
         (env.count("SELECT count(*) FROM events WHERE status != 'done'") == 0).then_some(())
     });
-    let db = env.db();
-    let mut stmt = db
-        .prepare("SELECT title || ' ' || coalesce(narrative, '') FROM observations WHERE type = 'decision' AND prompt_number = 1")
-        .unwrap();
-    let decisions: Vec<String> = stmt
-        .query_map([], |r| r.get(0))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
+    let decisions = env.strings(
+        "SELECT title || ' ' || coalesce(narrative, '') FROM observations \
+         WHERE type = 'decision' AND prompt_number = 1",
+    );
     assert!(
         decisions.iter().any(|d| d.contains(ANSWER)),
         "no decision carries the answer: {decisions:?}"

@@ -66,6 +66,16 @@ impl Env {
         self.db().query_row(sql, [], |r| r.get(0)).unwrap()
     }
 
+    /// The first column of every row `sql` returns, as text.
+    pub fn strings(&self, sql: &str) -> Vec<String> {
+        let db = self.db();
+        let mut stmt = db.prepare(sql).unwrap();
+        stmt.query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap()
+    }
+
     pub fn hook_log(&self) -> String {
         std::fs::read_to_string(self.data().join("logs/hook.log")).unwrap_or_default()
     }
