@@ -19,6 +19,8 @@
 //!    of search output that come from them are withheld.
 
 pub mod secrets;
+#[cfg(test)]
+mod test_rng;
 
 use std::borrow::Cow;
 
@@ -704,20 +706,7 @@ mod corpus_tests {
         );
     }
 
-    /// xorshift64*: reproducible randomness without a dependency.
-    struct Rng(u64);
-
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-    }
+    use super::test_rng::Rng;
 
     /// A prefix of `text` cut at a random character boundary.
     fn random_cut<'a>(rng: &mut Rng, text: &'a str) -> &'a str {

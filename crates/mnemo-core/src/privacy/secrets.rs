@@ -3205,22 +3205,7 @@ mod tests {
         }
     }
 
-    /// A small deterministic generator (xorshift64*).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-        fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-            items[self.below(items.len())]
-        }
-    }
+    use crate::privacy::test_rng::Rng;
 
     #[test]
     fn fuzz_secrets_never_survive_and_nothing_panics() {
