@@ -1,33 +1,79 @@
 //! Adapters: one per agent host, turning its payload into a [`HookInput`] and
 //! a [`HookResponse`] back into the JSON it expects.
 //!
-//! Only Claude Code (and `raw`, its payload shape) is wired so far; the other
-//! platforms of the CLI contract answer with a no-op until their adapters
-//! land, so that a misconfigured host never sees an error from us, and each
-//! of their events is logged as ignored (see [`is_supported`]), which
-//! `mnemo doctor` counts.
+//! Each adapter is a row of [`ADAPTERS`], keyed by the host's [`Platform`];
+//! what the adapter needs to know about its host (environment variables, tool
+//! names, context shape) comes from the host table, [`mnemo_core::host`].
+//! Platforms without an adapter answer with a no-op, so that a misconfigured
+//! host never sees an error from us, and each of their events is logged as
+//! ignored (see [`is_supported`]), which `mnemo doctor` counts.
 
 pub mod claude_code;
+pub mod codex;
 
+use mnemo_core::host::Host;
+use mnemo_core::model::Platform;
 use serde_json::Value;
 
 use crate::event::{HookEvent, HookInput, HookResponse};
 
+/// One host's adapter: plain functions, so the table is static and the hook
+/// path pays for nothing it does not call.
+pub struct Adapter {
+    pub platform: Platform,
+    /// A parsed payload (a JSON object) and the event named on the command
+    /// line -> the event in mnemo's terms.
+    pub parse: fn(&Value, Option<&str>, &Env) -> HookInput,
+    /// A payload too large (or too broken) to parse: the identifiers found
+    /// in its raw bytes, and the note saying so.
+    pub parse_salvaged: fn(&[u8], Option<&str>, &Env, String) -> HookInput,
+    /// mnemo's answer -> the JSON the host reads on stdout.
+    pub render: fn(&HookEvent, &HookResponse) -> Value,
+}
+
+/// Every adapter. `raw` is the Claude Code shape, for scripts and other
+/// hosts that speak it.
+pub static ADAPTERS: &[Adapter] = &[
+    claude_code::ADAPTER,
+    Adapter {
+        platform: Platform::Raw,
+        ..claude_code::ADAPTER
+    },
+    codex::ADAPTER,
+];
+
+/// The adapter of `platform`, if it has one.
+pub fn adapter(platform: Platform) -> Option<&'static Adapter> {
+    ADAPTERS.iter().find(|a| a.platform == platform)
+}
+
 /// What adapters read from the hook's environment.
 #[derive(Debug, Clone, Default)]
 pub struct Env {
-    /// `CLAUDE_PROJECT_DIR`: where the session started; stable across `cd`.
+    /// The host's stable project directory (`CLAUDE_PROJECT_DIR`): where the
+    /// session started; stable across `cd`.
     pub project_dir: Option<String>,
-    /// `CLAUDE_CODE_SESSION_ID`, for payloads that lack a session id.
+    /// The host's session id variable (`CLAUDE_CODE_SESSION_ID`), for
+    /// payloads that lack a session id.
     pub session_id: Option<String>,
 }
 
 impl Env {
+    /// Claude Code's variables (what `raw` callers may set too).
     pub fn from_process() -> Env {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        Env::for_host(mnemo_core::host::host(Platform::ClaudeCode))
+    }
+
+    /// The variables the host row names, first set one wins.
+    pub fn for_host(host: &Host) -> Env {
+        let first = |names: &[&str]| {
+            names
+                .iter()
+                .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
+        };
         Env {
-            project_dir: var("CLAUDE_PROJECT_DIR"),
-            session_id: var("CLAUDE_CODE_SESSION_ID"),
+            project_dir: first(host.project_dir_env),
+            session_id: first(host.session_id_env),
         }
     }
 }
@@ -112,44 +158,57 @@ pub(crate) fn salvage_field(raw: &[u8], key: &str, from_end: bool) -> Option<Str
 
 /// Does this platform have an adapter? Events of the others are not
 /// captured, and said so.
-pub fn is_supported(platform: mnemo_core::model::Platform) -> bool {
-    use mnemo_core::model::Platform;
-    matches!(platform, Platform::ClaudeCode | Platform::Raw)
+pub fn is_supported(platform: Platform) -> bool {
+    adapter(platform).is_some()
 }
 
-/// Parses a payload for `platform`. Unknown platforms get an inert input.
-pub fn parse(
-    platform: mnemo_core::model::Platform,
-    payload: &Value,
-    event_arg: Option<&str>,
-    env: &Env,
-) -> HookInput {
-    use mnemo_core::model::Platform;
-    match platform {
-        // `raw` is the Claude Code shape, for scripts and other hosts that
-        // speak it.
-        Platform::ClaudeCode | Platform::Raw => {
-            let mut input = claude_code::parse(payload, event_arg, env);
+/// Parses a payload for `platform`. Platforms without an adapter get an
+/// inert input.
+pub fn parse(platform: Platform, payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
+    match adapter(platform) {
+        Some(a) => {
+            let mut input = (a.parse)(payload, event_arg, env);
             input.platform = platform;
             input
         }
-        other => HookInput {
-            platform: other,
-            event: HookEvent::Other {
-                name: event_arg.unwrap_or("unknown").to_owned(),
-            },
-            session_id: None,
-            cwd: None,
-            project_dir: None,
-            transcript_path: None,
-            oversized: None,
+        None => inert(platform, event_arg),
+    }
+}
+
+/// Identifiers salvaged from a payload that could not be parsed.
+pub fn parse_salvaged(
+    platform: Platform,
+    raw: &[u8],
+    event_arg: Option<&str>,
+    env: &Env,
+    note: String,
+) -> HookInput {
+    let parse = adapter(platform).map_or(claude_code::ADAPTER.parse_salvaged, |a| a.parse_salvaged);
+    let mut input = parse(raw, event_arg, env, note);
+    input.platform = platform;
+    input
+}
+
+/// An input that does nothing: an event of a host without an adapter, or a
+/// payload that is not an object.
+pub fn inert(platform: Platform, event_arg: Option<&str>) -> HookInput {
+    HookInput {
+        platform,
+        event: HookEvent::Other {
+            name: event_arg.unwrap_or("unknown").to_owned(),
         },
+        session_id: None,
+        cwd: None,
+        project_dir: None,
+        transcript_path: None,
+        oversized: None,
     }
 }
 
 /// The JSON to print for `input`'s platform.
 pub fn render(input: &HookInput, response: &HookResponse) -> Value {
-    claude_code::render(&input.event, response)
+    let render = adapter(input.platform).map_or(claude_code::ADAPTER.render, |a| a.render);
+    render(&input.event, response)
 }
 
 #[cfg(test)]
