@@ -491,19 +491,19 @@ fn parse_output(stdout: &str) -> Option<Value> {
 }
 
 /// How a child process ended.
-struct Finished {
-    status: Option<ExitStatus>,
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-    timed_out: bool,
-    elapsed: Duration,
+pub(crate) struct Finished {
+    pub(crate) status: Option<ExitStatus>,
+    pub(crate) stdout: Vec<u8>,
+    pub(crate) stderr: Vec<u8>,
+    pub(crate) timed_out: bool,
+    pub(crate) elapsed: Duration,
 }
 
 /// Runs `cmd` in its own process group with stdin closed and stdout/stderr
 /// captured; after `timeout` the whole group is killed. Output that
 /// grandchildren keep writing after the child exited is waited for only
 /// briefly.
-fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> io::Result<Finished> {
+pub(crate) fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> io::Result<Finished> {
     let started = Instant::now();
     let mut child = cmd
         .stdin(Stdio::null())
@@ -589,12 +589,12 @@ fn kill_group(child: &mut Child) {
     }
 }
 
-fn describe(status: Option<ExitStatus>) -> String {
+pub(crate) fn describe(status: Option<ExitStatus>) -> String {
     status.map_or_else(|| "no exit status".to_owned(), |s| s.to_string())
 }
 
 /// The last `max` bytes of `bytes` as text.
-fn tail(bytes: &[u8], max: usize) -> String {
+pub(crate) fn tail(bytes: &[u8], max: usize) -> String {
     let text = String::from_utf8_lossy(bytes);
     if text.len() <= max {
         return text.into_owned();

@@ -13,6 +13,8 @@
 //! - `POST /v1/messages/count_tokens`: `{"input_tokens": body bytes / 4}`.
 //! - `POST /v1/chat/completions` and `POST /chat/completions`: OpenAI-compatible
 //!   chat completions, as JSON or `data:` chunks ending with `data: [DONE]`.
+//! - `POST /v1/responses` and `POST /responses`: OpenAI Responses, as the
+//!   events Codex CLI streams (see `responses.rs`).
 //! - anything else: `404` with a JSON error.
 //!
 //! Every request is recorded before it is answered ([`StandIn::requests`]).
@@ -27,6 +29,7 @@ mod anthropic;
 mod openai;
 mod reply;
 mod request;
+mod responses;
 
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpListener as StdTcpListener};
@@ -372,6 +375,7 @@ enum Route {
     Messages,
     CountTokens,
     ChatCompletions,
+    Responses,
     NotFound,
 }
 
@@ -384,6 +388,7 @@ impl Route {
             "/v1/messages" => Route::Messages,
             "/v1/messages/count_tokens" => Route::CountTokens,
             "/v1/chat/completions" | "/chat/completions" => Route::ChatCompletions,
+            "/v1/responses" | "/responses" => Route::Responses,
             _ => Route::NotFound,
         }
     }
@@ -502,7 +507,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let route = Route::of(&request);
 
     if !shared.authorized(&request) {
-        let body = if route == Route::ChatCompletions {
+        let body = if matches!(route, Route::ChatCompletions | Route::Responses) {
             json!({"error": {"message": "stand-in: incorrect API key provided",
                              "type": "invalid_request_error", "param": null,
                              "code": "invalid_api_key"}})
@@ -528,7 +533,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
                 ),
             ),
         ),
-        Route::Messages | Route::ChatCompletions => {
+        Route::Messages | Route::ChatCompletions | Route::Responses => {
             let reply = shared.choose(&request);
             match settle(reply).await {
                 Settled::Raw {
@@ -596,7 +601,9 @@ fn outgoing(
             Block::ToolUse { name, input } => {
                 text_bytes += input.to_string().len();
                 let tool_id = match route {
-                    Route::ChatCompletions => format!("call_standin{:012}", next_id()),
+                    Route::ChatCompletions | Route::Responses => {
+                        format!("call_standin{:012}", next_id())
+                    }
                     _ => format!("toolu_01StandIn{:012}", next_id()),
                 };
                 OutBlock::ToolUse {
@@ -625,6 +632,7 @@ fn outgoing(
 
 fn render(request: &RecordedRequest, route: Route, message: &Outgoing) -> Response {
     match (route, request.is_stream()) {
+        (Route::Responses, _) => event_stream_response(responses::response_sse(message)),
         (Route::ChatCompletions, false) => {
             json_response(StatusCode::OK, openai::completion_json(message, request))
         }

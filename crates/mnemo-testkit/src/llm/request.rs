@@ -68,6 +68,16 @@ impl RecordedRequest {
             .unwrap_or(&[])
     }
 
+    /// The `input` array of a Responses request (empty if there is none).
+    pub fn input_items(&self) -> &[Value] {
+        self.json
+            .as_ref()
+            .and_then(|j| j.get("input"))
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
     /// Names of the tools offered in the `tools` array (Anthropic `name` or
     /// OpenAI `function.name`).
     pub fn tool_names(&self) -> Vec<String> {
@@ -114,9 +124,19 @@ impl RecordedRequest {
     }
 
     /// The tool results the conversation carries: Anthropic `tool_result`
-    /// content blocks and OpenAI `role: "tool"` messages, in order.
+    /// content blocks, OpenAI `role: "tool"` messages and Responses
+    /// `function_call_output` / `custom_tool_call_output` input items, in order.
     pub fn tool_results(&self) -> Vec<&Value> {
-        let mut out = Vec::new();
+        let mut out: Vec<&Value> = self
+            .input_items()
+            .iter()
+            .filter(|i| {
+                matches!(
+                    i.get("type").and_then(Value::as_str),
+                    Some("function_call_output" | "custom_tool_call_output")
+                )
+            })
+            .collect();
         for message in self.messages() {
             if message.get("role").and_then(Value::as_str) == Some("tool") {
                 out.push(message);
@@ -186,6 +206,9 @@ impl RecordedRequest {
 /// The text of a message or tool result: a string `content`, or the `text`
 /// of its content blocks joined by newlines.
 fn content_text(value: &Value) -> String {
+    if let Some(Value::String(output)) = value.get("output") {
+        return output.clone();
+    }
     match value.get("content") {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(blocks)) => blocks
