@@ -165,3 +165,71 @@ fn a_codex_session_is_captured_compressed_and_remembered_next_time() -> anyhow::
     );
     Ok(())
 }
+
+#[test]
+fn what_claude_code_did_in_a_repository_reaches_codex_there() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    let out = mnemo(&sandbox)
+        .args(["install", "--platform", "claude-code,codex", "--no-import"])
+        .output()?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("mnemo install: Claude Code")
+            && stdout.contains("mnemo install: Codex CLI"),
+        "{stdout}"
+    );
+    let _stop = StopWorker(&sandbox);
+
+    // Claude Code works in the repository.
+    let billing = project.join("billing.py");
+    let claude = StandIn::with_script([
+        Step::write(
+            &billing,
+            "def late_fee(amount_cents, days_late):\n    return amount_cents * min(days_late, 30) // 100\n",
+        ),
+        Step::bash("python3 -c 'import billing'"),
+        Step::text("Added late_fee to billing.py, capped at 30 days."),
+    ]);
+    sandbox
+        .claude(&claude.base_url(), "add a late fee capped at 30 days")
+        .env("MNEMO_PORT", "0")
+        .env("MNEMO_WORKER_IDLE_EXIT_SECS", "120")
+        .max_turns(8)
+        .run()?
+        .expect_success();
+    wait_compressed(&sandbox)?;
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    let title: String = db.query_row(
+        "SELECT title FROM observations WHERE files_modified LIKE '%billing.py%'",
+        [],
+        |r| r.get(0),
+    )?;
+
+    // Codex, next, in the same repository: its first request has it.
+    let server = StandIn::with_script([Step::text("Claude Code added late_fee earlier.")]);
+    codex(&sandbox, &server, "what happened here before?")
+        .run()?
+        .expect_success();
+    let first = &responses(&server)[0];
+    assert!(
+        first.body_contains("<mnemo-context>") && first.body_contains(&title),
+        "Claude Code's observation {title:?} missing from Codex's first request: {}",
+        first.body
+    );
+    assert!(
+        first.body_contains("add a late fee capped at 30 days"),
+        "Claude Code's request missing: {}",
+        first.body
+    );
+    let projects: i64 = db.query_row("SELECT count(*) FROM projects", [], |r| r.get(0))?;
+    assert_eq!(projects, 1, "one project, whichever agent ran there");
+    let platforms: Vec<String> = db
+        .prepare("SELECT platform FROM sessions ORDER BY id")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    assert_eq!(platforms, ["claude-code", "codex"]);
+    Ok(())
+}
