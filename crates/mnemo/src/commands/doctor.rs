@@ -528,7 +528,7 @@ fn private_paths(data: &DataDir) -> Vec<PathBuf> {
 /// this machine or mnemo is wired into them.
 fn host_checks(binary: &Path, fix: bool) -> Vec<Check> {
     let mut checks = Vec::new();
-    for installer in mnemo_install::installers() {
+    for &installer in mnemo_install::installers() {
         let host = installer.host();
         let claude = host.platform == Platform::ClaudeCode;
         let (hooks, wired) = check_hooks(installer, binary);

@@ -35,7 +35,8 @@ pub fn chosen_hosts(
     let all = mnemo_install::installers();
     if names.is_empty() {
         let found: Vec<_> = all
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|i| match wired_at {
                 Some(target) => {
                     i.host().platform == Platform::ClaudeCode || has_anything(*i, target)
@@ -57,7 +58,10 @@ pub fn chosen_hosts(
                 Some(i) => vec![i],
                 None => anyhow::bail!(
                     "unknown platform `{name}`: expected {}, all, or a comma list",
-                    all.map(|i| i.host().platform.as_str()).join(", ")
+                    all.iter()
+                        .map(|i| i.host().platform.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             },
         };
