@@ -25,31 +25,35 @@ pub fn current_binary() -> anyhow::Result<PathBuf> {
     Ok(std::fs::canonicalize(&exe).unwrap_or(exe))
 }
 
-/// The hosts `--platform` names, or those found on this machine.
-/// For uninstall (`wired_at`), the hosts with something of ours at that
-/// target's scope, and Claude Code always.
-pub fn chosen_hosts(
+/// The hosts `--platform` names, else those found on this machine (for
+/// uninstall, `wired_at`: those with something of ours at that target's
+/// scope), else Claude Code.
+fn chosen_hosts(
     names: &[String],
     wired_at: Option<&Target>,
 ) -> anyhow::Result<Vec<&'static dyn Installer>> {
-    let all = mnemo_install::installers();
-    if names.is_empty() {
-        let found: Vec<_> = all
-            .iter()
-            .copied()
-            .filter(|i| match wired_at {
-                Some(target) => {
-                    i.host().platform == Platform::ClaudeCode || has_anything(*i, target)
-                }
-                None => i.host().is_present(),
-            })
-            .collect();
-        return Ok(if found.is_empty() {
-            vec![all[0]]
-        } else {
-            found
-        });
+    if !names.is_empty() {
+        return named_hosts(names);
     }
+    let claude_code = mnemo_install::installer(Platform::ClaudeCode).expect("Claude Code installs");
+    let found: Vec<_> = mnemo_install::installers()
+        .iter()
+        .copied()
+        .filter(|i| match wired_at {
+            Some(target) => i.host().platform == Platform::ClaudeCode || has_anything(*i, target),
+            None => i.host().is_present(),
+        })
+        .collect();
+    Ok(if found.is_empty() {
+        vec![claude_code]
+    } else {
+        found
+    })
+}
+
+/// `--platform codex,claude-code` or `all`, in the order given, each once.
+fn named_hosts(names: &[String]) -> anyhow::Result<Vec<&'static dyn Installer>> {
+    let all = mnemo_install::installers();
     let mut chosen: Vec<&'static dyn Installer> = Vec::new();
     for name in names.iter().flat_map(|n| n.split(',')).map(str::trim) {
         let picked: Vec<_> = match name {
