@@ -47,6 +47,20 @@ fn main() {
         v["tool_use_id"] = format!("toolu_bench_{i}").into();
         serde_json::to_vec(&v).unwrap()
     };
+    // Codex 0.169's PostToolUse of an `exec_command` (reaches hooks as Bash).
+    let codex_post: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../mnemo-capture/tests/fixtures/codex/PostToolUse.Bash.json"
+        ))
+        .expect("the Codex fixture"),
+    )
+    .expect("JSON");
+    let unique_codex = move |i: usize| {
+        let mut v = codex_post.clone();
+        v["tool_use_id"] = format!("call_bench_{i}").into();
+        serde_json::to_vec(&v).unwrap()
+    };
     let skipped = {
         let mut v = fixture("PostToolUse.Bash.json");
         v["tool_name"] = "ToolSearch".into();
@@ -82,6 +96,14 @@ fn main() {
             args: hook("PostToolUse"),
             env: data(&held),
             payload: Box::new(unique_tool_use.clone()),
+            samples: vec![],
+        },
+        Scenario {
+            name: "Codex PostToolUse, store held open",
+            program: bin.clone(),
+            args: vec!["hook", "codex", "PostToolUse"],
+            env: data(&held),
+            payload: Box::new(unique_codex),
             samples: vec![],
         },
         Scenario {
