@@ -98,7 +98,7 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir, started:
         return (
             empty(),
             vec![error(format!(
-                "unknown platform `{platform_arg}` (expected one of claude-code, codex, cursor, gemini, raw)"
+                "unknown platform `{platform_arg}` (expected one of claude-code, codex, cursor, gemini, opencode, raw)"
             ))],
             String::new(),
         );

@@ -11,15 +11,18 @@ pub enum Platform {
     Codex,
     Cursor,
     Gemini,
+    #[serde(rename = "opencode")]
+    OpenCode,
     Raw,
 }
 
 impl Platform {
-    pub const ALL: [Platform; 5] = [
+    pub const ALL: [Platform; 6] = [
         Platform::ClaudeCode,
         Platform::Codex,
         Platform::Cursor,
         Platform::Gemini,
+        Platform::OpenCode,
         Platform::Raw,
     ];
 
@@ -29,6 +32,7 @@ impl Platform {
             Platform::Codex => "codex",
             Platform::Cursor => "cursor",
             Platform::Gemini => "gemini",
+            Platform::OpenCode => "opencode",
             Platform::Raw => "raw",
         }
     }

@@ -1,13 +1,20 @@
 //! Adapters: one per agent host, turning its payload into a [`HookInput`] and
 //! a [`HookResponse`] back into the JSON it expects.
 //!
-//! Only Claude Code (and `raw`, its payload shape) is wired so far; the other
-//! platforms of the CLI contract answer with a no-op until their adapters
-//! land, so that a misconfigured host never sees an error from us, and each
-//! of their events is logged as ignored (see [`is_supported`]), which
-//! `mnemo doctor` counts.
+//! Claude Code (and `raw`, its payload shape), Gemini CLI, Cursor and
+//! OpenCode are wired; a platform without an adapter answers with a no-op,
+//! so that a misconfigured host never sees an error from us, and each of its
+//! events is logged as ignored (see [`is_supported`]), which `mnemo doctor`
+//! counts.
+//!
+//! Cursor also runs the hooks of `.claude/settings.json`: a Cursor payload
+//! arriving on `mnemo hook claude-code` is recognised by its own fields
+//! ([`cursor::is_cursor_payload`]) and read as Cursor's.
 
 pub mod claude_code;
+pub mod cursor;
+pub mod gemini;
+pub mod opencode;
 
 use serde_json::Value;
 
@@ -114,7 +121,14 @@ pub(crate) fn salvage_field(raw: &[u8], key: &str, from_end: bool) -> Option<Str
 /// captured, and said so.
 pub fn is_supported(platform: mnemo_core::model::Platform) -> bool {
     use mnemo_core::model::Platform;
-    matches!(platform, Platform::ClaudeCode | Platform::Raw)
+    matches!(
+        platform,
+        Platform::ClaudeCode
+            | Platform::Raw
+            | Platform::Gemini
+            | Platform::Cursor
+            | Platform::OpenCode
+    )
 }
 
 /// Parses a payload for `platform`. Unknown platforms get an inert input.
@@ -128,6 +142,12 @@ pub fn parse(
     match platform {
         // `raw` is the Claude Code shape, for scripts and other hosts that
         // speak it.
+        Platform::Cursor => cursor::parse(payload, event_arg, env),
+        Platform::ClaudeCode if cursor::is_cursor_payload(payload) => {
+            cursor::parse(payload, event_arg, env)
+        }
+        Platform::Gemini => gemini::parse(payload, event_arg, env),
+        Platform::OpenCode => opencode::parse(payload, event_arg, env),
         Platform::ClaudeCode | Platform::Raw => {
             let mut input = claude_code::parse(payload, event_arg, env);
             input.platform = platform;
@@ -149,7 +169,13 @@ pub fn parse(
 
 /// The JSON to print for `input`'s platform.
 pub fn render(input: &HookInput, response: &HookResponse) -> Value {
-    claude_code::render(&input.event, response)
+    use mnemo_core::model::Platform;
+    match input.platform {
+        Platform::Gemini => gemini::render(&input.event, response),
+        Platform::Cursor => cursor::render(&input.event, response),
+        Platform::OpenCode => opencode::render(&input.event, response),
+        _ => claude_code::render(&input.event, response),
+    }
 }
 
 #[cfg(test)]
