@@ -21,9 +21,13 @@
 //! runtime on its own thread.
 
 pub mod claude_code;
+pub mod gemini;
 pub mod llm;
+pub mod npm;
+mod process;
 pub mod sandbox;
 
 pub use claude_code::{CLAUDE_CODE_VERSION, ClaudeOutput, ClaudeRun, claude_binary, claude_dir};
+pub use gemini::{GEMINI_CLI_VERSION, GeminiOutput, GeminiRun, gemini_binary};
 pub use llm::{Block, RecordedRequest, Reply, StandIn, StandInBuilder, Step, Usage};
 pub use sandbox::{Sandbox, git_init};

@@ -13,6 +13,9 @@
 //! - `POST /v1/messages/count_tokens`: `{"input_tokens": body bytes / 4}`.
 //! - `POST /v1/chat/completions` and `POST /chat/completions`: OpenAI-compatible
 //!   chat completions, as JSON or `data:` chunks ending with `data: [DONE]`.
+//! - `POST /v1beta/models/<model>:streamGenerateContent` (and
+//!   `:generateContent`, `:countTokens`): the Gemini API, for Gemini CLI
+//!   (see [`gemini`]).
 //! - anything else: `404` with a JSON error.
 //!
 //! Every request is recorded before it is answered ([`StandIn::requests`]).
@@ -24,6 +27,7 @@
 //! overrides it; [`StandIn::usage`] keeps the totals.
 
 mod anthropic;
+mod gemini;
 mod openai;
 mod reply;
 mod request;
@@ -350,7 +354,9 @@ impl Shared {
         let bearer = request
             .header("authorization")
             .and_then(|v| v.strip_prefix("Bearer "));
-        request.header("x-api-key") == Some(key.as_str()) || bearer == Some(key.as_str())
+        request.header("x-api-key") == Some(key.as_str())
+            || request.header("x-goog-api-key") == Some(key.as_str())
+            || bearer == Some(key.as_str())
     }
 
     /// The reply the mode chooses; a panicking responder becomes a `500`.
@@ -372,6 +378,9 @@ enum Route {
     Messages,
     CountTokens,
     ChatCompletions,
+    GeminiStream,
+    GeminiGenerate,
+    GeminiCountTokens,
     NotFound,
 }
 
@@ -384,7 +393,12 @@ impl Route {
             "/v1/messages" => Route::Messages,
             "/v1/messages/count_tokens" => Route::CountTokens,
             "/v1/chat/completions" | "/chat/completions" => Route::ChatCompletions,
-            _ => Route::NotFound,
+            other => match gemini::method_of(other) {
+                Some(gemini::Method::Stream) => Route::GeminiStream,
+                Some(gemini::Method::Generate) => Route::GeminiGenerate,
+                Some(gemini::Method::CountTokens) => Route::GeminiCountTokens,
+                None => Route::NotFound,
+            },
         }
     }
 }
@@ -517,6 +531,11 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             StatusCode::OK,
             json!({"input_tokens": tokens_for(request.body_len())}),
         ),
+        Route::GeminiCountTokens => json_response(
+            StatusCode::OK,
+            json!({"totalTokens": tokens_for(request.body_len())}),
+        ),
+        Route::GeminiGenerate => json_response(StatusCode::OK, gemini::side_answer()),
         Route::NotFound => json_response(
             StatusCode::NOT_FOUND,
             anthropic_error(
@@ -528,7 +547,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
                 ),
             ),
         ),
-        Route::Messages | Route::ChatCompletions => {
+        Route::Messages | Route::ChatCompletions | Route::GeminiStream => {
             let reply = shared.choose(&request);
             match settle(reply).await {
                 Settled::Raw {
@@ -616,7 +635,11 @@ fn outgoing(
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
-        model: request.model().unwrap_or("stand-in-model").to_owned(),
+        model: request
+            .model()
+            .or_else(|| gemini::model_of(request.route()))
+            .unwrap_or("stand-in-model")
+            .to_owned(),
         blocks,
         input_tokens: input_tokens.unwrap_or_else(|| tokens_for(request.body_len())),
         output_tokens: output_tokens.unwrap_or_else(|| tokens_for(text_bytes)),
@@ -625,6 +648,7 @@ fn outgoing(
 
 fn render(request: &RecordedRequest, route: Route, message: &Outgoing) -> Response {
     match (route, request.is_stream()) {
+        (Route::GeminiStream, _) => event_stream_response(gemini::message_sse(message)),
         (Route::ChatCompletions, false) => {
             json_response(StatusCode::OK, openai::completion_json(message, request))
         }
