@@ -26,8 +26,10 @@
 //! ```
 
 pub mod claude_code;
+pub mod cursor;
 mod edit;
 mod jsonc;
+pub mod opencode;
 pub mod settings_file;
 
 pub use claude_code::{

@@ -10,7 +10,7 @@ mod mcp;
 pub use crate::edit::{Change, ChangeKind, ParseError, ParseErrorKind, SettingsEdit};
 pub use command::{is_mnemo_hook_command, shell_quote};
 pub use hooks::{find_mnemo_hooks, plan_install, plan_uninstall};
-pub use mcp::{plan_mcp_install, plan_mcp_uninstall};
+pub use mcp::{plan_mcp_install, plan_mcp_install_plain, plan_mcp_uninstall};
 
 /// One hook mnemo wants installed.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
