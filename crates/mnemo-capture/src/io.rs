@@ -29,7 +29,7 @@ use mnemo_core::time::{format_rfc3339, now_ms};
 use mnemo_core::{Config, DataDir};
 use serde_json::Value;
 
-use crate::adapter::{self, Env, claude_code};
+use crate::adapter::{self, Env};
 use crate::event::{HookEvent, HookInput};
 use crate::handler::{self, Context};
 use crate::persist::{Diagnostic, Level, persist};
@@ -42,7 +42,7 @@ const SALVAGE_HEAD: usize = 256 * 1024;
 const SALVAGE_TAIL: usize = 64 * 1024;
 
 /// Runs one hook and returns the process exit code (always 0).
-pub fn run(platform_arg: &str, event_arg: Option<&str>) -> i32 {
+pub fn run(platform_arg: &str, event_arg: Option<&str>, argv_payload: Option<&str>) -> i32 {
     if env_flag("MNEMO_DISABLED") {
         emit_stdout(&Value::Object(Default::default()));
         return 0;
@@ -58,7 +58,13 @@ pub fn run(platform_arg: &str, event_arg: Option<&str>) -> i32 {
     let data = DataDir::resolve();
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
         let data = data.as_ref().map_err(|e| e.to_string())?;
-        Ok::<_, String>(process(platform_arg, event_arg, data, started))
+        Ok::<_, String>(process(
+            platform_arg,
+            event_arg,
+            argv_payload,
+            data,
+            started,
+        ))
     }));
 
     let (stdout, mut diagnostics, label) = match outcome {
@@ -93,12 +99,19 @@ pub fn run(platform_arg: &str, event_arg: Option<&str>) -> i32 {
 
 type Done = (Value, Vec<Diagnostic>, String);
 
-fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir, started: Instant) -> Done {
+fn process(
+    platform_arg: &str,
+    event_arg: Option<&str>,
+    argv_payload: Option<&str>,
+    data: &DataDir,
+    started: Instant,
+) -> Done {
     let Some(platform) = Platform::parse(platform_arg) else {
         return (
             empty(),
             vec![error(format!(
-                "unknown platform `{platform_arg}` (expected one of claude-code, codex, cursor, gemini, opencode, raw)"
+                "unknown platform `{platform_arg}` (expected one of {})",
+                Platform::ALL.map(Platform::as_str).join(", ")
             ))],
             String::new(),
         );
@@ -123,11 +136,17 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir, started:
     let loaded = Config::load_lenient(&data.config_path());
     diagnostics.extend(loaded.warnings.into_iter().map(warn));
     let mut config = loaded.config;
-    let env = Env::from_process();
+    let env = Env::for_host(mnemo_core::host::host(platform));
 
     let deadline = started + Duration::from_millis(config.capture.hook_deadline_ms);
     let stdin_until = started + Duration::from_millis(config.capture.hook_deadline_ms / 2);
-    let input = match read_payload(config.capture.max_payload_bytes as usize, stdin_until) {
+    // A payload given as the last argument (Codex's `notify`, which gives
+    // hooks no stdin) is read from there instead.
+    let read = match argv_payload {
+        Some(text) => Ok(Payload::Complete(text.as_bytes().to_vec())),
+        None => read_payload(config.capture.max_payload_bytes as usize, stdin_until),
+    };
+    let input = match read {
         Ok(Payload::Complete(bytes)) => {
             parse_complete(platform, &bytes, event_arg, &env, &mut diagnostics)
         }
@@ -145,9 +164,7 @@ fn process(platform_arg: &str, event_arg: Option<&str>, data: &DataDir, started:
                 "payload of {total} bytes exceeds capture.max_payload_bytes; only its identifiers were kept"
             );
             diagnostics.push(warn(note.clone()));
-            let mut input = claude_code::parse_oversized(&salvage, event_arg, &env, note);
-            input.platform = platform;
-            input
+            adapter::parse_salvaged(platform, &salvage, event_arg, &env, note)
         }
         Err(e) => {
             diagnostics.push(error(format!("cannot read the payload from stdin: {e}")));
@@ -219,30 +236,14 @@ fn parse_complete(
             diagnostics.push(warn(
                 "payload is JSON but not an object; ignored".to_owned(),
             ));
-            inert(platform, event_arg)
+            adapter::inert(platform, event_arg)
         }
         Err(e) => {
             // Keep what can be trusted (the identifiers) rather than nothing.
             let note = format!("payload is not valid JSON ({e}); only its identifiers were kept");
             diagnostics.push(warn(note.clone()));
-            let mut input = claude_code::parse_oversized(bytes, event_arg, env, note);
-            input.platform = platform;
-            input
+            adapter::parse_salvaged(platform, bytes, event_arg, env, note)
         }
-    }
-}
-
-fn inert(platform: Platform, event_arg: Option<&str>) -> HookInput {
-    HookInput {
-        platform,
-        event: HookEvent::Other {
-            name: event_arg.unwrap_or("unknown").to_owned(),
-        },
-        session_id: None,
-        cwd: None,
-        project_dir: None,
-        transcript_path: None,
-        oversized: None,
     }
 }
 

@@ -1,4 +1,5 @@
-//! Wiring mnemo into agent hosts by editing their settings files.
+//! Wiring mnemo into agent hosts by editing their settings files: one install module per host
+//! (see [`host::Installer`]), keyed by the host's row in `mnemo_core::host`.
 //!
 //! Users' settings files are hand-edited JSONC that also serve other tools, so every edit here goes
 //! through jsonc-parser's concrete syntax tree: comments, formatting and foreign entries survive,
@@ -26,15 +27,24 @@
 //! ```
 
 pub mod claude_code;
+pub mod codex;
+mod command;
 pub mod cursor;
 mod edit;
+pub mod hooks_json;
+pub mod host;
 mod jsonc;
 pub mod opencode;
 pub mod settings_file;
+
+/// The name mnemo's MCP server is registered under in every host.
+pub const MCP_SERVER_NAME: &str = "mnemo";
 
 pub use claude_code::{
     Change, ChangeKind, HookSpec, ParseError, ParseErrorKind, SettingsEdit, find_mnemo_hooks,
     is_mnemo_hook_command, plan_install, plan_mcp_install, plan_mcp_uninstall, plan_uninstall,
     shell_quote,
 };
+pub use command::{is_mnemo_hook_command_for, program_of};
+pub use host::{FilePlan, Installer, McpEntry, Target, installer, installers};
 pub use settings_file::{FileError, WriteReport};

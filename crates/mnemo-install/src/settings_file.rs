@@ -104,6 +104,8 @@ pub enum FileError {
         path.display()
     )]
     Changed { path: PathBuf },
+    #[error("cannot find the home directory (HOME is not set); set HOME and run the command again")]
+    NoHome,
 }
 
 impl FileError {

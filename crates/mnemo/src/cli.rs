@@ -51,14 +51,16 @@ pub enum Command {
     /// Run by the agent host, not by hand. Always exits 0; problems go to
     /// the hook log in the data directory.
     Hook {
-        /// claude-code, or raw (Claude Code's payload shape, for scripts).
-        /// codex, cursor and gemini are not supported yet: their events are
-        /// not captured, and each one is counted in `mnemo doctor`.
+        /// claude-code, codex, or raw (Claude Code's payload shape, for
+        /// scripts). Hosts without an adapter are not supported yet: their
+        /// events are not captured, and each one is counted in `mnemo doctor`.
         platform: String,
         /// The event name; taken from the payload when it says.
         event: Option<String>,
+        /// The payload as an argument instead of stdin (Codex's `notify`).
+        payload: Option<String>,
     },
-    /// Wire mnemo into an agent host (Claude Code by default).
+    /// Wire mnemo into the agent hosts on this machine (or those of --platform).
     Install(InstallArgs),
     /// Remove exactly what `mnemo install` added.
     Uninstall(InstallArgs),
@@ -243,10 +245,14 @@ pub struct McpArgs {}
 
 #[derive(clap::Args, Clone)]
 pub struct InstallArgs {
-    /// The agent host to wire mnemo into.
-    #[arg(long, value_enum, default_value_t = PlatformArg::ClaudeCode)]
-    pub platform: PlatformArg,
-    /// user: ~/.claude/settings.json; project: .claude/settings.json of the project.
+    /// The agent hosts: claude-code, codex, a comma list, or all. Default:
+    /// every host found on this machine (Claude Code when none is); for
+    /// uninstall, every host mnemo is wired into.
+    #[arg(long, value_delimiter = ',')]
+    pub platform: Vec<String>,
+    /// user: the host's own settings (~/.claude/settings.json,
+    /// ~/.codex/hooks.json); project: the project's (.claude/settings.json,
+    /// .codex/hooks.json).
     #[arg(long, value_enum, default_value_t = Scope::User)]
     pub scope: Scope,
     /// The project directory for --scope project (default: the current directory).
@@ -262,12 +268,6 @@ pub struct InstallArgs {
     /// install: do not offer to import past sessions.
     #[arg(long)]
     pub no_import: bool,
-}
-
-#[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
-pub enum PlatformArg {
-    /// Anthropic's Claude Code.
-    ClaudeCode,
 }
 
 #[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
@@ -288,8 +288,12 @@ pub fn run(args: Vec<OsString>) -> i32 {
         }
     };
     let result = match cli.command {
-        Command::Hook { platform, event } => {
-            return mnemo_capture::io::run(&platform, event.as_deref());
+        Command::Hook {
+            platform,
+            event,
+            payload,
+        } => {
+            return mnemo_capture::io::run(&platform, event.as_deref(), payload.as_deref());
         }
         Command::Install(args) => commands::install::install(&args),
         Command::Uninstall(args) => commands::install::uninstall(&args),

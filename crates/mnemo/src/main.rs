@@ -13,26 +13,30 @@ use std::ffi::OsString;
 
 fn main() {
     let args: Vec<OsString> = std::env::args_os().collect();
-    if let Some((platform, event)) = hook_fast_path(&args) {
-        std::process::exit(mnemo_capture::io::run(&platform, event.as_deref()));
+    if let Some((platform, event, payload)) = hook_fast_path(&args) {
+        std::process::exit(mnemo_capture::io::run(
+            &platform,
+            event.as_deref(),
+            payload.as_deref(),
+        ));
     }
     quiet_on_closed_pipe();
     std::process::exit(cli::run(args));
 }
 
-/// `mnemo hook <platform> [event]`, recognised without clap: this runs for
-/// every tool call of every agent session, so every microsecond counts.
-/// Asking for help falls through to the full parser.
-fn hook_fast_path(args: &[OsString]) -> Option<(String, Option<String>)> {
-    if args.get(1)? != "hook" || args.iter().any(|a| a == "-h" || a == "--help") || args.len() > 4 {
+/// `mnemo hook <platform> [event] [payload]`, recognised without clap: this
+/// runs for every tool call of every agent session, so every microsecond
+/// counts. Asking for help falls through to the full parser.
+fn hook_fast_path(args: &[OsString]) -> Option<(String, Option<String>, Option<String>)> {
+    if args.get(1)? != "hook" || args.iter().any(|a| a == "-h" || a == "--help") || args.len() > 5 {
         return None;
     }
     let platform = args.get(2)?.to_str()?.to_owned();
-    let event = match args.get(3) {
-        Some(e) => Some(e.to_str()?.to_owned()),
-        None => None,
+    let text = |i: usize| match args.get(i) {
+        Some(a) => a.to_str().map(|s| Some(s.to_owned())),
+        None => Some(None),
     };
-    Some((platform, event))
+    Some((platform, text(3)?, text(4)?))
 }
 
 /// A reader that stopped reading (`mnemo export | head -1`) is not an

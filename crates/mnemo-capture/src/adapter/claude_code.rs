@@ -10,8 +10,15 @@
 use mnemo_core::model::Platform;
 use serde_json::{Value, json};
 
-use super::{Env, lenient_i64, lenient_string, salvage_field, tool_input};
+use super::{Adapter, Env, lenient_i64, lenient_string, salvage_field, tool_input};
 use crate::event::{HookEvent, HookInput, HookResponse, ToolCall};
+
+pub const ADAPTER: Adapter = Adapter {
+    platform: Platform::ClaudeCode,
+    parse,
+    parse_salvaged: parse_oversized,
+    render,
+};
 
 /// Parses a Claude Code payload. `event_arg` is the event named on the
 /// command line; the payload's own `hook_event_name` wins when present.

@@ -20,11 +20,19 @@
 //! `postToolUse`; `beforeSubmitPrompt` gets `{"continue": true}`; everything
 //! else `{}`.
 
+use mnemo_core::host::host;
 use mnemo_core::model::Platform;
 use serde_json::{Value, json};
 
-use super::{Env, lenient_i64, lenient_string, tool_input};
+use super::{Adapter, Env, lenient_i64, lenient_string, salvaged_payload, tool_input};
 use crate::event::{HookEvent, HookInput, HookResponse, ToolCall};
+
+pub const ADAPTER: Adapter = Adapter {
+    platform: Platform::Cursor,
+    parse,
+    parse_salvaged,
+    render,
+};
 
 /// Does this payload come from Cursor, whichever hook command received it?
 pub fn is_cursor_payload(payload: &Value) -> bool {
@@ -95,6 +103,26 @@ pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
     }
 }
 
+/// A payload too large to parse: its identifiers (the `tool_use_id` comes
+/// after the tool output), and the file or command of its tool call; the
+/// project then comes from `CURSOR_PROJECT_DIR`.
+fn parse_salvaged(raw: &[u8], event_arg: Option<&str>, env: &Env, note: String) -> HookInput {
+    let payload = salvaged_payload(
+        raw,
+        &[
+            "conversation_id",
+            "hook_event_name",
+            "tool_name",
+            "cursor_version",
+        ],
+        &["tool_use_id"],
+        &["file_path", "command"],
+    );
+    let mut input = parse(&payload, event_arg, env);
+    input.oversized = Some(note);
+    input
+}
+
 /// The JSON Cursor expects on stdout for `event`.
 pub fn render(event: &HookEvent, response: &HookResponse) -> Value {
     match event {
@@ -149,23 +177,13 @@ fn tool_output(payload: &Value) -> Value {
     }
 }
 
-/// Cursor's tool names in mnemo's (Claude Code's) vocabulary; `MCP:<tool>`
-/// becomes `mcp__<tool>`, unknown tools keep their name.
+/// Cursor's tool names in mnemo's (Claude Code's) vocabulary, from the host
+/// table; `MCP:<tool>` becomes `mcp__<tool>`, unknown tools keep their name.
 pub fn mnemo_tool_name(cursor: &str) -> String {
-    if let Some(tool) = cursor.strip_prefix("MCP:") {
-        return format!("mcp__{}", tool.trim());
+    match cursor.strip_prefix("MCP:") {
+        Some(tool) => format!("mcp__{}", tool.trim()),
+        None => host(Platform::Cursor).canonical_tool(cursor).to_owned(),
     }
-    match cursor {
-        "Shell" | "Terminal" => "Bash",
-        "Read" | "ReadFile" => "Read",
-        "Write" | "Edit" | "StrReplace" => "Write",
-        "Grep" => "Grep",
-        "Glob" => "Glob",
-        "LS" | "List" => "LS",
-        "Task" => "Task",
-        other => other,
-    }
-    .to_owned()
 }
 
 #[cfg(test)]

@@ -13,11 +13,19 @@
 //! `SessionStart`, `BeforeAgent` and `AfterTool`, the only events where
 //! Gemini reads it; every other event gets `{}`.
 
+use mnemo_core::host::host;
 use mnemo_core::model::Platform;
 use serde_json::{Map, Value, json};
 
-use super::{Env, lenient_string, tool_input};
+use super::{Adapter, Env, lenient_string, salvaged_payload, tool_input};
 use crate::event::{HookEvent, HookInput, HookResponse, ToolCall};
+
+pub const ADAPTER: Adapter = Adapter {
+    platform: Platform::Gemini,
+    parse,
+    parse_salvaged,
+    render,
+};
 
 /// The tag Gemini wraps injected context in; a prompt that starts with it
 /// carries the SessionStart context, which is not what the user typed.
@@ -59,6 +67,26 @@ pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
         transcript_path: field("transcript_path"),
         oversized: None,
     }
+}
+
+/// A payload too large to parse: its identifiers, and the file or command
+/// of its tool call.
+fn parse_salvaged(raw: &[u8], event_arg: Option<&str>, env: &Env, note: String) -> HookInput {
+    let payload = salvaged_payload(
+        raw,
+        &[
+            "session_id",
+            "transcript_path",
+            "cwd",
+            "hook_event_name",
+            "tool_name",
+        ],
+        &[],
+        &["file_path", "command", "dir_path"],
+    );
+    let mut input = parse(&payload, event_arg, env);
+    input.oversized = Some(note);
+    input
 }
 
 /// The JSON Gemini CLI expects on stdout for `event`.
@@ -130,24 +158,13 @@ fn tool_call(payload: &Value) -> ToolCall {
     }
 }
 
-/// Gemini's tool names in mnemo's (Claude Code's) vocabulary; MCP tools
-/// become `mcp__<server>__<tool>`, unknown tools keep their name.
+/// Gemini's tool names in mnemo's (Claude Code's) vocabulary, from the host
+/// table; MCP tools (`mcp_<server>_<tool>`, ambiguous when a name holds an
+/// underscore) become `mcp__<server>__<tool>` from the payload's
+/// `mcp_context`; unknown tools keep their name.
 pub fn mnemo_tool_name(gemini: &str, mcp_context: Option<&Value>) -> String {
-    let mapped = match gemini {
-        "run_shell_command" => "Bash",
-        "write_file" => "Write",
-        "replace" | "edit" => "Edit",
-        "read_file" => "Read",
-        "read_many_files" => "ReadMany",
-        "glob" => "Glob",
-        "grep_search" | "search_file_content" | "grep" => "Grep",
-        "list_directory" | "ls" => "LS",
-        "web_fetch" => "WebFetch",
-        "google_web_search" => "WebSearch",
-        "invoke_agent" => "Task",
-        _ => "",
-    };
-    if !mapped.is_empty() {
+    let mapped = host(Platform::Gemini).canonical_tool(gemini);
+    if mapped != gemini {
         return mapped.to_owned();
     }
     let server = mcp_context.and_then(|c| lenient_string(c.get("server_name")));

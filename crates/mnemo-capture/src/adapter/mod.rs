@@ -1,40 +1,90 @@
 //! Adapters: one per agent host, turning its payload into a [`HookInput`] and
 //! a [`HookResponse`] back into the JSON it expects.
 //!
-//! Claude Code (and `raw`, its payload shape), Gemini CLI, Cursor and
-//! OpenCode are wired; a platform without an adapter answers with a no-op,
-//! so that a misconfigured host never sees an error from us, and each of its
-//! events is logged as ignored (see [`is_supported`]), which `mnemo doctor`
-//! counts.
+//! Each adapter is a row of [`ADAPTERS`], keyed by the host's [`Platform`];
+//! what the adapter needs to know about its host (environment variables, tool
+//! names, context shape) comes from the host table, [`mnemo_core::host`].
+//! Platforms without an adapter answer with a no-op, so that a misconfigured
+//! host never sees an error from us, and each of their events is logged as
+//! ignored (see [`is_supported`]), which `mnemo doctor` counts.
 //!
 //! Cursor also runs the hooks of `.claude/settings.json`: a Cursor payload
 //! arriving on `mnemo hook claude-code` is recognised by its own fields
-//! ([`cursor::is_cursor_payload`]) and read as Cursor's.
+//! ([`cursor::is_cursor_payload`]) and read as Cursor's, so that the event
+//! has the same session and tool ids whichever install delivered it.
 
 pub mod claude_code;
+pub mod codex;
 pub mod cursor;
 pub mod gemini;
 pub mod opencode;
 
+use mnemo_core::host::Host;
+use mnemo_core::model::Platform;
 use serde_json::Value;
 
 use crate::event::{HookEvent, HookInput, HookResponse};
 
+/// One host's adapter: plain functions, so the table is static and the hook
+/// path pays for nothing it does not call.
+pub struct Adapter {
+    pub platform: Platform,
+    /// A parsed payload (a JSON object) and the event named on the command
+    /// line -> the event in mnemo's terms.
+    pub parse: fn(&Value, Option<&str>, &Env) -> HookInput,
+    /// A payload too large (or too broken) to parse: the identifiers found
+    /// in its raw bytes, and the note saying so.
+    pub parse_salvaged: fn(&[u8], Option<&str>, &Env, String) -> HookInput,
+    /// mnemo's answer -> the JSON the host reads on stdout.
+    pub render: fn(&HookEvent, &HookResponse) -> Value,
+}
+
+/// Every adapter. `raw` is the Claude Code shape, for scripts and other
+/// hosts that speak it.
+pub static ADAPTERS: &[Adapter] = &[
+    claude_code::ADAPTER,
+    Adapter {
+        platform: Platform::Raw,
+        ..claude_code::ADAPTER
+    },
+    codex::ADAPTER,
+    gemini::ADAPTER,
+    cursor::ADAPTER,
+    opencode::ADAPTER,
+];
+
+/// The adapter of `platform`, if it has one.
+pub fn adapter(platform: Platform) -> Option<&'static Adapter> {
+    ADAPTERS.iter().find(|a| a.platform == platform)
+}
+
 /// What adapters read from the hook's environment.
 #[derive(Debug, Clone, Default)]
 pub struct Env {
-    /// `CLAUDE_PROJECT_DIR`: where the session started; stable across `cd`.
+    /// The host's stable project directory (`CLAUDE_PROJECT_DIR`): where the
+    /// session started; stable across `cd`.
     pub project_dir: Option<String>,
-    /// `CLAUDE_CODE_SESSION_ID`, for payloads that lack a session id.
+    /// The host's session id variable (`CLAUDE_CODE_SESSION_ID`), for
+    /// payloads that lack a session id.
     pub session_id: Option<String>,
 }
 
 impl Env {
+    /// Claude Code's variables (what `raw` callers may set too).
     pub fn from_process() -> Env {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.trim().is_empty());
+        Env::for_host(mnemo_core::host::host(Platform::ClaudeCode))
+    }
+
+    /// The variables the host row names, first set one wins.
+    pub fn for_host(host: &Host) -> Env {
+        let first = |names: &[&str]| {
+            names
+                .iter()
+                .find_map(|k| std::env::var(k).ok().filter(|v| !v.trim().is_empty()))
+        };
         Env {
-            project_dir: var("CLAUDE_PROJECT_DIR"),
-            session_id: var("CLAUDE_CODE_SESSION_ID"),
+            project_dir: first(host.project_dir_env),
+            session_id: first(host.session_id_env),
         }
     }
 }
@@ -117,65 +167,94 @@ pub(crate) fn salvage_field(raw: &[u8], key: &str, from_end: bool) -> Option<Str
     None
 }
 
-/// Does this platform have an adapter? Events of the others are not
-/// captured, and said so.
-pub fn is_supported(platform: mnemo_core::model::Platform) -> bool {
-    use mnemo_core::model::Platform;
-    matches!(
-        platform,
-        Platform::ClaudeCode
-            | Platform::Raw
-            | Platform::Gemini
-            | Platform::Cursor
-            | Platform::OpenCode
-    )
+/// The top-level string fields `keys` of a payload too large (or too broken)
+/// to parse, found in its raw bytes (`from_end`: fields a host writes after
+/// the possibly huge tool output), and `input_keys` gathered into a
+/// `tool_input` object: enough for an adapter's own parser to keep the
+/// event's identifiers.
+pub(crate) fn salvaged_payload(
+    raw: &[u8],
+    keys: &[&str],
+    from_end: &[&str],
+    input_keys: &[&str],
+) -> Value {
+    let mut payload = serde_json::Map::new();
+    for (key, last) in keys
+        .iter()
+        .map(|k| (k, false))
+        .chain(from_end.iter().map(|k| (k, true)))
+    {
+        if let Some(v) = salvage_field(raw, key, last) {
+            payload.insert((*key).to_owned(), Value::String(v));
+        }
+    }
+    let mut input = serde_json::Map::new();
+    for key in input_keys {
+        if let Some(v) = salvage_field(raw, key, false) {
+            input.insert((*key).to_owned(), Value::String(v));
+        }
+    }
+    payload.insert("tool_input".to_owned(), Value::Object(input));
+    Value::Object(payload)
 }
 
-/// Parses a payload for `platform`. Unknown platforms get an inert input.
-pub fn parse(
-    platform: mnemo_core::model::Platform,
-    payload: &Value,
-    event_arg: Option<&str>,
-    env: &Env,
-) -> HookInput {
-    use mnemo_core::model::Platform;
-    match platform {
-        // `raw` is the Claude Code shape, for scripts and other hosts that
-        // speak it.
-        Platform::Cursor => cursor::parse(payload, event_arg, env),
-        Platform::ClaudeCode if cursor::is_cursor_payload(payload) => {
-            cursor::parse(payload, event_arg, env)
-        }
-        Platform::Gemini => gemini::parse(payload, event_arg, env),
-        Platform::OpenCode => opencode::parse(payload, event_arg, env),
-        Platform::ClaudeCode | Platform::Raw => {
-            let mut input = claude_code::parse(payload, event_arg, env);
+/// Does this platform have an adapter? Events of the others are not
+/// captured, and said so.
+pub fn is_supported(platform: Platform) -> bool {
+    adapter(platform).is_some()
+}
+
+/// Parses a payload for `platform`. Platforms without an adapter get an
+/// inert input.
+pub fn parse(platform: Platform, payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
+    if platform == Platform::ClaudeCode && cursor::is_cursor_payload(payload) {
+        let env = Env::for_host(mnemo_core::host::host(Platform::Cursor));
+        return cursor::parse(payload, event_arg, &env);
+    }
+    match adapter(platform) {
+        Some(a) => {
+            let mut input = (a.parse)(payload, event_arg, env);
             input.platform = platform;
             input
         }
-        other => HookInput {
-            platform: other,
-            event: HookEvent::Other {
-                name: event_arg.unwrap_or("unknown").to_owned(),
-            },
-            session_id: None,
-            cwd: None,
-            project_dir: None,
-            transcript_path: None,
-            oversized: None,
+        None => inert(platform, event_arg),
+    }
+}
+
+/// Identifiers salvaged from a payload that could not be parsed.
+pub fn parse_salvaged(
+    platform: Platform,
+    raw: &[u8],
+    event_arg: Option<&str>,
+    env: &Env,
+    note: String,
+) -> HookInput {
+    let parse = adapter(platform).map_or(claude_code::ADAPTER.parse_salvaged, |a| a.parse_salvaged);
+    let mut input = parse(raw, event_arg, env, note);
+    input.platform = platform;
+    input
+}
+
+/// An input that does nothing: an event of a host without an adapter, or a
+/// payload that is not an object.
+pub fn inert(platform: Platform, event_arg: Option<&str>) -> HookInput {
+    HookInput {
+        platform,
+        event: HookEvent::Other {
+            name: event_arg.unwrap_or("unknown").to_owned(),
         },
+        session_id: None,
+        cwd: None,
+        project_dir: None,
+        transcript_path: None,
+        oversized: None,
     }
 }
 
 /// The JSON to print for `input`'s platform.
 pub fn render(input: &HookInput, response: &HookResponse) -> Value {
-    use mnemo_core::model::Platform;
-    match input.platform {
-        Platform::Gemini => gemini::render(&input.event, response),
-        Platform::Cursor => cursor::render(&input.event, response),
-        Platform::OpenCode => opencode::render(&input.event, response),
-        _ => claude_code::render(&input.event, response),
-    }
+    let render = adapter(input.platform).map_or(claude_code::ADAPTER.render, |a| a.render);
+    render(&input.event, response)
 }
 
 #[cfg(test)]

@@ -19,11 +19,19 @@
 //! The plugin adds what `session.start` answers (`additional_context`) to
 //! the system prompt; every other event is answered with `{}`.
 
+use mnemo_core::host::host;
 use mnemo_core::model::Platform;
 use serde_json::{Map, Value, json};
 
-use super::{Env, lenient_string, tool_input};
+use super::{Adapter, Env, lenient_string, salvaged_payload, tool_input};
 use crate::event::{HookEvent, HookInput, HookResponse, ToolCall};
+
+pub const ADAPTER: Adapter = Adapter {
+    platform: Platform::OpenCode,
+    parse,
+    parse_salvaged,
+    render,
+};
 
 /// Parses a payload from mnemo's OpenCode plugin.
 pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
@@ -78,6 +86,29 @@ pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
     }
 }
 
+/// A payload too large to parse: its identifiers, and the command or file
+/// of its tool call.
+fn parse_salvaged(raw: &[u8], event_arg: Option<&str>, env: &Env, note: String) -> HookInput {
+    let mut payload = salvaged_payload(
+        raw,
+        &[
+            "hook_event_name",
+            "session_id",
+            "directory",
+            "tool",
+            "call_id",
+        ],
+        &[],
+        &["filePath", "command"],
+    );
+    if let Some(args) = payload.get_mut("tool_input").map(Value::take) {
+        payload["args"] = args;
+    }
+    let mut input = parse(&payload, event_arg, env);
+    input.oversized = Some(note);
+    input
+}
+
 /// What the plugin reads: `additional_context` for the system prompt at the
 /// start of a session, `{}` for everything else.
 pub fn render(event: &HookEvent, response: &HookResponse) -> Value {
@@ -99,25 +130,11 @@ fn tool_call(payload: &Value) -> ToolCall {
     }
 }
 
-/// OpenCode's built-in tools in mnemo's (Claude Code's) vocabulary; other
-/// tools (MCP tools are `<server>_<tool>`) keep their name.
+/// OpenCode's built-in tools in mnemo's (Claude Code's) vocabulary, from
+/// the host table; other tools (MCP tools are `<server>_<tool>`) keep their
+/// name.
 pub fn mnemo_tool_name(opencode: &str) -> String {
-    match opencode {
-        "bash" => "Bash",
-        "edit" => "Edit",
-        "multiedit" => "MultiEdit",
-        "write" => "Write",
-        "read" => "Read",
-        "grep" => "Grep",
-        "glob" => "Glob",
-        "list" => "LS",
-        "webfetch" => "WebFetch",
-        "websearch" => "WebSearch",
-        "task" => "Task",
-        "patch" | "apply_patch" => "apply_patch",
-        other => other,
-    }
-    .to_owned()
+    host(Platform::OpenCode).canonical_tool(opencode).to_owned()
 }
 
 /// camelCase arguments in mnemo's snake_case: `filePath` -> `file_path`,

@@ -6,7 +6,7 @@
 
 use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp};
 
-use super::command::shell_quote;
+use crate::command::shell_quote;
 use crate::edit::{Change, ChangeKind, ParseError, SettingsEdit};
 use crate::jsonc::{Document, describe, removal_drops_comments_outside, string_property};
 

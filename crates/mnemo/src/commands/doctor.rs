@@ -14,10 +14,11 @@ use mnemo_core::{Config, DataDir};
 use mnemo_store::{Failure, Store, spool};
 use serde_json::json;
 
-use super::install::{
-    CLAUDE_CODE_EVENTS, claude_json_path, current_binary, mcp_args, plan_mcp, settings_path,
-};
-use crate::cli::Scope;
+use mnemo_core::host::Scope;
+use mnemo_core::model::Platform;
+use mnemo_install::{Installer, Target};
+
+use super::install::current_binary;
 
 mod hook_log;
 
@@ -100,8 +101,7 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
     checks.push(check_provider(&config));
     checks.push(check_permissions(&data));
     checks.extend(worker_checks(&data, &config));
-    checks.push(check_hooks(&binary));
-    checks.push(check_mcp(&binary, fix));
+    checks.extend(host_checks(&binary, fix));
     let last_capture = Store::open_read_only(&data.db_path(), busy(&config))
         .and_then(|s| s.last_capture_ms())
         .ok()
@@ -517,15 +517,71 @@ fn private_paths(data: &DataDir) -> Vec<PathBuf> {
     paths
 }
 
-fn check_hooks(binary: &Path) -> Check {
+/// The hooks and MCP checks of every host: Claude Code always (named
+/// `hooks` and `mcp`), the others (`codex hooks`, ...) when they are on
+/// this machine or mnemo is wired into them.
+fn host_checks(binary: &Path, fix: bool) -> Vec<Check> {
+    let mut checks = Vec::new();
+    for installer in mnemo_install::installers() {
+        let host = installer.host();
+        let claude = host.platform == Platform::ClaudeCode;
+        let (hooks, wired) = check_hooks(installer, binary);
+        if !claude && !wired && !host.is_present() {
+            continue;
+        }
+        if !claude && !wired {
+            checks.push(Check::problem(
+                names(host.platform).0,
+                Status::Warn,
+                format!(
+                    "{} is on this machine, and mnemo is not wired into it",
+                    host.name
+                ),
+                format!("mnemo install --platform {}", host.platform),
+            ));
+            continue;
+        }
+        checks.push(hooks);
+        checks.push(check_mcp(installer, binary, fix));
+    }
+    checks
+}
+
+/// The check names of a host: `hooks`/`mcp` for Claude Code (as before
+/// there were other hosts), `<platform> hooks`/`<platform> mcp` otherwise.
+fn names(platform: Platform) -> (&'static str, &'static str) {
+    match platform {
+        Platform::ClaudeCode => ("hooks", "mcp"),
+        Platform::Codex => ("codex hooks", "codex mcp"),
+        Platform::Gemini => ("gemini hooks", "gemini mcp"),
+        Platform::Cursor => ("cursor hooks", "cursor mcp"),
+        Platform::OpenCode => ("opencode hooks", "opencode mcp"),
+        Platform::Raw => ("raw hooks", "raw mcp"),
+    }
+}
+
+fn hook_files(installer: &dyn Installer) -> Vec<PathBuf> {
+    let cwd = std::env::current_dir().unwrap_or_default();
+    [Scope::User, Scope::Project]
+        .into_iter()
+        .filter_map(|scope| installer.hook_file(scope, &cwd))
+        .collect()
+}
+
+/// The hooks check, and whether any hook of ours (or a file that could not
+/// be read) was found at all.
+fn check_hooks(installer: &dyn Installer, binary: &Path) -> (Check, bool) {
+    let host = installer.host();
+    let name = names(host.platform).0;
+    let install = match host.platform {
+        Platform::ClaudeCode => "mnemo install".to_owned(),
+        p => format!("mnemo install --platform {p}"),
+    };
     let mut found: Vec<(String, String, PathBuf)> = Vec::new(); // (event, command, file)
     let mut problems = Vec::new();
-    for scope in [Scope::User, Scope::Project] {
-        let Ok(path) = settings_path(scope, None) else {
-            continue;
-        };
+    for path in hook_files(installer) {
         match mnemo_install::settings_file::read(&path) {
-            Ok(Some(text)) => match mnemo_install::find_mnemo_hooks(&text) {
+            Ok(Some(text)) => match installer.find_hooks(&text) {
                 Ok(hooks) => found.extend(hooks.into_iter().map(|(e, c)| (e, c, path.clone()))),
                 Err(e) => problems.push(mnemo_install::FileError::invalid(&path, e).to_string()),
             },
@@ -534,29 +590,50 @@ fn check_hooks(binary: &Path) -> Check {
         }
     }
     if !problems.is_empty() {
-        return Check::problem(
-            "hooks",
-            Status::Fail,
-            problems.join("; "),
-            "fix the settings file named",
+        return (
+            Check::problem(
+                name,
+                Status::Fail,
+                problems.join("; "),
+                "fix the settings file named",
+            ),
+            true,
         );
     }
-    let missing: Vec<&str> = CLAUDE_CODE_EVENTS
+    let missing: Vec<&str> = host
+        .events
         .iter()
-        .map(|(e, _, _)| *e)
+        .map(|e| e.name)
         .filter(|e| !found.iter().any(|(f, _, _)| f == e))
         .collect();
     if found.is_empty() {
-        return Check::problem(
-            "hooks",
-            Status::Fail,
-            "mnemo is not installed in Claude Code (no hooks in ~/.claude/settings.json or .claude/settings.json)",
-            "mnemo install",
+        let files: Vec<String> = match host.platform {
+            Platform::ClaudeCode => vec![
+                "~/.claude/settings.json".to_owned(),
+                ".claude/settings.json".to_owned(),
+            ],
+            _ => hook_files(installer)
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect(),
+        };
+        return (
+            Check::problem(
+                name,
+                Status::Fail,
+                format!(
+                    "mnemo is not installed in {} (no hooks in {})",
+                    host.name,
+                    files.join(" or ")
+                ),
+                &install,
+            ),
+            false,
         );
     }
     let elsewhere: Vec<String> = found
         .iter()
-        .filter_map(|(_, command, _)| program_of(command))
+        .filter_map(|(_, command, _)| mnemo_install::program_of(command).map(PathBuf::from))
         .filter(|p| {
             on_path(p)
                 .and_then(|p| std::fs::canonicalize(p).ok())
@@ -573,69 +650,93 @@ fn check_hooks(binary: &Path) -> Check {
         f
     };
     if !missing.is_empty() {
-        return Check::problem(
-            "hooks",
-            Status::Fail,
-            format!("{}: missing {}", files.join(", "), missing.join(", ")),
-            "mnemo install",
+        return (
+            Check::problem(
+                name,
+                Status::Fail,
+                format!("{}: missing {}", files.join(", "), missing.join(", ")),
+                &install,
+            ),
+            true,
         );
     }
     if let Some(other) = elsewhere.first() {
-        return Check::problem(
-            "hooks",
-            Status::Fail,
-            format!(
-                "hooks run {other}, which is not this binary ({})",
-                binary.display()
+        return (
+            Check::problem(
+                name,
+                Status::Fail,
+                format!(
+                    "hooks run {other}, which is not this binary ({})",
+                    binary.display()
+                ),
+                format!("run `{install}` with the mnemo you want hooks to use"),
             ),
-            "run `mnemo install` with the mnemo you want hooks to use",
+            true,
         );
     }
     if files.len() > 1 {
-        return Check::problem(
-            "hooks",
-            Status::Warn,
-            format!("installed in several settings files: {}", files.join(", ")),
-            "keep one: `mnemo uninstall --scope project` (duplicates are recorded once, but run twice)",
+        return (
+            Check::problem(
+                name,
+                Status::Warn,
+                format!("installed in several settings files: {}", files.join(", ")),
+                "keep one: `mnemo uninstall --scope project` (duplicates are recorded once, but run twice)",
+            ),
+            true,
         );
     }
-    Check::ok(
-        "hooks",
-        format!(
-            "{}: all {} events point at this binary",
-            files.join(", "),
-            CLAUDE_CODE_EVENTS.len()
+    (
+        Check::ok(
+            name,
+            format!(
+                "{}: all {} events point at this binary",
+                files.join(", "),
+                host.events.len()
+            ),
         ),
+        true,
     )
 }
 
-/// The MCP server Claude Code starts for the `mcp__mnemo__*` tools:
-/// registered at user scope in `~/.claude.json`, running this binary.
-/// `--fix` registers it (an additive edit; the file is backed up).
-fn check_mcp(binary: &Path, fix: bool) -> Check {
-    const NAME: &str = "mcp";
-    let path = match claude_json_path() {
-        Ok(p) => p,
-        Err(e) => return Check::problem(NAME, Status::Warn, e.to_string(), "set HOME"),
+/// The MCP server the host starts for the `mcp__mnemo__*` tools: registered
+/// at user scope, running this binary. `--fix` registers it (an additive
+/// edit; the file is backed up).
+fn check_mcp(installer: &dyn Installer, binary: &Path, fix: bool) -> Check {
+    let name = names(installer.host().platform).1;
+    let Some(path) = installer.host().mcp_file() else {
+        return Check::problem(
+            name,
+            Status::Warn,
+            "cannot find the home directory",
+            "set HOME",
+        );
     };
-    let problem = match mcp_registration(&path) {
-        Ok(Some((command, args))) => {
-            let same_binary = std::fs::canonicalize(&command).is_ok_and(|c| c == binary);
-            if same_binary && args == mcp_args() {
+    let target = Target {
+        scope: Scope::User,
+        project_dir: PathBuf::new(),
+        binary: binary.to_owned(),
+    };
+    let wanted = installer.mcp_wanted(&target);
+    let problem = match installer.mcp_entry() {
+        Ok(Some(entry)) => {
+            let same_binary = std::fs::canonicalize(&entry.command).is_ok_and(|c| c == binary);
+            if same_binary && entry.args == wanted.args {
                 return Check::ok(
-                    NAME,
+                    name,
                     format!(
-                        "{}: mcpServers.{} runs this binary",
+                        "{}: {}.{} runs this binary",
                         path.display(),
-                        mnemo_mcp::SERVER_NAME
+                        installer.host().mcp.map_or("mcpServers", |m| m.key),
+                        mnemo_install::MCP_SERVER_NAME
                     ),
                 );
             }
             format!(
-                "{}: mcpServers.{} runs `{command} {}`, not `{} mcp`",
+                "{}: {} runs `{} {}`, not `{} mcp`",
                 path.display(),
-                mnemo_mcp::SERVER_NAME,
-                args.join(" "),
+                mnemo_install::MCP_SERVER_NAME,
+                entry.command,
+                entry.args.join(" "),
                 binary.display()
             )
         }
@@ -645,67 +746,45 @@ fn check_mcp(binary: &Path, fix: bool) -> Check {
         ),
         Err(e) => {
             return Check::problem(
-                NAME,
+                name,
                 Status::Warn,
                 format!("cannot read {}: {e}", path.display()),
-                "fix the file named (Claude Code rewrites it as plain JSON)",
+                "fix the file named",
             );
         }
     };
     if fix {
-        let registered = plan_mcp(binary).and_then(|(path, edit)| {
-            if !edit.is_noop() {
-                mnemo_install::settings_file::write_atomic(&path, &edit.new_text)?;
+        let registered = installer.plan_mcp(&target).map(|plan| {
+            let plan = plan?;
+            if !plan.edit.is_noop() {
+                mnemo_install::settings_file::write_atomic(&plan.path, &plan.edit.new_text)?;
             }
-            Ok(path)
+            Ok::<_, mnemo_install::FileError>(plan.path)
         });
         return match registered {
-            Ok(path) => Check::ok(
-                NAME,
+            Some(Ok(path)) => Check::ok(
+                name,
                 format!(
                     "fixed: registered `{} mcp` in {} (previous file kept as .mnemo.bak)",
-                    binary.display(),
+                    wanted.command,
                     path.display()
                 ),
             ),
-            Err(e) => Check::problem(
-                NAME,
+            Some(Err(e)) => Check::problem(
+                name,
                 Status::Warn,
                 format!("{problem}; fixing failed: {e:#}"),
                 "mnemo install",
             ),
+            None => Check::problem(name, Status::Warn, problem, "mnemo install"),
         };
     }
     Check::problem(
-        NAME,
+        name,
         Status::Warn,
         problem,
         "mnemo install (or `mnemo doctor --fix`) registers it at user scope",
     )
-}
-
-/// `mcpServers.mnemo`'s command and args in `~/.claude.json`, if registered.
-fn mcp_registration(path: &Path) -> anyhow::Result<Option<(String, Vec<String>)>> {
-    let Some(text) = mnemo_install::settings_file::read(path)? else {
-        return Ok(None);
-    };
-    let value: serde_json::Value = serde_json::from_str(&text)?;
-    let Some(server) = value
-        .get("mcpServers")
-        .and_then(|s| s.get(mnemo_mcp::SERVER_NAME))
-    else {
-        return Ok(None);
-    };
-    let command = server
-        .get("command")
-        .and_then(|c| c.as_str())
-        .unwrap_or_default()
-        .to_owned();
-    let args = server
-        .get("args")
-        .and_then(|a| serde_json::from_value::<Vec<String>>(a.clone()).ok())
-        .unwrap_or_default();
-    Ok(Some((command, args)))
 }
 
 /// Where the shell finds `program`: itself when it names a directory, else
@@ -717,19 +796,6 @@ fn on_path(program: &Path) -> Option<PathBuf> {
     std::env::split_paths(&std::env::var_os("PATH")?)
         .map(|dir| dir.join(program))
         .find(|candidate| candidate.is_file())
-}
-
-/// The program of a shell command line, unquoted.
-fn program_of(command: &str) -> Option<PathBuf> {
-    let command = command.trim_start();
-    let program = if let Some(rest) = command.strip_prefix('\'') {
-        rest.split('\'').next()?.to_owned()
-    } else if let Some(rest) = command.strip_prefix('"') {
-        rest.split('"').next()?.to_owned()
-    } else {
-        command.split_whitespace().next()?.to_owned()
-    };
-    Some(PathBuf::from(program))
 }
 
 fn apply_fixes(data: &DataDir, config: &Config, checks: &mut Vec<Check>) {

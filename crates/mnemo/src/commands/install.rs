@@ -1,50 +1,22 @@
-//! `mnemo install` / `mnemo uninstall`: wiring into Claude Code's settings.
+//! `mnemo install` / `mnemo uninstall`: wiring mnemo into agent hosts.
+//!
+//! Which hosts: `--platform` (one, a comma list, or `all`), else every host
+//! found on the machine (Claude Code when none is). What to write comes from
+//! each host's install module ([`mnemo_install::Installer`]); this module
+//! only shows the changes, backs files up and writes them, the same way for
+//! every host.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
-use mnemo_install::{ChangeKind, HookSpec, SettingsEdit, settings_file, shell_quote};
+use mnemo_core::host::Scope as HostScope;
+use mnemo_core::model::Platform;
+use mnemo_install::{ChangeKind, FilePlan, Installer, SettingsEdit, Target, settings_file};
 
 use mnemo_core::DataDir;
 
 use crate::cli::{InstallArgs, Scope};
 use crate::output::{data_and_config, open_store};
-
-/// The hooks mnemo needs, in the order Claude Code fires them. Timeouts are
-/// explicit and generous next to our few milliseconds: they only matter when
-/// the database lock is held for long, where the hook spools after
-/// `store.busy_timeout_ms` (3 s by default) well within them.
-pub const CLAUDE_CODE_EVENTS: &[(&str, Option<&str>, u32)] = &[
-    ("SessionStart", Some("startup|resume|clear|compact"), 10),
-    ("UserPromptSubmit", None, 10),
-    ("PreToolUse", Some("*"), 10),
-    ("PostToolUse", Some("*"), 10),
-    ("PostToolUseFailure", Some("*"), 10),
-    ("Stop", None, 10),
-    ("SessionEnd", None, 10),
-];
-
-/// The program hooks run: this binary's absolute path at user scope (hooks
-/// work whatever the agent's PATH is), plain `mnemo` from PATH at project
-/// scope (the settings file is committed and runs on teammates' machines).
-pub fn hook_program(scope: Scope, binary: &Path) -> String {
-    match scope {
-        Scope::User => shell_quote(&binary.to_string_lossy()),
-        Scope::Project => "mnemo".to_owned(),
-    }
-}
-
-pub fn claude_code_hooks(program: &str) -> Vec<HookSpec> {
-    CLAUDE_CODE_EVENTS
-        .iter()
-        .map(|(event, matcher, timeout)| HookSpec {
-            event: (*event).to_owned(),
-            matcher: matcher.map(str::to_owned),
-            command: format!("{program} hook claude-code {event}"),
-            timeout_secs: *timeout,
-        })
-        .collect()
-}
 
 /// The running binary, as an absolute path with symlinks resolved, so that
 /// hooks keep working whatever the agent's PATH is.
@@ -53,94 +25,340 @@ pub fn current_binary() -> anyhow::Result<PathBuf> {
     Ok(std::fs::canonicalize(&exe).unwrap_or(exe))
 }
 
-/// Claude Code's settings file for a scope. `CLAUDE_CONFIG_DIR` moves
-/// `~/.claude`, as it does for Claude Code itself.
-pub fn settings_path(scope: Scope, project_dir: Option<&Path>) -> anyhow::Result<PathBuf> {
-    Ok(match scope {
-        Scope::User => claude_config_dir()?.join("settings.json"),
-        Scope::Project => {
-            let dir = match project_dir {
-                Some(d) => d.to_owned(),
-                None => std::env::current_dir().context("cannot read the current directory")?,
-            };
-            dir.join(".claude").join("settings.json")
+/// The hosts `--platform` names, or those found on this machine.
+pub fn chosen_hosts(
+    names: &[String],
+    for_uninstall: bool,
+) -> anyhow::Result<Vec<&'static dyn Installer>> {
+    let all = mnemo_install::installers();
+    if names.is_empty() {
+        let found: Vec<_> = all
+            .into_iter()
+            .filter(|i| {
+                if for_uninstall {
+                    i.host().platform == Platform::ClaudeCode || has_anything(*i)
+                } else {
+                    i.host().is_present()
+                }
+            })
+            .collect();
+        return Ok(if found.is_empty() {
+            vec![all[0]]
+        } else {
+            found
+        });
+    }
+    let mut chosen: Vec<&'static dyn Installer> = Vec::new();
+    for name in names.iter().flat_map(|n| n.split(',')).map(str::trim) {
+        let picked: Vec<_> = match name {
+            "all" => all.to_vec(),
+            _ => match Platform::parse(name).and_then(mnemo_install::installer) {
+                Some(i) => vec![i],
+                None => anyhow::bail!(
+                    "unknown platform `{name}`: expected {}, all, or a comma list",
+                    all.map(|i| i.host().platform.as_str()).join(", ")
+                ),
+            },
+        };
+        for i in picked {
+            if !chosen
+                .iter()
+                .any(|c| c.host().platform == i.host().platform)
+            {
+                chosen.push(i);
+            }
         }
+    }
+    Ok(chosen)
+}
+
+/// Does the host's user hook file or MCP registration hold anything of ours?
+fn has_anything(installer: &dyn Installer) -> bool {
+    let hooks = installer
+        .hook_file(HostScope::User, Path::new("."))
+        .and_then(|p| settings_file::read(&p).ok().flatten())
+        .and_then(|text| installer.find_hooks(&text).ok())
+        .is_some_and(|found| !found.is_empty());
+    hooks || matches!(installer.mcp_entry(), Ok(Some(_)))
+}
+
+fn target(args: &InstallArgs) -> anyhow::Result<Target> {
+    let project_dir = match &args.project_dir {
+        Some(d) => d.clone(),
+        None => std::env::current_dir().context("cannot read the current directory")?,
+    };
+    Ok(Target {
+        scope: host_scope(args.scope),
+        project_dir,
+        binary: current_binary()?,
     })
 }
 
-/// Claude Code's own state file, where `claude mcp add --scope user` keeps
-/// user-scoped MCP servers: `~/.claude.json`, or `.claude.json` inside
-/// `CLAUDE_CONFIG_DIR` when that is set.
-pub fn claude_json_path() -> anyhow::Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir).join(".claude.json"));
+/// How one host's install went.
+enum Outcome {
+    Unchanged,
+    Changed,
+    /// Hooks in, MCP not: the error, and the file it concerns.
+    HalfInstalled(PathBuf, PathBuf, anyhow::Error),
+}
+
+pub fn install(args: &InstallArgs) -> anyhow::Result<i32> {
+    let hosts = chosen_hosts(&args.platform, false)?;
+    let target = target(args)?;
+    let data = DataDir::resolve()?;
+    if args.platform.is_empty() && hosts.len() > 1 {
+        let names: Vec<&str> = hosts.iter().map(|h| h.host().name).collect();
+        println!("mnemo install: found {}", names.join(", "));
     }
-    mnemo_core::paths::home_dir()
-        .map(|h| h.join(".claude.json"))
-        .context("cannot find the home directory (HOME is not set)")
-}
-
-/// The MCP server entry: `mnemo mcp` at the binary's absolute path.
-pub fn mcp_args() -> Vec<String> {
-    vec!["mcp".to_owned()]
-}
-
-/// The edit of `~/.claude.json` that registers our MCP server at user
-/// scope, the way `claude mcp add --scope user` would.
-pub fn plan_mcp(binary: &Path) -> anyhow::Result<(PathBuf, SettingsEdit)> {
-    let path = claude_json_path()?;
-    let existing = settings_file::read(&path)?;
-    let edit = plan_mcp_of(existing.as_deref().unwrap_or(""), binary)
-        .map_err(|e| settings_file::FileError::invalid(&path, e))?;
-    Ok((path, edit))
-}
-
-/// The MCP registration's edit of `existing` (the content of `~/.claude.json`).
-fn plan_mcp_of(existing: &str, binary: &Path) -> Result<SettingsEdit, mnemo_install::ParseError> {
-    mnemo_install::plan_mcp_install(
-        existing,
-        mnemo_mcp::SERVER_NAME,
-        &binary.to_string_lossy(),
-        &mcp_args(),
-    )
-}
-
-/// Prints and (unless dry) writes the MCP registration; true when it
-/// changed (or would change) anything.
-fn install_mcp(binary: &Path, dry_run: bool) -> anyhow::Result<bool> {
-    let path = claude_json_path()?;
-    let existing = settings_file::read(&path)?;
-    let edit = plan_mcp_of(existing.as_deref().unwrap_or(""), binary)
-        .map_err(|e| settings_file::FileError::invalid(&path, e))?;
-    println!("  mcp:      {} (user scope)", path.display());
-    print_changes(&edit);
-    if !dry_run {
-        let backup = settings_file::backup_path(&path);
-        write_edit(&path, existing, edit.clone(), &backup, |text| {
-            plan_mcp_of(text, binary)
-        })?;
+    let mut outcomes = Vec::new();
+    let mut dry_mcp_error = None;
+    for host in &hosts {
+        let (outcome, mcp_error) = install_host(*host, &target, args, &data)?;
+        outcomes.push((*host, outcome));
+        dry_mcp_error = dry_mcp_error.or(mcp_error);
     }
-    Ok(!edit.is_noop())
+    if args.dry_run {
+        return match dry_mcp_error {
+            Some(e) => {
+                crate::output::error(&format!("the MCP registration would fail: {e:#}"));
+                Ok(1)
+            }
+            None => Ok(0),
+        };
+    }
+    let (data, config) = data_and_config()?;
+    open_store(&data, &config)?;
+    println!("  data:     {} (database ready)", data.root().display());
+    let mut code = 0;
+    for (host, outcome) in &outcomes {
+        if let Outcome::HalfInstalled(hooks, mcp, e) = outcome {
+            print_half_installed(host.host().name, hooks, mcp, e);
+            code = 1;
+        }
+    }
+    if code == 0 {
+        if outcomes
+            .iter()
+            .all(|(_, o)| matches!(o, Outcome::Unchanged))
+        {
+            println!("Already installed; nothing changed.");
+        } else {
+            let names: Vec<&str> = outcomes.iter().map(|(h, _)| h.host().name).collect();
+            println!(
+                "Done. New {} sessions are captured and start with what mnemo remembers of their project; `mnemo doctor` checks the wiring.",
+                names.join(", ")
+            );
+        }
+    }
+    let claude_code = hosts
+        .iter()
+        .any(|h| h.host().platform == Platform::ClaudeCode);
+    if !args.no_import && claude_code {
+        crate::commands::import_transcripts::offer(args.import_transcripts)?;
+    }
+    Ok(code)
+}
+
+/// Hooks, then (user scope) the MCP server, of one host. In a dry run the
+/// MCP error is returned instead of failing.
+fn install_host(
+    host: &dyn Installer,
+    target: &Target,
+    args: &InstallArgs,
+    data: &DataDir,
+) -> anyhow::Result<(Outcome, Option<anyhow::Error>)> {
+    let hooks = host.plan_hooks(target)?;
+    println!(
+        "mnemo install: {}, {} scope{}",
+        host.host().name,
+        scope_name(args.scope),
+        if args.dry_run {
+            " (dry run: nothing written)"
+        } else {
+            ""
+        }
+    );
+    println!("  binary:   {}", target.binary.display());
+    println!("  settings: {}", hooks.path.display());
+    print_changes(&hooks.edit);
+    let hooks_changed = !hooks.edit.is_noop();
+    let hooks_path = hooks.path.clone();
+    write_unless_dry(hooks, args, data)?;
+    if args.scope == Scope::Project && !mnemo_on_path() {
+        println!(
+            "  note:     these hooks run `mnemo` from PATH, and there is none on this PATH; \
+             put {} (or a link to it) on PATH",
+            target.binary.display()
+        );
+    }
+    // The MCP tools (mcp__mnemo__search, ...) are registered at user scope
+    // only: a project-scoped install keeps out of the user's own files.
+    let mcp = match args.scope {
+        Scope::User => host.plan_mcp(target),
+        Scope::Project => None,
+    };
+    let mcp_path = host.host().mcp_file().unwrap_or_default();
+    let mcp_changed = match mcp {
+        None => Ok(false),
+        Some(planned) => planned.map_err(anyhow::Error::from).and_then(|plan| {
+            println!("  mcp:      {} (user scope)", plan.path.display());
+            print_changes(&plan.edit);
+            let changed = !plan.edit.is_noop();
+            if !args.dry_run {
+                let backup = settings_file::backup_path(&plan.path);
+                write_plan(plan, &backup)?;
+            }
+            Ok(changed)
+        }),
+    };
+    Ok(match mcp_changed {
+        Err(e) if args.dry_run => (Outcome::Unchanged, Some(e)),
+        Err(e) => (Outcome::HalfInstalled(hooks_path, mcp_path, e), None),
+        Ok(mcp_changed) if hooks_changed || mcp_changed => (Outcome::Changed, None),
+        Ok(_) => (Outcome::Unchanged, None),
+    })
+}
+
+/// Hooks are in, the MCP server is not: say exactly that, and how to finish.
+fn print_half_installed(name: &str, settings: &Path, mcp: &Path, e: &anyhow::Error) {
+    println!("Partly installed ({name}):");
+    println!(
+        "  hooks: installed in {} (sessions are captured and recalled)",
+        settings.display()
+    );
+    println!(
+        "  MCP server: not registered in {} (the agent has no mcp__mnemo__* tools)",
+        mcp.display()
+    );
+    crate::output::error(&format!("{e:#}"));
+    eprintln!(
+        "  to finish: fix {} as the message says, then run `mnemo install` again \
+         (or `mnemo doctor --fix`)",
+        mcp.display()
+    );
+}
+
+/// Is there a `mnemo` on this PATH (what project-scope hooks run)?
+fn mnemo_on_path() -> bool {
+    let name = if cfg!(windows) { "mnemo.exe" } else { "mnemo" };
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(name).is_file()))
+}
+
+pub fn uninstall(args: &InstallArgs) -> anyhow::Result<i32> {
+    let hosts = chosen_hosts(&args.platform, true)?;
+    let target = target(args)?;
+    let mut code = 0;
+    for host in hosts {
+        code = code.max(uninstall_host(host, &target, args)?);
+    }
+    if code == 0 && !args.dry_run {
+        println!("Done. Your data stays in the data directory until you delete it.");
+    }
+    Ok(code)
+}
+
+fn uninstall_host(
+    host: &dyn Installer,
+    target: &Target,
+    args: &InstallArgs,
+) -> anyhow::Result<i32> {
+    let name = host.host().name;
+    let user = args.scope == Scope::User;
+    let Some(hooks) = host.plan_unhooks(target)? else {
+        let path = host
+            .hook_file(target.scope, &target.project_dir)
+            .unwrap_or_default();
+        println!(
+            "mnemo uninstall: {} does not exist; no hooks to remove.",
+            path.display()
+        );
+        if user {
+            uninstall_mcp(host, args.dry_run)?;
+        }
+        return Ok(0);
+    };
+    println!(
+        "mnemo uninstall: {name}, {} scope{}",
+        scope_name(args.scope),
+        if args.dry_run {
+            " (dry run: nothing written)"
+        } else {
+            ""
+        }
+    );
+    let path = hooks.path.clone();
+    println!("  settings: {}", path.display());
+    if hooks.edit.changes.is_empty() {
+        println!("  no mnemo hooks found; nothing changed.");
+    } else {
+        print_changes(&hooks.edit);
+        let data = DataDir::resolve()?;
+        write_unless_dry(hooks, args, &data)?;
+        if !args.dry_run {
+            remove_left_empty(&path, args.scope)?;
+        }
+    }
+    if user && let Err(e) = uninstall_mcp(host, args.dry_run) {
+        println!("Partly uninstalled ({name}):");
+        println!("  hooks: removed from {}", path.display());
+        println!("  MCP server: still registered (its file could not be edited)");
+        crate::output::error(&format!("{e:#}"));
+        eprintln!("  to finish: fix the file named, then run `mnemo uninstall` again");
+        return Ok(1);
+    }
+    Ok(0)
 }
 
 /// Removes our MCP registration (user scope); other servers stay.
-fn uninstall_mcp(dry_run: bool) -> anyhow::Result<()> {
-    let path = claude_json_path()?;
-    let Some(existing) = settings_file::read(&path)? else {
+fn uninstall_mcp(host: &dyn Installer, dry_run: bool) -> anyhow::Result<()> {
+    let Some(plan) = host.plan_unmcp() else {
         return Ok(());
     };
-    let plan = |text: &str| mnemo_install::plan_mcp_uninstall(text, mnemo_mcp::SERVER_NAME);
-    let edit = plan(&existing).map_err(|e| settings_file::FileError::invalid(&path, e))?;
-    if edit.changes.is_empty() {
+    let plan = plan?;
+    if plan.edit.changes.is_empty() {
         return Ok(());
     }
-    println!("  mcp:      {} (user scope)", path.display());
-    print_changes(&edit);
+    println!("  mcp:      {} (user scope)", plan.path.display());
+    print_changes(&plan.edit);
     if !dry_run {
-        let backup = settings_file::backup_path(&path);
-        write_edit(&path, Some(existing), edit, &backup, plan)?;
+        let backup = settings_file::backup_path(&plan.path);
+        write_plan(plan, &backup)?;
     }
     Ok(())
+}
+
+/// A hook file that is now empty was only there for mnemo: it goes, and
+/// so does a project's host directory (`.claude`) left empty by that.
+fn remove_left_empty(path: &Path, scope: Scope) -> anyhow::Result<()> {
+    if !settings_file::remove_if_empty(path)? {
+        return Ok(());
+    }
+    println!("  removed:  {} (it held nothing else)", path.display());
+    if scope == Scope::Project
+        && let Some(dir) = path.parent()
+        && std::fs::remove_dir(dir).is_ok()
+    {
+        println!("  removed:  {} (empty)", dir.display());
+    }
+    Ok(())
+}
+
+/// Writes the plan (unless dry). At project scope the previous content is
+/// kept in the data directory, not in the work tree a team commits.
+fn write_unless_dry(plan: FilePlan, args: &InstallArgs, data: &DataDir) -> anyhow::Result<()> {
+    if args.dry_run || plan.edit.is_noop() {
+        return Ok(());
+    }
+    let backup = match args.scope {
+        Scope::User => settings_file::backup_path(&plan.path),
+        Scope::Project => project_backup_path(data, &plan.path),
+    };
+    write_plan(plan, &backup)
+}
+
+fn write_plan(plan: FilePlan, backup: &Path) -> anyhow::Result<()> {
+    write_edit(&plan.path, plan.read, plan.edit, backup, plan.replan)
 }
 
 /// How many times an edit is planned again when another program keeps
@@ -185,206 +403,6 @@ fn write_edit(
         }
     }
     unreachable!("the last attempt returns")
-}
-
-pub fn claude_config_dir() -> anyhow::Result<PathBuf> {
-    if let Some(dir) = std::env::var_os("CLAUDE_CONFIG_DIR").filter(|d| !d.is_empty()) {
-        return Ok(PathBuf::from(dir));
-    }
-    mnemo_core::paths::home_dir()
-        .map(|h| h.join(".claude"))
-        .context("cannot find the home directory (HOME is not set)")
-}
-
-pub fn install(args: &InstallArgs) -> anyhow::Result<i32> {
-    let binary = current_binary()?;
-    let path = settings_path(args.scope, args.project_dir.as_deref())?;
-    let existing = settings_file::read(&path)?;
-    let hooks = claude_code_hooks(&hook_program(args.scope, &binary));
-    let plan = |text: &str| mnemo_install::plan_install(text, &hooks);
-    let edit = plan(existing.as_deref().unwrap_or(""))
-        .map_err(|e| settings_file::FileError::invalid(&path, e))?;
-
-    println!(
-        "mnemo install: Claude Code, {} scope{}",
-        scope_name(args.scope),
-        if args.dry_run {
-            " (dry run: nothing written)"
-        } else {
-            ""
-        }
-    );
-    println!("  binary:   {}", binary.display());
-    println!("  settings: {}", path.display());
-    print_changes(&edit);
-    let data = DataDir::resolve()?;
-    write_unless_dry(&path, existing, &edit, args, &data, plan)?;
-    if args.scope == Scope::Project && !mnemo_on_path() {
-        println!(
-            "  note:     these hooks run `mnemo` from PATH, and there is none on this PATH; \
-             put {} (or a link to it) on PATH",
-            binary.display()
-        );
-    }
-    // The MCP tools (mcp__mnemo__search, ...) are registered at user scope
-    // only: a project-scoped install keeps out of the user's own files.
-    let mcp = match args.scope {
-        Scope::User => Some(install_mcp(&binary, args.dry_run)),
-        Scope::Project => None,
-    };
-    if args.dry_run {
-        return match mcp {
-            Some(Err(e)) => {
-                crate::output::error(&format!("the MCP registration would fail: {e:#}"));
-                Ok(1)
-            }
-            _ => Ok(0),
-        };
-    }
-    let (data, config) = data_and_config()?;
-    open_store(&data, &config)?;
-    println!("  data:     {} (database ready)", data.root().display());
-    let code = match mcp {
-        Some(Err(e)) => {
-            print_half_installed(&path, &e);
-            1
-        }
-        Some(Ok(false)) | None if edit.is_noop() => {
-            println!("Already installed; nothing changed.");
-            0
-        }
-        _ => {
-            println!(
-                "Done. New Claude Code sessions are captured and start with what mnemo remembers of their project; `mnemo doctor` checks the wiring."
-            );
-            0
-        }
-    };
-    if !args.no_import {
-        crate::commands::import_transcripts::offer(args.import_transcripts)?;
-    }
-    Ok(code)
-}
-
-/// Hooks are in, the MCP server is not: say exactly that, and how to finish.
-fn print_half_installed(settings: &Path, e: &anyhow::Error) {
-    let claude_json = claude_json_path()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "~/.claude.json".to_owned());
-    println!("Partly installed:");
-    println!(
-        "  hooks: installed in {} (sessions are captured and recalled)",
-        settings.display()
-    );
-    println!(
-        "  MCP server: not registered in {claude_json} (the agent has no mcp__mnemo__* tools)"
-    );
-    crate::output::error(&format!("{e:#}"));
-    eprintln!(
-        "  to finish: fix {claude_json} as the message says, then run `mnemo install` again \
-         (or `mnemo doctor --fix`)"
-    );
-}
-
-/// Is there a `mnemo` on this PATH (what project-scope hooks run)?
-fn mnemo_on_path() -> bool {
-    let name = if cfg!(windows) { "mnemo.exe" } else { "mnemo" };
-    std::env::var_os("PATH")
-        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(name).is_file()))
-}
-
-pub fn uninstall(args: &InstallArgs) -> anyhow::Result<i32> {
-    let path = settings_path(args.scope, args.project_dir.as_deref())?;
-    let Some(existing) = settings_file::read(&path)? else {
-        println!(
-            "mnemo uninstall: {} does not exist; no hooks to remove.",
-            path.display()
-        );
-        if args.scope == Scope::User {
-            uninstall_mcp(args.dry_run)?;
-        }
-        return Ok(0);
-    };
-    let edit = mnemo_install::plan_uninstall(&existing)
-        .map_err(|e| settings_file::FileError::invalid(&path, e))?;
-    let existing = Some(existing);
-    println!(
-        "mnemo uninstall: Claude Code, {} scope{}",
-        scope_name(args.scope),
-        if args.dry_run {
-            " (dry run: nothing written)"
-        } else {
-            ""
-        }
-    );
-    println!("  settings: {}", path.display());
-    if edit.changes.is_empty() {
-        println!("  no mnemo hooks found; nothing changed.");
-    } else {
-        print_changes(&edit);
-        let data = DataDir::resolve()?;
-        write_unless_dry(
-            &path,
-            existing,
-            &edit,
-            args,
-            &data,
-            mnemo_install::plan_uninstall,
-        )?;
-        if !args.dry_run {
-            remove_left_empty(&path, args.scope)?;
-        }
-    }
-    if args.scope == Scope::User
-        && let Err(e) = uninstall_mcp(args.dry_run)
-    {
-        println!("Partly uninstalled:");
-        println!("  hooks: removed from {}", path.display());
-        println!("  MCP server: still registered (its file could not be edited)");
-        crate::output::error(&format!("{e:#}"));
-        eprintln!("  to finish: fix the file named, then run `mnemo uninstall` again");
-        return Ok(1);
-    }
-    if !args.dry_run {
-        println!("Done. Your data stays in the data directory until you delete it.");
-    }
-    Ok(0)
-}
-
-/// A settings file that is now `{}` was only there for mnemo: it goes, and
-/// so does a project's `.claude` directory left empty by that.
-fn remove_left_empty(path: &Path, scope: Scope) -> anyhow::Result<()> {
-    if !settings_file::remove_if_empty(path)? {
-        return Ok(());
-    }
-    println!("  removed:  {} (it held nothing else)", path.display());
-    if scope == Scope::Project
-        && let Some(dir) = path.parent()
-        && std::fs::remove_dir(dir).is_ok()
-    {
-        println!("  removed:  {} (empty)", dir.display());
-    }
-    Ok(())
-}
-
-/// Writes the edit (unless dry). At project scope the previous content is
-/// kept in the data directory, not in the work tree a team commits.
-fn write_unless_dry(
-    path: &Path,
-    read: Option<String>,
-    edit: &SettingsEdit,
-    args: &InstallArgs,
-    data: &DataDir,
-    plan: impl Fn(&str) -> Result<SettingsEdit, mnemo_install::ParseError>,
-) -> anyhow::Result<()> {
-    if args.dry_run || edit.is_noop() {
-        return Ok(());
-    }
-    let backup = match args.scope {
-        Scope::User => settings_file::backup_path(path),
-        Scope::Project => project_backup_path(data, path),
-    };
-    write_edit(path, read, edit.clone(), &backup, plan)
 }
 
 /// `<data>/backups/<the path, flattened>.mnemo.bak`
@@ -435,8 +453,12 @@ fn print_changes(edit: &SettingsEdit) {
 }
 
 fn scope_name(scope: Scope) -> &'static str {
+    host_scope(scope).as_str()
+}
+
+fn host_scope(scope: Scope) -> HostScope {
     match scope {
-        Scope::User => "user",
-        Scope::Project => "project",
+        Scope::User => HostScope::User,
+        Scope::Project => HostScope::Project,
     }
 }

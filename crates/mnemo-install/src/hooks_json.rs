@@ -1,5 +1,8 @@
-//! Planning mnemo's entries under `hooks` in Claude Code's `settings.json`.
+//! Planning mnemo's entries under `hooks` in a Claude-style hooks file: Claude Code's
+//! `settings.json`, Codex's `hooks.json` and Gemini CLI's `settings.json` share the nesting
+//! `{"hooks": {"<Event>": [{"matcher", "hooks": [{"type": "command", "command", "timeout"}]}]}}`.
 //!
+//! Which entries are ours depends on the host: `mnemo hook <host> ...` (see [`crate::command`]).
 //! Each of our handlers lives in a matcher group of its own, appended after whatever the user and
 //! other tools registered, so that uninstall can take the whole group out again and leave the file
 //! as it was. Entries are recognised by their command line ([`is_mnemo_hook_command`]), never by
@@ -9,23 +12,56 @@ use std::collections::HashSet;
 
 use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstObjectProp};
 
-use super::HookSpec;
-use super::command::is_mnemo_hook_command;
+use crate::command::is_mnemo_hook_command_for;
 use crate::edit::{Change, ChangeKind, ParseError, SettingsEdit};
 use crate::jsonc::{
     Document, describe, removal_drops_comments_outside, string_property, string_value,
 };
 
-/// Merge `hooks` into the settings text `existing` ("" for a missing file).
+/// One hook mnemo wants installed.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct HookSpec {
+    /// The hook event, e.g. `PostToolUse`.
+    pub event: String,
+    /// `Some("*")` for tool events; `None` for events without matchers (`UserPromptSubmit`).
+    pub matcher: Option<String>,
+    /// The full shell command line, e.g. `'/opt/my dir/mnemo' hook claude-code PostToolUse`.
+    pub command: String,
+    /// In the host's unit (seconds for Claude Code and Codex, milliseconds for Gemini CLI; see
+    /// `mnemo_core::host::HookTimeout`).
+    pub timeout_secs: u32,
+}
+
+/// [`plan_install_for`] Claude Code.
+pub fn plan_install(existing: &str, hooks: &[HookSpec]) -> Result<SettingsEdit, ParseError> {
+    plan_install_for("claude-code", existing, hooks)
+}
+
+/// [`plan_uninstall_for`] Claude Code.
+pub fn plan_uninstall(existing: &str) -> Result<SettingsEdit, ParseError> {
+    plan_uninstall_for("claude-code", existing)
+}
+
+/// [`find_mnemo_hooks_for`] Claude Code.
+pub fn find_mnemo_hooks(existing: &str) -> Result<Vec<(String, String)>, ParseError> {
+    find_mnemo_hooks_for("claude-code", existing)
+}
+
+/// Merge `hooks` (commands `mnemo hook <host> ...`) into the settings text `existing` ("" for a
+/// missing file).
 ///
 /// Each spec ends up as exactly one handler of ours for its event: added when missing, updated in
 /// place when an older entry of ours differs (binary path, timeout, matcher), left alone when it
 /// already matches. Further entries of ours for the same event, and entries for events no spec
 /// names any more, are removed. Nothing that is not ours is modified.
-pub fn plan_install(existing: &str, hooks: &[HookSpec]) -> Result<SettingsEdit, ParseError> {
+pub fn plan_install_for(
+    host: &str,
+    existing: &str,
+    hooks: &[HookSpec],
+) -> Result<SettingsEdit, ParseError> {
     let doc = Document::parse(existing)?;
     let section = match doc.existing_root_object()? {
-        Some(root) => HooksSection::read(&doc, &root)?,
+        Some(root) => HooksSection::read(&doc, &root, host)?,
         None => None,
     };
     let ours = section
@@ -62,7 +98,7 @@ pub fn plan_install(existing: &str, hooks: &[HookSpec]) -> Result<SettingsEdit, 
         match *pairing {
             Pairing::Matches => {}
             Pairing::Differs(index) => {
-                if !update_in_place(&ours[index], spec) {
+                if !update_in_place(&ours[index], spec, host) {
                     removals.push(&ours[index]);
                     additions.push(spec);
                 }
@@ -82,12 +118,12 @@ pub fn plan_install(existing: &str, hooks: &[HookSpec]) -> Result<SettingsEdit, 
     })
 }
 
-/// Remove every hook handler of ours from the settings text `existing`, and with it each matcher
+/// Remove every hook handler of ours (for `host`) from the settings text `existing`, and with it each matcher
 /// group, event array and finally `hooks` object that holds nothing else.
-pub fn plan_uninstall(existing: &str) -> Result<SettingsEdit, ParseError> {
+pub fn plan_uninstall_for(host: &str, existing: &str) -> Result<SettingsEdit, ParseError> {
     let doc = Document::parse(existing)?;
     let section = match doc.existing_root_object()? {
-        Some(root) => HooksSection::read(&doc, &root)?,
+        Some(root) => HooksSection::read(&doc, &root, host)?,
         None => None,
     };
     let Some(section) = section else {
@@ -114,10 +150,13 @@ pub fn plan_uninstall(existing: &str) -> Result<SettingsEdit, ParseError> {
 
 /// The hook handlers of ours in the settings text `existing`, as `(event, command)` in document
 /// order: what `mnemo doctor` checks an installation against, without planning any edit.
-pub fn find_mnemo_hooks(existing: &str) -> Result<Vec<(String, String)>, ParseError> {
+pub fn find_mnemo_hooks_for(
+    host: &str,
+    existing: &str,
+) -> Result<Vec<(String, String)>, ParseError> {
     let doc = Document::parse(existing)?;
     let section = match doc.existing_root_object()? {
-        Some(root) => HooksSection::read(&doc, &root)?,
+        Some(root) => HooksSection::read(&doc, &root, host)?,
         None => None,
     };
     Ok(section
@@ -145,6 +184,8 @@ fn unchanged(existing: &str, changes: Vec<Change>) -> SettingsEdit {
 
 /// The `hooks` object of the settings, checked to be the shape Claude Code accepts.
 struct HooksSection {
+    /// The host whose entries are ours (`claude-code`).
+    host: String,
     /// `"hooks": {...}` in the top-level object.
     prop: CstObjectProp,
     object: CstObject,
@@ -173,7 +214,7 @@ struct OurHandler {
 impl HooksSection {
     /// Reads `hooks` from the top-level object. Only what mnemo has to walk is checked: `hooks`
     /// must be an object of arrays; inside the arrays anything unexpected is skipped, not refused.
-    fn read(doc: &Document, root: &CstObject) -> Result<Option<Self>, ParseError> {
+    fn read(doc: &Document, root: &CstObject, host: &str) -> Result<Option<Self>, ParseError> {
         let Some(prop) = doc.unique_property(root, "hooks", "hooks")? else {
             return Ok(None);
         };
@@ -208,6 +249,7 @@ impl HooksSection {
             });
         }
         Ok(Some(HooksSection {
+            host: host.to_owned(),
             prop,
             object,
             events,
@@ -232,7 +274,7 @@ impl HooksSection {
                     .iter()
                     .filter_map(|node| node.as_object())
                 {
-                    if let Some(command) = our_command(&handler) {
+                    if let Some(command) = our_command(&handler, &self.host) {
                         ours.push(OurHandler {
                             event: event.name.clone(),
                             event_index,
@@ -277,13 +319,13 @@ impl HooksSection {
 
 /// The command of a command handler of ours. Other handler types (`http`, `prompt`, ...) are never
 /// ours, whatever fields they carry.
-fn our_command(handler: &CstObject) -> Option<String> {
+fn our_command(handler: &CstObject, host: &str) -> Option<String> {
     let is_command_type = match handler.get("type") {
         None => true,
         Some(prop) => prop.value().and_then(|v| string_value(&v)).as_deref() == Some("command"),
     };
     let command = string_property(handler, "command")?;
-    (is_command_type && is_mnemo_hook_command(&command)).then_some(command)
+    (is_command_type && is_mnemo_hook_command_for(&command, host)).then_some(command)
 }
 
 enum Pairing {
@@ -361,13 +403,13 @@ fn matcher_matches(group: &CstObject, matcher: Option<&str>) -> bool {
 /// Brings an older handler of ours up to `spec` without moving it. Returns false when that cannot
 /// be done: the matcher differs and the group also holds handlers that are not ours, whose matcher
 /// must not change, so the handler has to move to a group of its own instead.
-fn update_in_place(handler: &OurHandler, spec: &HookSpec) -> bool {
+fn update_in_place(handler: &OurHandler, spec: &HookSpec, host: &str) -> bool {
     if !matcher_matches(&handler.group, spec.matcher.as_deref()) {
-        let group_is_ours_alone = handler
-            .handlers
-            .elements()
-            .iter()
-            .all(|node| node.as_object().and_then(|h| our_command(&h)).is_some());
+        let group_is_ours_alone = handler.handlers.elements().iter().all(|node| {
+            node.as_object()
+                .and_then(|h| our_command(&h, host))
+                .is_some()
+        });
         if !group_is_ours_alone {
             return false;
         }

@@ -2,19 +2,28 @@
 //!
 //! Ownership is decided from the command line alone, because that is all a settings file records:
 //! any `…/mnemo hook claude-code …` is ours, whichever path the binary was installed from, so a
-//! reinstall from a new location replaces the old entry instead of adding a second one.
+//! reinstall from a new location replaces the old entry instead of adding a second one. The host
+//! word decides whose: Codex's `mnemo hook codex …` is never taken for a Claude Code entry.
 
-/// Is this hook command one of ours?
+/// Is this hook command one of ours, for Claude Code?
+pub fn is_mnemo_hook_command(command: &str) -> bool {
+    is_mnemo_hook_command_for(command, "claude-code")
+}
+
+/// Is this hook command one of ours for `host` (`claude-code`, `codex`, ...)?
 ///
 /// A command is ours when its program (first shell word, unquoted) has file name `mnemo` (or
-/// `mnemo.exe`) and the next two words are `hook` and `claude-code`.
-pub fn is_mnemo_hook_command(command: &str) -> bool {
+/// `mnemo.exe`) and the next two words are `hook` and the host.
+pub fn is_mnemo_hook_command_for(command: &str, host: &str) -> bool {
     match leading_words(command, 3).as_slice() {
-        [program, verb, host] => {
-            is_mnemo_program(program) && verb == "hook" && host == "claude-code"
-        }
+        [program, verb, word] => is_mnemo_program(program) && verb == "hook" && word == host,
         _ => false,
     }
+}
+
+/// The program of a shell command line, unquoted (`'/opt/my dir/mnemo'` -> `/opt/my dir/mnemo`).
+pub fn program_of(command: &str) -> Option<String> {
+    leading_words(command, 1).into_iter().next()
 }
 
 /// Quote a path for the command line Claude Code hands to its shell, only when needed.
