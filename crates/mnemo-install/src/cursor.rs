@@ -11,10 +11,89 @@
 //! ([`crate::claude_code::plan_mcp_install_plain`]).
 
 use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstObjectProp};
+use mnemo_core::host::{Host, Scope, host};
+use mnemo_core::model::Platform;
 
-use crate::claude_code::HookSpec;
+use crate::MCP_SERVER_NAME;
+use crate::claude_code::{HookSpec, find_mcp_server, plan_mcp_install_plain, plan_mcp_uninstall};
+use crate::command::{is_mnemo_hook_command_for, shell_quote};
 use crate::edit::{Change, ChangeKind, ParseError, SettingsEdit};
+use crate::host::{FilePlan, Installer, McpEntry, Target, no_home};
 use crate::jsonc::{Document, describe, string_property};
+use crate::settings_file::{self, FileError};
+
+pub struct Cursor;
+
+pub static INSTALLER: Cursor = Cursor;
+
+/// Is this hook command one of mnemo's for Cursor?
+fn ours(command: &str) -> bool {
+    is_mnemo_hook_command_for(command, Platform::Cursor.as_str())
+}
+
+impl Installer for Cursor {
+    fn host(&self) -> &'static Host {
+        host(Platform::Cursor)
+    }
+
+    /// User hooks run from `~/.cursor/`, so the binary's absolute path; project hooks are
+    /// committed, so `mnemo` from PATH.
+    fn program(&self, target: &Target) -> String {
+        match target.scope {
+            Scope::User => shell_quote(&target.binary.to_string_lossy()),
+            Scope::Project => "mnemo".to_owned(),
+        }
+    }
+
+    fn plan_hooks(&self, target: &Target) -> Result<FilePlan, FileError> {
+        let path = self
+            .hook_file(target.scope, &target.project_dir)
+            .ok_or_else(no_home)?;
+        let specs = self.hooks(target);
+        FilePlan::new(path, move |text| plan_install(text, &specs, ours))
+    }
+
+    fn plan_unhooks(&self, target: &Target) -> Result<Option<FilePlan>, FileError> {
+        let path = self
+            .hook_file(target.scope, &target.project_dir)
+            .ok_or_else(no_home)?;
+        if settings_file::read(&path)?.is_none() {
+            return Ok(None);
+        }
+        FilePlan::new(path, |text| plan_uninstall(text, ours)).map(Some)
+    }
+
+    fn find_hooks(&self, text: &str) -> Result<Vec<(String, String)>, ParseError> {
+        find_hooks(text, ours)
+    }
+
+    fn plan_mcp(&self, target: &Target) -> Option<Result<FilePlan, FileError>> {
+        let wanted = self.mcp_wanted(target);
+        let path = self.host().mcp_file()?;
+        Some(FilePlan::new(path, move |text| {
+            plan_mcp_install_plain(text, MCP_SERVER_NAME, &wanted.command, &wanted.args)
+        }))
+    }
+
+    fn plan_unmcp(&self) -> Option<Result<FilePlan, FileError>> {
+        let path = self.host().mcp_file()?;
+        match settings_file::read(&path) {
+            Ok(None) => None,
+            Ok(Some(_)) => Some(FilePlan::new(path, |text| {
+                plan_mcp_uninstall(text, MCP_SERVER_NAME)
+            })),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    fn mcp_entry(&self) -> Result<Option<McpEntry>, FileError> {
+        let path = self.host().mcp_file().ok_or_else(no_home)?;
+        let Some(text) = settings_file::read(&path)? else {
+            return Ok(None);
+        };
+        find_mcp_server(&text, MCP_SERVER_NAME).map_err(|e| FileError::invalid(&path, e))
+    }
+}
 
 /// The `version` Cursor's hooks file format carries.
 pub const HOOKS_VERSION: u32 = 1;

@@ -31,6 +31,7 @@ pub mod codex;
 mod command;
 pub mod cursor;
 mod edit;
+pub mod gemini;
 pub mod hooks_json;
 pub mod host;
 mod jsonc;

@@ -302,8 +302,9 @@ fn the_opencode_plugin_forwards_a_session_and_injects_memory() {
     let app = project.join("app.py");
     let driver = format!(
         r#"
-import {{ MnemoPlugin }} from {plugin};
-const hooks = await MnemoPlugin({{ directory: {project}, worktree: {project} }});
+import plugin from {plugin};
+if (plugin.id !== "mnemo") throw new Error("no plugin id");
+const hooks = await plugin.server({{ directory: {project}, worktree: {project} }});
 const sessionID = "ses_oc1";
 const system = {{ system: ["You are OpenCode."] }};
 await hooks["experimental.chat.system.transform"]({{ sessionID, model: {{}} }}, system);
@@ -372,5 +373,164 @@ console.log(JSON.stringify(system));
     assert_eq!(
         serde_json::from_str::<Value>(&events[1].3).unwrap(),
         json!([app])
+    );
+}
+
+/// `mnemo` in a sandbox HOME, with `extra_path` in front of a minimal PATH.
+fn sandboxed(home: &Path, data: &Path, extra_path: Option<&Path>) -> Command {
+    let mut c = common::clean_mnemo();
+    let path = match extra_path {
+        Some(dir) => format!("{}:/usr/bin:/bin", dir.display()),
+        None => "/usr/bin:/bin".to_owned(),
+    };
+    c.env("HOME", home)
+        .env("MNEMO_DATA_DIR", data)
+        .env("PATH", path)
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("GEMINI_CLI_HOME");
+    c
+}
+
+#[test]
+fn install_wires_gemini_cursor_and_opencode_and_uninstall_gives_the_files_back() {
+    let env = Env::new();
+    let home = env.home();
+    let gemini_settings = home.join(".gemini/settings.json");
+    std::fs::create_dir_all(gemini_settings.parent().unwrap()).unwrap();
+    let original =
+        "{\n  // mine\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}}\n}\n";
+    std::fs::write(&gemini_settings, original).unwrap();
+
+    let run = |args: &[&str]| {
+        let out = sandboxed(&home, &env.data(), None)
+            .args(args)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{args:?}: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout
+    };
+    run(&[
+        "install",
+        "--platform",
+        "gemini,cursor,opencode",
+        "--no-import",
+    ]);
+
+    let settings = std::fs::read_to_string(&gemini_settings).unwrap();
+    assert!(settings.contains("// mine"), "{settings}");
+    assert!(settings.contains("hook gemini AfterTool"), "{settings}");
+    assert!(settings.contains("\"timeout\": 10000"), "{settings}");
+    assert!(settings.contains("\"mcpServers\""), "{settings}");
+    let cursor: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join(".cursor/hooks.json")).unwrap())
+            .unwrap();
+    assert_eq!(cursor["version"], 1);
+    assert!(
+        cursor["hooks"]["postToolUse"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("hook cursor postToolUse")
+    );
+    let cursor_mcp: Value =
+        serde_json::from_str(&std::fs::read_to_string(home.join(".cursor/mcp.json")).unwrap())
+            .unwrap();
+    assert_eq!(cursor_mcp["mcpServers"]["mnemo"]["args"], json!(["mcp"]));
+    let plugin = std::fs::read_to_string(home.join(".config/opencode/plugins/mnemo.js")).unwrap();
+    assert!(plugin.starts_with(mnemo_install::opencode::MARKER));
+    let opencode: Value = serde_json::from_str(
+        &std::fs::read_to_string(home.join(".config/opencode/opencode.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(opencode["mcp"]["mnemo"]["type"], "local");
+
+    // Claude Code is not wired here, so doctor fails overall; the hosts it
+    // was asked about check out.
+    let doctor = sandboxed(&home, &env.data(), None)
+        .arg("doctor")
+        .output()
+        .unwrap();
+    let doctor = String::from_utf8_lossy(&doctor.stdout).into_owned();
+    for name in [
+        "gemini hooks",
+        "cursor hooks",
+        "opencode hooks",
+        "opencode mcp",
+    ] {
+        assert!(
+            doctor
+                .lines()
+                .any(|l| l.contains("[ ok ]") && l.contains(name)),
+            "{name}: {doctor}"
+        );
+    }
+    assert!(
+        run(&[
+            "install",
+            "--platform",
+            "gemini,cursor,opencode",
+            "--no-import"
+        ])
+        .contains("Already installed; nothing changed.")
+    );
+
+    run(&["uninstall", "--platform", "gemini,cursor,opencode"]);
+    assert_eq!(std::fs::read_to_string(&gemini_settings).unwrap(), original);
+    for gone in [
+        ".cursor/hooks.json",
+        ".cursor/mcp.json",
+        ".config/opencode/plugins/mnemo.js",
+        ".config/opencode/opencode.json",
+    ] {
+        assert!(!home.join(gone).exists(), "{gone} left behind");
+    }
+}
+
+#[test]
+fn doctor_says_when_the_installed_opencode_is_not_supported() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let bin = env.dir.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let opencode = bin.join("opencode");
+    let doctor_with = |version: &str| {
+        std::fs::write(&opencode, format!("#!/bin/sh\necho '{version}'\n")).unwrap();
+        std::fs::set_permissions(&opencode, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let home = env.home();
+        let out = sandboxed(&home, &env.data(), Some(&bin))
+            .args(["install", "--platform", "opencode", "--no-import"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let out = sandboxed(&home, &env.data(), Some(&bin))
+            .arg("doctor")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let old = doctor_with("1.3.17");
+    let line = old
+        .lines()
+        .find(|l| l.contains("opencode version"))
+        .unwrap_or_else(|| panic!("no version check: {old}"));
+    assert!(
+        line.contains("[FAIL]") && line.contains("OpenCode 1.3.17 is not supported"),
+        "{line}"
+    );
+    let next_major = doctor_with("2.0.1");
+    assert!(
+        next_major.contains("OpenCode 2.0.1 is not supported"),
+        "{next_major}"
+    );
+    let current = doctor_with("1.18.33");
+    assert!(
+        current
+            .lines()
+            .any(|l| l.contains("[ ok ]") && l.contains("OpenCode 1.18.33")),
+        "{current}"
     );
 }

@@ -8,6 +8,7 @@ use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp};
 
 use crate::command::shell_quote;
 use crate::edit::{Change, ChangeKind, ParseError, SettingsEdit};
+use crate::host::McpEntry;
 use crate::jsonc::{Document, describe, removal_drops_comments_outside, string_property};
 
 /// Register the stdio MCP server `name` running `command args...`, adding or updating
@@ -159,6 +160,22 @@ pub fn plan_mcp_uninstall(existing: &str, name: &str) -> Result<SettingsEdit, Pa
             command: command_line(&command, &args),
         }],
     })
+}
+
+/// The server `name` registered in the `mcpServers` of a JSONC file (`{"command", "args"}`), as
+/// the host would read it; None when the file has none.
+pub fn find_mcp_server(existing: &str, name: &str) -> Result<Option<McpEntry>, ParseError> {
+    let doc = Document::parse(existing)?;
+    let Some(root) = doc.existing_root_object()? else {
+        return Ok(None);
+    };
+    let Some((_, servers)) = servers_object(&doc, &root)? else {
+        return Ok(None);
+    };
+    let server = doc
+        .unique_property(&servers, name, &format!("mcpServers.{name}"))?
+        .and_then(|prop| prop.to_serde_value());
+    Ok(super::install::json_entry(server.as_ref()))
 }
 
 fn unchanged(existing: &str) -> SettingsEdit {

@@ -10,7 +10,7 @@ const MNEMO = __MNEMO_BIN__;
 // call waits for it, at most this long.
 const CONTEXT_TIMEOUT_MS = 3000;
 
-export const MnemoPlugin = async ({ directory }) => {
+const server = async ({ directory }) => {
   const contexts = new Map();
 
   // Fire and forget: capture must never slow the agent down or fail it.
@@ -88,3 +88,6 @@ export const MnemoPlugin = async ({ directory }) => {
     },
   };
 };
+
+// The plugin module shape of OpenCode 1.4 and later; file plugins need an `id`.
+export default { id: "mnemo", server };

@@ -7,14 +7,110 @@
 //! its first line, replaced on install, deleted on uninstall; a file of that name that is not
 //! ours is never overwritten.
 //!
-//! The plugin uses `chat.message`, `tool.execute.after` (with its `args`, which 1.1.65 is the
-//! first checked version to pass), `experimental.chat.system.transform` and the `session.idle` /
-//! `session.deleted` events of the 1.x plugin API (checked against `@opencode-ai/plugin` 1.1.65
-//! and 1.18.33); [`support`] says whether an installed OpenCode is in that range.
+//! The plugin is a module `{id, server}` (the `PluginModule` shape, first in the checked
+//! `@opencode-ai/plugin` 1.4.10; file plugins must carry an `id`) whose hooks are `chat.message`,
+//! `tool.execute.after` (with its `args`), `experimental.chat.system.transform` and the
+//! `session.idle` / `session.deleted` events of the 1.x plugin API, checked against the types of
+//! `@opencode-ai/plugin` 1.4.10 and 1.18.33; [`support`] says whether an installed OpenCode is in
+//! that range.
+
+mod mcp;
 
 use std::path::{Path, PathBuf};
 
+use mnemo_core::host::{Host, Scope, host};
+use mnemo_core::model::Platform;
+
+pub use mcp::{find_mcp_entry, plan_mcp_install, plan_mcp_uninstall};
+
+use crate::MCP_SERVER_NAME;
 use crate::edit::{Change, ChangeKind, ParseError, ParseErrorKind, SettingsEdit};
+use crate::host::{FilePlan, Installer, McpEntry, Target, no_home};
+use crate::settings_file::{self, FileError};
+
+pub struct OpenCode;
+
+pub static INSTALLER: OpenCode = OpenCode;
+
+impl Installer for OpenCode {
+    fn host(&self) -> &'static Host {
+        host(Platform::OpenCode)
+    }
+
+    /// The plugin spawns the binary itself (no shell): its absolute path at user scope, `mnemo`
+    /// from PATH in a project's committed plugin.
+    fn program(&self, target: &Target) -> String {
+        match target.scope {
+            Scope::User => self.program_path(target),
+            Scope::Project => "mnemo".to_owned(),
+        }
+    }
+
+    fn hook_file(&self, scope: Scope, project_dir: &Path) -> Option<PathBuf> {
+        match scope {
+            Scope::User => Some(plugin_path(&mnemo_core::paths::home_dir()?)),
+            Scope::Project => self.host().hook_file(scope, project_dir),
+        }
+    }
+
+    fn mcp_file(&self) -> Option<PathBuf> {
+        Some(mcp_path(&mnemo_core::paths::home_dir()?))
+    }
+
+    fn plan_hooks(&self, target: &Target) -> Result<FilePlan, FileError> {
+        let path = self
+            .hook_file(target.scope, &target.project_dir)
+            .ok_or_else(no_home)?;
+        let program = self.program(target);
+        FilePlan::new(path, move |text| plan_install(text, &program))
+    }
+
+    fn plan_unhooks(&self, target: &Target) -> Result<Option<FilePlan>, FileError> {
+        let path = self
+            .hook_file(target.scope, &target.project_dir)
+            .ok_or_else(no_home)?;
+        if settings_file::read(&path)?.is_none() {
+            return Ok(None);
+        }
+        FilePlan::new(path, |text| Ok(plan_uninstall(text))).map(Some)
+    }
+
+    fn find_hooks(&self, text: &str) -> Result<Vec<(String, String)>, ParseError> {
+        Ok(find_plugin(text))
+    }
+
+    fn plan_mcp(&self, target: &Target) -> Option<Result<FilePlan, FileError>> {
+        let wanted = self.mcp_wanted(target);
+        let path = mcp_path(&mnemo_core::paths::home_dir()?);
+        Some(FilePlan::new(path, move |text| {
+            plan_mcp_install(text, MCP_SERVER_NAME, &wanted.command, &wanted.args)
+        }))
+    }
+
+    fn plan_unmcp(&self) -> Option<Result<FilePlan, FileError>> {
+        let path = mcp_path(&mnemo_core::paths::home_dir()?);
+        match settings_file::read(&path) {
+            Ok(None) => None,
+            Ok(Some(_)) => Some(FilePlan::new(path, |text| {
+                plan_mcp_uninstall(text, MCP_SERVER_NAME)
+            })),
+            Err(e) => Some(Err(e)),
+        }
+    }
+
+    fn mcp_entry(&self) -> Result<Option<McpEntry>, FileError> {
+        let path = mcp_path(&mnemo_core::paths::home_dir().ok_or_else(no_home)?);
+        let Some(text) = settings_file::read(&path)? else {
+            return Ok(None);
+        };
+        find_mcp_entry(&text, MCP_SERVER_NAME).map_err(|e| FileError::invalid(&path, e))
+    }
+}
+
+/// OpenCode's global config file, where its MCP servers are registered.
+pub fn mcp_path(home: &Path) -> PathBuf {
+    config_dir(home).join("opencode.json")
+}
 
 /// The plugin's source, with `__MNEMO_BIN__` where the binary's path goes.
 const TEMPLATE: &str = include_str!("mnemo.js");
@@ -26,7 +122,7 @@ pub const MARKER: &str = "// mnemo-opencode-plugin";
 pub const FILE_NAME: &str = "mnemo.js";
 
 /// The oldest and first unsupported OpenCode versions.
-pub const MIN_VERSION: (u32, u32, u32) = (1, 1, 65);
+pub const MIN_VERSION: (u32, u32, u32) = (1, 4, 10);
 pub const MAX_MAJOR: u32 = 1;
 
 /// OpenCode's global config directory: `$XDG_CONFIG_HOME/opencode`, else `~/.config/opencode`.
@@ -97,13 +193,18 @@ pub fn plan_uninstall(existing: &str) -> SettingsEdit {
     }
 }
 
-/// The mnemo binary an installed plugin runs, as (event, command) like the hook planners give.
+/// What an installed plugin forwards, as (event, command) like the hook planners give: every
+/// event of the host row, each to the binary the plugin runs.
 pub fn find_plugin(existing: &str) -> Vec<(String, String)> {
-    if is_mnemo_plugin(existing) {
-        vec![("plugin".to_owned(), binary_of(existing))]
-    } else {
-        Vec::new()
+    if !is_mnemo_plugin(existing) {
+        return Vec::new();
     }
+    let command = format!("{} hook opencode", binary_of(existing));
+    host(Platform::OpenCode)
+        .events
+        .iter()
+        .map(|e| (e.name.to_owned(), command.clone()))
+        .collect()
 }
 
 fn binary_of(plugin: &str) -> String {
@@ -149,7 +250,7 @@ pub fn support(version_output: &str) -> Support {
             version,
             format!(
                 "mnemo's plugin needs OpenCode {min_major}.{min_minor}.{min_patch} or later \
-                 (older versions do not pass a tool's arguments to plugins); upgrade OpenCode"
+                 (older versions load plugins of another shape); upgrade OpenCode"
             ),
         )
     } else if parts.0 > MAX_MAJOR {
@@ -197,10 +298,9 @@ mod tests {
         let moved = plan_install(&first.new_text, "/usr/bin/mnemo").unwrap();
         assert_eq!(moved.changes[0].kind, ChangeKind::Updated);
         assert_eq!(plan_uninstall(&moved.new_text).new_text, "");
-        assert_eq!(
-            find_plugin(&first.new_text),
-            vec![("plugin".into(), "/bin/mnemo".into())]
-        );
+        let found = find_plugin(&first.new_text);
+        assert_eq!(found.len(), host(Platform::OpenCode).events.len());
+        assert!(found.iter().all(|(_, c)| c == "/bin/mnemo hook opencode"));
         let foreign = "export const Other = async () => ({})\n";
         assert!(plan_install(foreign, "/bin/mnemo").is_err());
         assert_eq!(plan_uninstall(foreign).new_text, foreign);
@@ -210,11 +310,11 @@ mod tests {
     fn versions() {
         assert_eq!(support("1.18.33\n"), Support::Supported("1.18.33".into()));
         assert_eq!(
-            support("opencode v1.1.65"),
-            Support::Supported("1.1.65".into())
+            support("opencode v1.4.10"),
+            Support::Supported("1.4.10".into())
         );
         assert!(
-            matches!(support("1.1.1"), Support::Unsupported(v, why) if v == "1.1.1" && why.contains("1.1.65"))
+            matches!(support("1.3.17"), Support::Unsupported(v, why) if v == "1.3.17" && why.contains("1.4.10"))
         );
         assert!(
             matches!(support("2.0.0-beta.1"), Support::Unsupported(_, why) if why.contains("1.x"))
