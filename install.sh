@@ -1,5 +1,5 @@
 #!/bin/sh
-# Builds mnemo, installs the binary with cargo, and wires it into Claude Code
+# Builds mnemo, installs the binary with cargo, and wires it into the agents found (Claude Code, Codex)
 # (hooks in settings.json, the MCP server in ~/.claude.json).
 #
 #   ./install.sh              # user scope: ~/.claude/settings.json

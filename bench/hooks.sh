@@ -3,6 +3,7 @@
 #
 #   bench/hooks.sh                 # builds the release binary (static on Linux glibc, as install.sh does)
 #   MNEMO_BIN=/path/to/mnemo bench/hooks.sh
+#   bench/hooks.sh hosts           # every host's capture hook, and `mnemo install` of every host
 #
 # Needs hyperfine (apt-get install hyperfine) and python3. hyperfine runs each
 # command through sh and subtracts the shell's own start-up, so `< payload`
@@ -41,6 +42,49 @@ for name in ["PreToolUse.Bash", "SessionStart"]:
 PY
 
 export MNEMO_NO_WORKER=1
+
+# `hosts`: each host's PostToolUse capture (recorded payloads in
+# bench/payloads), store held open, beside /bin/true; then `mnemo install
+# --platform all` into a fresh HOME with every host present, and again over
+# an installed one.
+if [[ "${1:-}" == hosts ]]; then
+    MNEMO_DATA_DIR="$work/held" "$MNEMO_BIN" hook claude-code SessionStart < "$work/SessionStart.json" >/dev/null
+    python3 -c 'import sqlite3,sys,time; c=sqlite3.connect(sys.argv[1]); c.execute("select count(*) from sessions").fetchall(); time.sleep(3600)' "$work/held/mnemo.db" &
+    holder=$!
+    sleep 0.3
+    runs=(-n '/bin/true' "/bin/true < $work/post.json"
+          -n 'claude-code' "MNEMO_DATA_DIR=$work/held $MNEMO_BIN hook claude-code PostToolUse < $work/post.json")
+    for payload in bench/payloads/*.PostToolUse.json; do
+        host="$(basename "$payload" .PostToolUse.json)"
+        label="$host"
+        if MNEMO_DATA_DIR="$work/held" "$MNEMO_BIN" hook "$host" PostToolUse < "$payload" 2>&1 >/dev/null | grep -q 'not supported yet'; then
+            label="$host (no adapter yet: stdin drained, nothing stored)"
+        fi
+        runs+=(-n "$label" "MNEMO_DATA_DIR=$work/held $MNEMO_BIN hook $host PostToolUse < $payload")
+    done
+    mkdir -p "$work/bin"
+    for program in claude codex gemini cursor-agent opencode; do
+        printf '#!/bin/sh\n' > "$work/bin/$program"; chmod +x "$work/bin/$program"
+    done
+    install_env="env -i PATH=$work/bin HOME=$work/ihome MNEMO_DATA_DIR=$work/idata"
+    hyperfine --warmup 20 --min-runs 300 --export-json "$work/result.json" "${runs[@]}"
+    hyperfine --warmup 5 --min-runs 100 --export-json "$work/fresh.json" \
+        --prepare "rm -rf $work/ihome $work/idata" \
+        -n 'install, fresh HOME, every host present' "$install_env $MNEMO_BIN install --no-import >/dev/null"
+    hyperfine --warmup 5 --min-runs 100 --export-json "$work/again.json" \
+        -n 'install again (nothing to change)' "$install_env $MNEMO_BIN install --no-import >/dev/null"
+    python3 - "$work/result.json" "$work/fresh.json" "$work/again.json" <<'PY'
+import json, sys
+results = [r for f in sys.argv[1:] for r in json.load(open(f))["results"]]
+base = results[0]["median"]
+print("| command | median | mean ± σ | × /bin/true (median) |")
+print("|---|---:|---:|---:|")
+for r in results:
+    print(f"| {r['command']} | {r['median']*1e3:.2f} ms | {r['mean']*1e3:.2f} ± {r['stddev']*1e3:.2f} ms | {r['median']/base:.1f} |")
+PY
+    exit 0
+fi
+
 for store in sole held; do
     MNEMO_DATA_DIR="$work/$store" "$MNEMO_BIN" hook claude-code SessionStart < "$work/SessionStart.json" >/dev/null
 done

@@ -495,3 +495,35 @@ fn group_value(spec: &HookSpec) -> CstInputValue {
     group.push(("hooks".to_string(), CstInputValue::Array(vec![handler])));
     CstInputValue::Object(group)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(host: &str, event: &str) -> HookSpec {
+        HookSpec {
+            event: event.to_owned(),
+            matcher: None,
+            command: format!("/bin/mnemo hook {host} {event}"),
+            timeout_secs: 10,
+        }
+    }
+
+    #[test]
+    fn each_host_owns_only_its_own_entries() {
+        let claude = plan_install_for("claude-code", "", &[spec("claude-code", "Stop")]).unwrap();
+        let both = plan_install_for("codex", &claude.new_text, &[spec("codex", "Stop")]).unwrap();
+        assert_eq!(
+            both.changes.len(),
+            1,
+            "the Claude Code entry is not Codex's to update"
+        );
+        assert_eq!(
+            find_mnemo_hooks_for("codex", &both.new_text).unwrap(),
+            [("Stop".to_owned(), "/bin/mnemo hook codex Stop".to_owned())]
+        );
+        let without_codex = plan_uninstall_for("codex", &both.new_text).unwrap();
+        assert_eq!(without_codex.new_text, claude.new_text);
+        assert_eq!(find_mnemo_hooks(&without_codex.new_text).unwrap().len(), 1);
+    }
+}

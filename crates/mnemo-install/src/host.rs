@@ -152,21 +152,25 @@ pub fn plan_unhooks_json(path: PathBuf, host: Platform) -> Result<Option<FilePla
     .map(Some)
 }
 
+/// Every install module, in the host table's order; adding a host adds one here.
+static INSTALLERS: &[&dyn Installer] = &[
+    &crate::claude_code::INSTALLER,
+    &crate::codex::INSTALLER,
+    &crate::gemini::INSTALLER,
+    &crate::cursor::INSTALLER,
+    &crate::opencode::INSTALLER,
+];
+
 /// Every install module, in the host table's order.
-pub fn installers() -> [&'static dyn Installer; 5] {
-    [
-        &crate::claude_code::INSTALLER,
-        &crate::codex::INSTALLER,
-        &crate::gemini::INSTALLER,
-        &crate::cursor::INSTALLER,
-        &crate::opencode::INSTALLER,
-    ]
+pub fn installers() -> &'static [&'static dyn Installer] {
+    INSTALLERS
 }
 
 /// The install module of `platform`, if mnemo can be installed there.
 pub fn installer(platform: Platform) -> Option<&'static dyn Installer> {
-    installers()
-        .into_iter()
+    INSTALLERS
+        .iter()
+        .copied()
         .find(|i| i.host().platform == platform)
 }
 

@@ -13,6 +13,9 @@
 //!   registry into a cache shared by all test processes ([`claude_binary`]),
 //!   and [`ClaudeRun`], which runs it headless against a [`StandIn`] with the
 //!   recipe in `shared/docs/claude-code-e2e.md`.
+//! - [`codex`]: the real Codex CLI, installed the same way ([`codex_binary`]),
+//!   and [`CodexRun`], which runs `codex exec` against a [`StandIn`] serving
+//!   the OpenAI Responses API.
 //! - [`sandbox`]: [`Sandbox`], a throw-away directory with a fake `HOME`, a
 //!   mnemo data dir and a project dir, and [`git_init`] for real git repos.
 //!
@@ -21,6 +24,7 @@
 //! runtime on its own thread.
 
 pub mod claude_code;
+pub mod codex;
 pub mod gemini;
 pub mod llm;
 pub mod npm;
@@ -28,6 +32,7 @@ mod process;
 pub mod sandbox;
 
 pub use claude_code::{CLAUDE_CODE_VERSION, ClaudeOutput, ClaudeRun, claude_binary, claude_dir};
+pub use codex::{CODEX_VERSION, CodexOutput, CodexRun, codex_binary, codex_dir};
 pub use gemini::{GEMINI_CLI_VERSION, GeminiOutput, GeminiRun, gemini_binary};
 pub use llm::{Block, RecordedRequest, Reply, StandIn, StandInBuilder, Step, Usage};
 pub use sandbox::{Sandbox, git_init};

@@ -37,7 +37,30 @@ pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
     input.platform = Platform::Codex;
     let turn_id = lenient_string(payload.get("turn_id"));
     normalize_event(&mut input.event, host(Platform::Codex), turn_id);
+    input.event = failure_of(input.event);
     input
+}
+
+/// Codex has no PostToolUseFailure: a tool whose output starts with
+/// `Exit code: N` (N not 0, as `apply_patch` reports) failed. (A failed
+/// `exec_command` carries no exit code in 0.169's hook payload.)
+fn failure_of(event: HookEvent) -> HookEvent {
+    let HookEvent::PostToolUse { call, response } = event else {
+        return event;
+    };
+    let code = response
+        .as_str()
+        .and_then(|r| r.strip_prefix("Exit code: "))
+        .and_then(|r| r.lines().next())
+        .and_then(|n| n.trim().parse::<i64>().ok());
+    match code {
+        Some(code) if code != 0 => HookEvent::PostToolUseFailure {
+            error: response.as_str().unwrap_or_default().to_owned(),
+            call,
+            interrupted: false,
+        },
+        _ => HookEvent::PostToolUse { call, response },
+    }
 }
 
 fn parse_salvaged(raw: &[u8], event_arg: Option<&str>, env: &Env, note: String) -> HookInput {
@@ -293,6 +316,26 @@ mod tests {
             Some("019a4c2e-8f3a-7b21-a4c9-5e1d8b2f7c60")
         );
         assert_eq!(input.platform, Platform::Codex);
+    }
+
+    #[test]
+    fn a_nonzero_exit_code_is_a_failure() {
+        let mut payload = fixture("PostToolUse.apply_patch.json");
+        payload["tool_response"] = json!(
+            "Exit code: 1\nWall time: 0 seconds\nOutput:\nverification failed: no such file\n"
+        );
+        let input = parse(&payload, None, &Env::default());
+        let HookEvent::PostToolUseFailure { call, error, .. } = &input.event else {
+            panic!("{input:?}")
+        };
+        assert_eq!(call.name, "apply_patch");
+        assert!(error.contains("verification failed"), "{error}");
+        let ok = parse(
+            &fixture("PostToolUse.apply_patch.json"),
+            None,
+            &Env::default(),
+        );
+        assert!(matches!(ok.event, HookEvent::PostToolUse { .. }));
     }
 
     #[test]

@@ -16,6 +16,8 @@
 //! - `POST /v1beta/models/<model>:streamGenerateContent` (and
 //!   `:generateContent`, `:countTokens`): the Gemini API, for Gemini CLI
 //!   (see [`gemini`]).
+//! - `POST /v1/responses` and `POST /responses`: OpenAI Responses, as the
+//!   events Codex CLI streams (see `responses.rs`).
 //! - anything else: `404` with a JSON error.
 //!
 //! Every request is recorded before it is answered ([`StandIn::requests`]).
@@ -31,6 +33,7 @@ mod gemini;
 mod openai;
 mod reply;
 mod request;
+mod responses;
 
 use std::collections::BTreeMap;
 use std::net::{SocketAddr, TcpListener as StdTcpListener};
@@ -381,6 +384,7 @@ enum Route {
     GeminiStream,
     GeminiGenerate,
     GeminiCountTokens,
+    Responses,
     NotFound,
 }
 
@@ -393,6 +397,7 @@ impl Route {
             "/v1/messages" => Route::Messages,
             "/v1/messages/count_tokens" => Route::CountTokens,
             "/v1/chat/completions" | "/chat/completions" => Route::ChatCompletions,
+            "/v1/responses" | "/responses" => Route::Responses,
             other => match gemini::method_of(other) {
                 Some(gemini::Method::Stream) => Route::GeminiStream,
                 Some(gemini::Method::Generate) => Route::GeminiGenerate,
@@ -516,7 +521,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
     let route = Route::of(&request);
 
     if !shared.authorized(&request) {
-        let body = if route == Route::ChatCompletions {
+        let body = if matches!(route, Route::ChatCompletions | Route::Responses) {
             json!({"error": {"message": "stand-in: incorrect API key provided",
                              "type": "invalid_request_error", "param": null,
                              "code": "invalid_api_key"}})
@@ -547,7 +552,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
                 ),
             ),
         ),
-        Route::Messages | Route::ChatCompletions | Route::GeminiStream => {
+        Route::Messages | Route::ChatCompletions | Route::Responses | Route::GeminiStream => {
             let reply = shared.choose(&request);
             match settle(reply).await {
                 Settled::Raw {
@@ -615,7 +620,9 @@ fn outgoing(
             Block::ToolUse { name, input } => {
                 text_bytes += input.to_string().len();
                 let tool_id = match route {
-                    Route::ChatCompletions => format!("call_standin{:012}", next_id()),
+                    Route::ChatCompletions | Route::Responses => {
+                        format!("call_standin{:012}", next_id())
+                    }
                     _ => format!("toolu_01StandIn{:012}", next_id()),
                 };
                 OutBlock::ToolUse {
@@ -649,6 +656,7 @@ fn outgoing(
 fn render(request: &RecordedRequest, route: Route, message: &Outgoing) -> Response {
     match (route, request.is_stream()) {
         (Route::GeminiStream, _) => event_stream_response(gemini::message_sse(message)),
+        (Route::Responses, _) => event_stream_response(responses::response_sse(message)),
         (Route::ChatCompletions, false) => {
             json_response(StatusCode::OK, openai::completion_json(message, request))
         }

@@ -68,6 +68,16 @@ impl RecordedRequest {
             .unwrap_or(&[])
     }
 
+    /// The `input` array of a Responses request (empty if there is none).
+    pub fn input_items(&self) -> &[Value] {
+        self.json
+            .as_ref()
+            .and_then(|j| j.get("input"))
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+    }
+
     /// Names of the tools offered in the `tools` array (Anthropic `name` or
     /// OpenAI `function.name`).
     pub fn tool_names(&self) -> Vec<String> {
@@ -126,10 +136,19 @@ impl RecordedRequest {
     }
 
     /// The tool results the conversation carries: Anthropic `tool_result`
-    /// content blocks, OpenAI `role: "tool"` messages and Gemini
-    /// `functionResponse` parts, in order.
+    /// content blocks, OpenAI `role: "tool"` messages and Responses
+    /// `function_call_output` / `custom_tool_call_output` input items, in order.
     pub fn tool_results(&self) -> Vec<&Value> {
-        let mut out = Vec::new();
+        let mut out: Vec<&Value> = self
+            .input_items()
+            .iter()
+            .filter(|i| {
+                matches!(
+                    i.get("type").and_then(Value::as_str),
+                    Some("function_call_output" | "custom_tool_call_output")
+                )
+            })
+            .collect();
         let gemini_contents = self
             .json
             .as_ref()
@@ -219,6 +238,9 @@ fn content_text(value: &Value) -> String {
                 _ => r.to_string(),
             })
             .unwrap_or_default();
+    }
+    if let Some(Value::String(output)) = value.get("output") {
+        return output.clone();
     }
     match value.get("content") {
         Some(Value::String(s)) => s.clone(),

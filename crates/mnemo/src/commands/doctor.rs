@@ -132,15 +132,21 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
 
 fn print_report(data: &DataDir, checks: &[Check], verdict: Status) {
     println!("mnemo doctor ({})", data.root().display());
+    let width = checks
+        .iter()
+        .map(|c| c.name.len())
+        .max()
+        .unwrap_or(0)
+        .max(9);
     for c in checks {
         let mark = match c.status {
             Status::Ok => " ok ",
             Status::Warn => "warn",
             Status::Fail => "FAIL",
         };
-        println!("  [{mark}] {:<9} {}", c.name, c.detail);
+        println!("  [{mark}] {:<width$} {}", c.name, c.detail);
         if let Some(f) = &c.fix {
-            println!("         {:<9} fix: {f}", "");
+            println!("         {:<width$} fix: {f}", "");
         }
     }
     let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
@@ -523,7 +529,7 @@ fn private_paths(data: &DataDir) -> Vec<PathBuf> {
 /// this machine or mnemo is wired into them.
 fn host_checks(binary: &Path, fix: bool) -> Vec<Check> {
     let mut checks = Vec::new();
-    for installer in mnemo_install::installers() {
+    for &installer in mnemo_install::installers() {
         let host = installer.host();
         let claude = host.platform == Platform::ClaudeCode;
         let (hooks, wired) = check_hooks(installer, binary);

@@ -26,20 +26,22 @@ pub fn current_binary() -> anyhow::Result<PathBuf> {
 }
 
 /// The hosts `--platform` names, or those found on this machine.
+/// For uninstall (`wired_at`), the hosts with something of ours at that
+/// target's scope, and Claude Code always.
 pub fn chosen_hosts(
     names: &[String],
-    for_uninstall: bool,
+    wired_at: Option<&Target>,
 ) -> anyhow::Result<Vec<&'static dyn Installer>> {
     let all = mnemo_install::installers();
     if names.is_empty() {
         let found: Vec<_> = all
-            .into_iter()
-            .filter(|i| {
-                if for_uninstall {
-                    i.host().platform == Platform::ClaudeCode || has_anything(*i)
-                } else {
-                    i.host().is_present()
+            .iter()
+            .copied()
+            .filter(|i| match wired_at {
+                Some(target) => {
+                    i.host().platform == Platform::ClaudeCode || has_anything(*i, target)
                 }
+                None => i.host().is_present(),
             })
             .collect();
         return Ok(if found.is_empty() {
@@ -56,7 +58,10 @@ pub fn chosen_hosts(
                 Some(i) => vec![i],
                 None => anyhow::bail!(
                     "unknown platform `{name}`: expected {}, all, or a comma list",
-                    all.map(|i| i.host().platform.as_str()).join(", ")
+                    all.iter()
+                        .map(|i| i.host().platform.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             },
         };
@@ -72,14 +77,15 @@ pub fn chosen_hosts(
     Ok(chosen)
 }
 
-/// Does the host's user hook file or MCP registration hold anything of ours?
-fn has_anything(installer: &dyn Installer) -> bool {
+/// Does the host's hook file at the target's scope (or, at user scope, its
+/// MCP registration) hold anything of ours?
+fn has_anything(installer: &dyn Installer, target: &Target) -> bool {
     let hooks = installer
-        .hook_file(HostScope::User, Path::new("."))
+        .hook_file(target.scope, &target.project_dir)
         .and_then(|p| settings_file::read(&p).ok().flatten())
         .and_then(|text| installer.find_hooks(&text).ok())
         .is_some_and(|found| !found.is_empty());
-    hooks || matches!(installer.mcp_entry(), Ok(Some(_)))
+    hooks || (target.scope == HostScope::User && matches!(installer.mcp_entry(), Ok(Some(_))))
 }
 
 fn target(args: &InstallArgs) -> anyhow::Result<Target> {
@@ -103,7 +109,7 @@ enum Outcome {
 }
 
 pub fn install(args: &InstallArgs) -> anyhow::Result<i32> {
-    let hosts = chosen_hosts(&args.platform, false)?;
+    let hosts = chosen_hosts(&args.platform, None)?;
     let target = target(args)?;
     let data = DataDir::resolve()?;
     if args.platform.is_empty() && hosts.len() > 1 {
@@ -246,8 +252,8 @@ fn mnemo_on_path() -> bool {
 }
 
 pub fn uninstall(args: &InstallArgs) -> anyhow::Result<i32> {
-    let hosts = chosen_hosts(&args.platform, true)?;
     let target = target(args)?;
+    let hosts = chosen_hosts(&args.platform, Some(&target))?;
     let mut code = 0;
     for host in hosts {
         code = code.max(uninstall_host(host, &target, args)?);

@@ -1,0 +1,235 @@
+//! End to end with the real Codex CLI 0.169: `mnemo install --platform
+//! codex` into a fresh HOME, then `codex exec` runs scripted sessions
+//! against the stand-in Responses API. A session that writes and runs a file
+//! is captured and compressed; the next session's first model request
+//! carries the memory; and work a Claude Code session did in a repository
+//! reaches a Codex session in the same repository.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use mnemo_testkit::{CodexRun, RecordedRequest, Sandbox, StandIn, Step, git_init};
+use serde_json::Value;
+
+fn mnemo(sandbox: &Sandbox) -> Command {
+    common::sandbox_mnemo(sandbox)
+}
+
+/// Stops the worker the hooks started, whatever the test's outcome.
+struct StopWorker<'a>(&'a Sandbox);
+
+impl Drop for StopWorker<'_> {
+    fn drop(&mut self) {
+        let _ = mnemo(self.0).args(["worker", "stop"]).output();
+    }
+}
+
+/// The directory of the mnemo binary under test, for hooks that run `mnemo`.
+fn mnemo_dir() -> std::path::PathBuf {
+    std::path::Path::new(common::MNEMO)
+        .parent()
+        .expect("the binary has a directory")
+        .to_owned()
+}
+
+fn codex(sandbox: &Sandbox, server: &StandIn, prompt: &str) -> CodexRun {
+    CodexRun::new(
+        prompt,
+        sandbox.project(),
+        sandbox.home(),
+        server.openai_base_url(),
+    )
+    .env("MNEMO_DATA_DIR", sandbox.data())
+    .env("MNEMO_PORT", "0")
+    .env("MNEMO_WORKER_IDLE_EXIT_SECS", "120")
+    .path_prepend(mnemo_dir())
+}
+
+fn responses(server: &StandIn) -> Vec<RecordedRequest> {
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.route().ends_with("/responses"))
+        .collect()
+}
+
+fn install_codex(sandbox: &Sandbox) -> anyhow::Result<String> {
+    let out = mnemo(sandbox)
+        .args(["install", "--platform", "codex", "--no-import"])
+        .output()?;
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(stdout)
+}
+
+/// Waits until the worker has compressed every captured event into at
+/// least one observation and one summary.
+fn wait_compressed(sandbox: &Sandbox) -> anyhow::Result<()> {
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (pending, observations, summaries): (i64, i64, i64) = db.query_row(
+            "SELECT (SELECT count(*) FROM events WHERE status != 'done'),
+                    (SELECT count(*) FROM observations), (SELECT count(*) FROM summaries)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        if pending == 0 && observations > 0 && summaries > 0 {
+            return Ok(());
+        }
+        assert!(
+            Instant::now() < deadline,
+            "worker did not compress: {pending} pending, {observations} observations, \
+             {summaries} summaries; log: {}",
+            std::fs::read_to_string(sandbox.data().join("logs/worker.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_codex_session_is_captured_compressed_and_remembered_next_time() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    install_codex(&sandbox)?;
+    let _stop = StopWorker(&sandbox);
+    let hooks = std::fs::read_to_string(sandbox.home().join(".codex/hooks.json"))?;
+    assert!(hooks.contains("hook codex PostToolUse"), "{hooks}");
+
+    let ledger = project.join("ledger.py");
+    let session1 = StandIn::with_script([
+        Step::write(
+            &ledger,
+            "def settle_invoice(invoice):\n    return invoice.total - invoice.paid\n",
+        ),
+        Step::bash("python3 -c 'import ledger; print(ledger.settle_invoice)'"),
+        Step::text("Added settle_invoice to ledger.py."),
+    ]);
+    let out = codex(
+        &sandbox,
+        &session1,
+        "add a function that settles an invoice",
+    )
+    .run()?;
+    out.expect_success();
+    assert!(ledger.exists(), "apply_patch did not run: {}", out.stderr);
+
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    let (platform, prompts): (String, i64) =
+        db.query_row("SELECT platform, prompt_count FROM sessions", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    assert_eq!((platform.as_str(), prompts), ("codex", 1));
+    let mut stmt = db.prepare("SELECT kind, tool_name, files_modified FROM events ORDER BY id")?;
+    let events: Vec<(String, Option<String>, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    let tools: Vec<Option<&str>> = events.iter().map(|e| e.1.as_deref()).collect();
+    assert_eq!(
+        tools,
+        [Some("apply_patch"), Some("Bash"), None],
+        "{events:?}"
+    );
+    let modified: Value = serde_json::from_str(&events[0].2)?;
+    assert_eq!(modified[0], ledger.to_string_lossy().as_ref());
+    drop(stmt);
+
+    wait_compressed(&sandbox)?;
+    let title: String = db.query_row(
+        "SELECT title FROM observations WHERE files_modified LIKE '%ledger.py%'",
+        [],
+        |r| r.get(0),
+    )?;
+
+    let session2 = StandIn::with_script([Step::text("We added settle_invoice last time.")]);
+    codex(&sandbox, &session2, "what did we do last time?")
+        .run()?
+        .expect_success();
+    let first = &responses(&session2)[0];
+    assert!(
+        first.body_contains("<mnemo-context>") && first.body_contains(&title),
+        "session 1's observation {title:?} missing from the first request: {}",
+        first.body
+    );
+    assert!(
+        first.body_contains("add a function that settles an invoice"),
+        "session 1's request missing from the first request: {}",
+        first.body
+    );
+    Ok(())
+}
+
+#[test]
+fn what_claude_code_did_in_a_repository_reaches_codex_there() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    let out = mnemo(&sandbox)
+        .args(["install", "--platform", "claude-code,codex", "--no-import"])
+        .output()?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{stdout}");
+    assert!(
+        stdout.contains("mnemo install: Claude Code")
+            && stdout.contains("mnemo install: Codex CLI"),
+        "{stdout}"
+    );
+    let _stop = StopWorker(&sandbox);
+
+    // Claude Code works in the repository.
+    let billing = project.join("billing.py");
+    let claude = StandIn::with_script([
+        Step::write(
+            &billing,
+            "def late_fee(amount_cents, days_late):\n    return amount_cents * min(days_late, 30) // 100\n",
+        ),
+        Step::bash("python3 -c 'import billing'"),
+        Step::text("Added late_fee to billing.py, capped at 30 days."),
+    ]);
+    sandbox
+        .claude(&claude.base_url(), "add a late fee capped at 30 days")
+        .env("MNEMO_PORT", "0")
+        .env("MNEMO_WORKER_IDLE_EXIT_SECS", "120")
+        .max_turns(8)
+        .run()?
+        .expect_success();
+    wait_compressed(&sandbox)?;
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    let title: String = db.query_row(
+        "SELECT title FROM observations WHERE files_modified LIKE '%billing.py%'",
+        [],
+        |r| r.get(0),
+    )?;
+
+    // Codex, next, in the same repository: its first request has it.
+    let server = StandIn::with_script([Step::text("Claude Code added late_fee earlier.")]);
+    codex(&sandbox, &server, "what happened here before?")
+        .run()?
+        .expect_success();
+    let first = &responses(&server)[0];
+    assert!(
+        first.body_contains("<mnemo-context>") && first.body_contains(&title),
+        "Claude Code's observation {title:?} missing from Codex's first request: {}",
+        first.body
+    );
+    assert!(
+        first.body_contains("add a late fee capped at 30 days"),
+        "Claude Code's request missing: {}",
+        first.body
+    );
+    let projects: i64 = db.query_row("SELECT count(*) FROM projects", [], |r| r.get(0))?;
+    assert_eq!(projects, 1, "one project, whichever agent ran there");
+    let platforms: Vec<String> = db
+        .prepare("SELECT platform FROM sessions ORDER BY id")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    assert_eq!(platforms, ["claude-code", "codex"]);
+    Ok(())
+}
