@@ -230,6 +230,8 @@ const CODEX_EVENTS: &[EventRow] = &[
     },
 ];
 
+/// `BeforeTool` is left out: Gemini takes no context there, so mnemo has
+/// nothing to say before a tool runs.
 const GEMINI_EVENTS: &[EventRow] = &[
     EventRow {
         name: "SessionStart",
@@ -239,11 +241,6 @@ const GEMINI_EVENTS: &[EventRow] = &[
     EventRow {
         name: "BeforeAgent",
         moment: Moment::UserPrompt,
-        matcher: Some("*"),
-    },
-    EventRow {
-        name: "BeforeTool",
-        moment: Moment::PreToolUse,
         matcher: Some("*"),
     },
     EventRow {
@@ -263,6 +260,10 @@ const GEMINI_EVENTS: &[EventRow] = &[
     },
 ];
 
+/// No `preToolUse` (Cursor takes no context there), and `afterAgentResponse`
+/// rather than `stop` for the end of a turn: it carries the agent's answer.
+/// Older builds' `afterShellExecution` / `afterFileEdit` are understood by the
+/// adapter but not installed, since `postToolUse` reports the same calls.
 const CURSOR_EVENTS: &[EventRow] = &[
     EventRow {
         name: "sessionStart",
@@ -272,11 +273,6 @@ const CURSOR_EVENTS: &[EventRow] = &[
     EventRow {
         name: "beforeSubmitPrompt",
         moment: Moment::UserPrompt,
-        matcher: None,
-    },
-    EventRow {
-        name: "preToolUse",
-        moment: Moment::PreToolUse,
         matcher: None,
     },
     EventRow {
@@ -290,7 +286,7 @@ const CURSOR_EVENTS: &[EventRow] = &[
         matcher: None,
     },
     EventRow {
-        name: "stop",
+        name: "afterAgentResponse",
         moment: Moment::TurnEnd,
         matcher: None,
     },
@@ -301,20 +297,18 @@ const CURSOR_EVENTS: &[EventRow] = &[
     },
 ];
 
+/// What mnemo's OpenCode plugin forwards (its `hook_event_name`s): the
+/// first system prompt of a session, `chat.message`, `tool.execute.after`,
+/// and the `session.idle` / `session.deleted` events.
 const OPENCODE_EVENTS: &[EventRow] = &[
     EventRow {
-        name: "session.created",
+        name: "session.start",
         moment: Moment::SessionStart,
         matcher: None,
     },
     EventRow {
         name: "chat.message",
         moment: Moment::UserPrompt,
-        matcher: None,
-    },
-    EventRow {
-        name: "tool.execute.before",
-        moment: Moment::PreToolUse,
         matcher: None,
     },
     EventRow {
@@ -415,6 +409,8 @@ pub static HOSTS: [Host; 6] = [
     Host {
         platform: Platform::Gemini,
         name: "Gemini CLI",
+        // `GEMINI_CLI_HOME` replaces the home directory (`$GEMINI_CLI_HOME/.gemini`),
+        // which the install module reads.
         config_home: Some(ConfigHome {
             default_dir: ".gemini",
             env: None,
@@ -454,6 +450,7 @@ pub static HOSTS: [Host; 6] = [
             ("list_directory", "LS"),
             ("web_fetch", "WebFetch"),
             ("google_web_search", "WebSearch"),
+            ("invoke_agent", "Agent"),
         ],
         context: ContextReply::HookSpecificOutput { strict: false },
         timeout: HookTimeout {
@@ -498,6 +495,8 @@ pub static HOSTS: [Host; 6] = [
             ("Read", "Read"),
             ("Write", "Write"),
             ("Grep", "Grep"),
+            ("Glob", "Glob"),
+            ("LS", "LS"),
             ("Delete", "Delete"),
             ("Task", "Agent"),
         ],
@@ -517,12 +516,12 @@ pub static HOSTS: [Host; 6] = [
         hook_files: &[
             ConfigFile {
                 scope: Scope::User,
-                path: "plugin/mnemo.js",
+                path: "plugins/mnemo.js",
                 format: Format::Script,
             },
             ConfigFile {
                 scope: Scope::Project,
-                path: ".opencode/plugin/mnemo.js",
+                path: ".opencode/plugins/mnemo.js",
                 format: Format::Script,
             },
         ],
@@ -544,11 +543,14 @@ pub static HOSTS: [Host; 6] = [
             ("glob", "Glob"),
             ("grep", "Grep"),
             ("list", "LS"),
+            ("multiedit", "MultiEdit"),
             ("patch", "apply_patch"),
+            ("apply_patch", "apply_patch"),
             ("webfetch", "WebFetch"),
+            ("websearch", "WebSearch"),
             ("task", "Agent"),
         ],
-        context: ContextReply::None,
+        context: ContextReply::FlatSnakeCase,
         timeout: SECONDS_10,
         project_dir_env: &[],
         session_id_env: &[],

@@ -89,6 +89,11 @@ pub trait Installer: Sync {
     /// mnemo's hook entries in the text of a hook file, as (event, command).
     fn find_hooks(&self, text: &str) -> Result<Vec<(String, String)>, ParseError>;
 
+    /// The file the MCP server is registered in (user scope), as this host reads it.
+    fn mcp_file(&self) -> Option<PathBuf> {
+        self.host().mcp_file()
+    }
+
     /// Registers the MCP server (user scope). None: the host registers none.
     fn plan_mcp(&self, target: &Target) -> Option<Result<FilePlan, FileError>>;
 
@@ -148,7 +153,13 @@ pub fn plan_unhooks_json(path: PathBuf, host: Platform) -> Result<Option<FilePla
 }
 
 /// Every install module, in the host table's order; adding a host adds one here.
-static INSTALLERS: &[&dyn Installer] = &[&crate::claude_code::INSTALLER, &crate::codex::INSTALLER];
+static INSTALLERS: &[&dyn Installer] = &[
+    &crate::claude_code::INSTALLER,
+    &crate::codex::INSTALLER,
+    &crate::gemini::INSTALLER,
+    &crate::cursor::INSTALLER,
+    &crate::opencode::INSTALLER,
+];
 
 /// Every install module, in the host table's order.
 pub fn installers() -> &'static [&'static dyn Installer] {

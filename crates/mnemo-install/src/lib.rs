@@ -29,10 +29,13 @@
 pub mod claude_code;
 pub mod codex;
 mod command;
+pub mod cursor;
 mod edit;
+pub mod gemini;
 pub mod hooks_json;
 pub mod host;
 mod jsonc;
+pub mod opencode;
 pub mod settings_file;
 
 /// The name mnemo's MCP server is registered under in every host.

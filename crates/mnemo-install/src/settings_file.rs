@@ -256,14 +256,15 @@ fn write_atomic_inner(
     })
 }
 
-/// Removes `path` when it holds nothing but an empty JSON object (what
-/// uninstall leaves of a file that install created); true when removed.
+/// Removes `path` when it holds nothing but an empty JSON object, or nothing
+/// at all (what uninstall leaves of a file that install created: a settings
+/// file, an OpenCode plugin); true when removed.
 pub fn remove_if_empty(path: &Path) -> Result<bool, FileError> {
     let Some(text) = read(path)? else {
         return Ok(false);
     };
     let bare: String = text.chars().filter(|c| !c.is_whitespace()).collect();
-    if bare != "{}" {
+    if bare != "{}" && !bare.is_empty() {
         return Ok(false);
     }
     fs::remove_file(path).map_err(|source| FileError::Write {

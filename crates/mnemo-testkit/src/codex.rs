@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use crate::claude_code::{describe, run_with_timeout, tail};
+use crate::process::{describe, run_with_timeout, tail};
 
 /// The Codex CLI version the tests pin.
 pub const CODEX_VERSION: &str = "0.169.0";

@@ -25,10 +25,16 @@
 
 pub mod claude_code;
 pub mod codex;
+pub mod gemini;
 pub mod llm;
+pub mod npm;
+pub mod opencode;
+mod process;
 pub mod sandbox;
 
 pub use claude_code::{CLAUDE_CODE_VERSION, ClaudeOutput, ClaudeRun, claude_binary, claude_dir};
 pub use codex::{CODEX_VERSION, CodexOutput, CodexRun, codex_binary, codex_dir};
+pub use gemini::{GEMINI_CLI_VERSION, GeminiOutput, GeminiRun, gemini_binary};
 pub use llm::{Block, RecordedRequest, Reply, StandIn, StandInBuilder, Step, Usage};
+pub use opencode::{OPENCODE_VERSION, OpenCodeOutput, OpenCodeRun, opencode_binary};
 pub use sandbox::{Sandbox, git_init};

@@ -7,9 +7,17 @@
 //! Platforms without an adapter answer with a no-op, so that a misconfigured
 //! host never sees an error from us, and each of their events is logged as
 //! ignored (see [`is_supported`]), which `mnemo doctor` counts.
+//!
+//! Cursor also runs the hooks of `.claude/settings.json`: a Cursor payload
+//! arriving on `mnemo hook claude-code` is recognised by its own fields
+//! ([`cursor::is_cursor_payload`]) and read as Cursor's, so that the event
+//! has the same session and tool ids whichever install delivered it.
 
 pub mod claude_code;
 pub mod codex;
+pub mod cursor;
+pub mod gemini;
+pub mod opencode;
 
 use mnemo_core::host::Host;
 use mnemo_core::model::Platform;
@@ -40,6 +48,9 @@ pub static ADAPTERS: &[Adapter] = &[
         ..claude_code::ADAPTER
     },
     codex::ADAPTER,
+    gemini::ADAPTER,
+    cursor::ADAPTER,
+    opencode::ADAPTER,
 ];
 
 /// The adapter of `platform`, if it has one.
@@ -156,6 +167,37 @@ pub(crate) fn salvage_field(raw: &[u8], key: &str, from_end: bool) -> Option<Str
     None
 }
 
+/// The top-level string fields `keys` of a payload too large (or too broken)
+/// to parse, found in its raw bytes (`from_end`: fields a host writes after
+/// the possibly huge tool output), and `input_keys` gathered into a
+/// `tool_input` object: enough for an adapter's own parser to keep the
+/// event's identifiers.
+pub(crate) fn salvaged_payload(
+    raw: &[u8],
+    keys: &[&str],
+    from_end: &[&str],
+    input_keys: &[&str],
+) -> Value {
+    let mut payload = serde_json::Map::new();
+    for (key, last) in keys
+        .iter()
+        .map(|k| (k, false))
+        .chain(from_end.iter().map(|k| (k, true)))
+    {
+        if let Some(v) = salvage_field(raw, key, last) {
+            payload.insert((*key).to_owned(), Value::String(v));
+        }
+    }
+    let mut input = serde_json::Map::new();
+    for key in input_keys {
+        if let Some(v) = salvage_field(raw, key, false) {
+            input.insert((*key).to_owned(), Value::String(v));
+        }
+    }
+    payload.insert("tool_input".to_owned(), Value::Object(input));
+    Value::Object(payload)
+}
+
 /// Does this platform have an adapter? Events of the others are not
 /// captured, and said so.
 pub fn is_supported(platform: Platform) -> bool {
@@ -165,6 +207,10 @@ pub fn is_supported(platform: Platform) -> bool {
 /// Parses a payload for `platform`. Platforms without an adapter get an
 /// inert input.
 pub fn parse(platform: Platform, payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
+    if platform == Platform::ClaudeCode && cursor::is_cursor_payload(payload) {
+        let env = Env::for_host(mnemo_core::host::host(Platform::Cursor));
+        return cursor::parse(payload, event_arg, &env);
+    }
     match adapter(platform) {
         Some(a) => {
             let mut input = (a.parse)(payload, event_arg, env);

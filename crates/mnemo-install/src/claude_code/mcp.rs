@@ -8,6 +8,7 @@ use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp};
 
 use crate::command::shell_quote;
 use crate::edit::{Change, ChangeKind, ParseError, SettingsEdit};
+use crate::host::McpEntry;
 use crate::jsonc::{Document, describe, removal_drops_comments_outside, string_property};
 
 /// Register the stdio MCP server `name` running `command args...`, adding or updating
@@ -21,6 +22,36 @@ pub fn plan_mcp_install(
     command: &str,
     args: &[String],
 ) -> Result<SettingsEdit, ParseError> {
+    plan(existing, name, command, args, Style::ClaudeStdio)
+}
+
+/// Register the MCP server `name` as `{"command": ..., "args": [...]}` only: the entry Gemini CLI
+/// (`settings.json`) and Cursor (`mcp.json`) read, which know no `type` key for stdio servers.
+/// Removal is [`plan_mcp_uninstall`], the same for every `mcpServers` file.
+pub fn plan_mcp_install_plain(
+    existing: &str,
+    name: &str,
+    command: &str,
+    args: &[String],
+) -> Result<SettingsEdit, ParseError> {
+    plan(existing, name, command, args, Style::Plain)
+}
+
+/// The keys an entry carries besides `command` and `args`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Style {
+    /// `"type": "stdio"` and an `env` object, as `claude mcp add` writes.
+    ClaudeStdio,
+    Plain,
+}
+
+fn plan(
+    existing: &str,
+    name: &str,
+    command: &str,
+    args: &[String],
+    style: Style,
+) -> Result<SettingsEdit, ParseError> {
     let doc = Document::parse(existing)?;
     let servers = match doc.existing_root_object()? {
         Some(root) => servers_object(&doc, &root)?.map(|(_, servers)| servers),
@@ -33,22 +64,23 @@ pub fn plan_mcp_install(
     let args_value = || CstInputValue::Array(args.iter().map(|a| a.as_str().into()).collect());
     let kind = match (&servers, entry) {
         (None, _) => {
-            let server = (name.to_string(), server_value(command, args_value()));
+            let server = (name.to_string(), server_value(command, args_value(), style));
             doc.root_object_or_create()
                 .append("mcpServers", CstInputValue::Object(vec![server]));
             ChangeKind::Added
         }
         (Some(servers), None) => {
-            servers.append(name, server_value(command, args_value()));
+            servers.append(name, server_value(command, args_value(), style));
             ChangeKind::Added
         }
         (Some(_), Some(prop)) => match prop.object_value() {
             None => {
-                prop.set_value(server_value(command, args_value()));
+                prop.set_value(server_value(command, args_value(), style));
                 ChangeKind::Updated
             }
             Some(server) => {
-                let mut updated = set_string(&server, "type", "stdio");
+                let mut updated =
+                    style == Style::ClaudeStdio && set_string(&server, "type", "stdio");
                 updated |= set_string(&server, "command", command);
                 let wanted_args = serde_json::Value::from(args.to_vec());
                 match server.get("args") {
@@ -62,7 +94,7 @@ pub fn plan_mcp_install(
                         updated = true;
                     }
                 }
-                if server.get("env").is_none() {
+                if style == Style::ClaudeStdio && server.get("env").is_none() {
                     server.append("env", CstInputValue::Object(Vec::new()));
                     updated = true;
                 }
@@ -130,6 +162,22 @@ pub fn plan_mcp_uninstall(existing: &str, name: &str) -> Result<SettingsEdit, Pa
     })
 }
 
+/// The server `name` registered in the `mcpServers` of a JSONC file (`{"command", "args"}`), as
+/// the host would read it; None when the file has none.
+pub fn find_mcp_server(existing: &str, name: &str) -> Result<Option<McpEntry>, ParseError> {
+    let doc = Document::parse(existing)?;
+    let Some(root) = doc.existing_root_object()? else {
+        return Ok(None);
+    };
+    let Some((_, servers)) = servers_object(&doc, &root)? else {
+        return Ok(None);
+    };
+    let server = doc
+        .unique_property(&servers, name, &format!("mcpServers.{name}"))?
+        .and_then(|prop| prop.to_serde_value());
+    Ok(super::install::json_entry(server.as_ref()))
+}
+
 fn unchanged(existing: &str) -> SettingsEdit {
     SettingsEdit {
         new_text: existing.to_string(),
@@ -160,13 +208,19 @@ fn servers_object(
     }
 }
 
-fn server_value(command: &str, args: CstInputValue) -> CstInputValue {
-    CstInputValue::Object(vec![
-        ("type".to_string(), "stdio".into()),
-        ("command".to_string(), command.into()),
-        ("args".to_string(), args),
-        ("env".to_string(), CstInputValue::Object(Vec::new())),
-    ])
+fn server_value(command: &str, args: CstInputValue, style: Style) -> CstInputValue {
+    match style {
+        Style::ClaudeStdio => CstInputValue::Object(vec![
+            ("type".to_string(), "stdio".into()),
+            ("command".to_string(), command.into()),
+            ("args".to_string(), args),
+            ("env".to_string(), CstInputValue::Object(Vec::new())),
+        ]),
+        Style::Plain => CstInputValue::Object(vec![
+            ("command".to_string(), command.into()),
+            ("args".to_string(), args),
+        ]),
+    }
 }
 
 /// Sets the string property `key` of `object` to `value`; reports whether anything changed.

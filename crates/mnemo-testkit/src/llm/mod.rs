@@ -13,6 +13,9 @@
 //! - `POST /v1/messages/count_tokens`: `{"input_tokens": body bytes / 4}`.
 //! - `POST /v1/chat/completions` and `POST /chat/completions`: OpenAI-compatible
 //!   chat completions, as JSON or `data:` chunks ending with `data: [DONE]`.
+//! - `POST /v1beta/models/<model>:streamGenerateContent` (and
+//!   `:generateContent`, `:countTokens`): the Gemini API, for Gemini CLI
+//!   (see [`gemini`]).
 //! - `POST /v1/responses` and `POST /responses`: OpenAI Responses, as the
 //!   events Codex CLI streams (see `responses.rs`).
 //! - anything else: `404` with a JSON error.
@@ -26,6 +29,7 @@
 //! overrides it; [`StandIn::usage`] keeps the totals.
 
 mod anthropic;
+mod gemini;
 mod openai;
 mod reply;
 mod request;
@@ -353,7 +357,9 @@ impl Shared {
         let bearer = request
             .header("authorization")
             .and_then(|v| v.strip_prefix("Bearer "));
-        request.header("x-api-key") == Some(key.as_str()) || bearer == Some(key.as_str())
+        request.header("x-api-key") == Some(key.as_str())
+            || request.header("x-goog-api-key") == Some(key.as_str())
+            || bearer == Some(key.as_str())
     }
 
     /// The reply the mode chooses; a panicking responder becomes a `500`.
@@ -375,6 +381,9 @@ enum Route {
     Messages,
     CountTokens,
     ChatCompletions,
+    GeminiStream,
+    GeminiGenerate,
+    GeminiCountTokens,
     Responses,
     NotFound,
 }
@@ -389,7 +398,12 @@ impl Route {
             "/v1/messages/count_tokens" => Route::CountTokens,
             "/v1/chat/completions" | "/chat/completions" => Route::ChatCompletions,
             "/v1/responses" | "/responses" => Route::Responses,
-            _ => Route::NotFound,
+            other => match gemini::method_of(other) {
+                Some(gemini::Method::Stream) => Route::GeminiStream,
+                Some(gemini::Method::Generate) => Route::GeminiGenerate,
+                Some(gemini::Method::CountTokens) => Route::GeminiCountTokens,
+                None => Route::NotFound,
+            },
         }
     }
 }
@@ -522,6 +536,11 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
             StatusCode::OK,
             json!({"input_tokens": tokens_for(request.body_len())}),
         ),
+        Route::GeminiCountTokens => json_response(
+            StatusCode::OK,
+            json!({"totalTokens": tokens_for(request.body_len())}),
+        ),
+        Route::GeminiGenerate => json_response(StatusCode::OK, gemini::side_answer()),
         Route::NotFound => json_response(
             StatusCode::NOT_FOUND,
             anthropic_error(
@@ -533,7 +552,7 @@ async fn handle(State(shared): State<Arc<Shared>>, request: Request) -> Response
                 ),
             ),
         ),
-        Route::Messages | Route::ChatCompletions | Route::Responses => {
+        Route::Messages | Route::ChatCompletions | Route::Responses | Route::GeminiStream => {
             let reply = shared.choose(&request);
             match settle(reply).await {
                 Settled::Raw {
@@ -623,7 +642,11 @@ fn outgoing(
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0),
-        model: request.model().unwrap_or("stand-in-model").to_owned(),
+        model: request
+            .model()
+            .or_else(|| gemini::model_of(request.route()))
+            .unwrap_or("stand-in-model")
+            .to_owned(),
         blocks,
         input_tokens: input_tokens.unwrap_or_else(|| tokens_for(request.body_len())),
         output_tokens: output_tokens.unwrap_or_else(|| tokens_for(text_bytes)),
@@ -632,6 +655,7 @@ fn outgoing(
 
 fn render(request: &RecordedRequest, route: Route, message: &Outgoing) -> Response {
     match (route, request.is_stream()) {
+        (Route::GeminiStream, _) => event_stream_response(gemini::message_sse(message)),
         (Route::Responses, _) => event_stream_response(responses::response_sse(message)),
         (Route::ChatCompletions, false) => {
             json_response(StatusCode::OK, openai::completion_json(message, request))

@@ -101,11 +101,23 @@ impl RecordedRequest {
     }
 
     /// The system prompt as one string: Anthropic `system` (a string or text
-    /// blocks joined by newlines) or the OpenAI `system` messages.
+    /// blocks joined by newlines), Gemini `systemInstruction` or the OpenAI
+    /// `system` messages.
     pub fn system_text(&self) -> String {
         let Some(json) = self.json.as_ref() else {
             return String::new();
         };
+        if let Some(parts) = json
+            .get("systemInstruction")
+            .and_then(|s| s.get("parts"))
+            .and_then(Value::as_array)
+        {
+            return parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n");
+        }
         match json.get("system") {
             Some(Value::String(s)) => s.clone(),
             Some(Value::Array(blocks)) => blocks
@@ -137,6 +149,18 @@ impl RecordedRequest {
                 )
             })
             .collect();
+        let gemini_contents = self
+            .json
+            .as_ref()
+            .and_then(|j| j.get("contents"))
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
+        for content in gemini_contents {
+            if let Some(parts) = content.get("parts").and_then(Value::as_array) {
+                out.extend(parts.iter().filter(|p| p.get("functionResponse").is_some()));
+            }
+        }
         for message in self.messages() {
             if message.get("role").and_then(Value::as_str) == Some("tool") {
                 out.push(message);
@@ -206,6 +230,15 @@ impl RecordedRequest {
 /// The text of a message or tool result: a string `content`, or the `text`
 /// of its content blocks joined by newlines.
 fn content_text(value: &Value) -> String {
+    if let Some(response) = value.get("functionResponse") {
+        return response
+            .get("response")
+            .map(|r| match r.get("output") {
+                Some(Value::String(s)) => s.clone(),
+                _ => r.to_string(),
+            })
+            .unwrap_or_default();
+    }
     if let Some(Value::String(output)) = value.get("output") {
         return output.clone();
     }

@@ -21,6 +21,7 @@ use mnemo_install::{Installer, Target};
 use super::install::current_binary;
 
 mod hook_log;
+mod opencode;
 
 /// Ordered by gravity: the verdict is the worst status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -549,6 +550,11 @@ fn host_checks(binary: &Path, fix: bool) -> Vec<Check> {
         }
         checks.push(hooks);
         checks.push(check_mcp(installer, binary, fix));
+        if host.platform == Platform::OpenCode
+            && let Some(opencode) = host.binary_on_path()
+        {
+            checks.push(opencode::version_check(&opencode));
+        }
     }
     checks
 }
@@ -709,7 +715,7 @@ fn check_hooks(installer: &dyn Installer, binary: &Path) -> (Check, bool) {
 /// edit; the file is backed up).
 fn check_mcp(installer: &dyn Installer, binary: &Path, fix: bool) -> Check {
     let name = names(installer.host().platform).1;
-    let Some(path) = installer.host().mcp_file() else {
+    let Some(path) = installer.mcp_file() else {
         return Check::problem(
             name,
             Status::Warn,

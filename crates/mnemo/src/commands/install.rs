@@ -207,7 +207,7 @@ fn install_host(
         Scope::User => host.plan_mcp(target),
         Scope::Project => None,
     };
-    let mcp_path = host.host().mcp_file().unwrap_or_default();
+    let mcp_path = host.mcp_file().unwrap_or_default();
     let mcp_changed = match mcp {
         None => Ok(false),
         Some(planned) => planned.map_err(anyhow::Error::from).and_then(|plan| {
@@ -332,8 +332,13 @@ fn uninstall_mcp(host: &dyn Installer, dry_run: bool) -> anyhow::Result<()> {
     println!("  mcp:      {} (user scope)", plan.path.display());
     print_changes(&plan.edit);
     if !dry_run {
+        let path = plan.path.clone();
         let backup = settings_file::backup_path(&plan.path);
         write_plan(plan, &backup)?;
+        // A file install created for the server alone (`~/.cursor/mcp.json`).
+        if settings_file::remove_if_empty(&path)? {
+            println!("  removed:  {} (it held nothing else)", path.display());
+        }
     }
     Ok(())
 }

@@ -1,0 +1,93 @@
+// mnemo-opencode-plugin v1
+// mnemo for OpenCode: forwards OpenCode's plugin callbacks to `mnemo hook opencode`
+// (one JSON object on stdin each) and adds mnemo's memory of the project to the
+// system prompt of every session. Written by `mnemo install --platform opencode`;
+// `mnemo uninstall --platform opencode` removes it. Edits here are overwritten.
+import { spawn, spawnSync } from "node:child_process";
+
+const MNEMO = __MNEMO_BIN__;
+// The memory index is asked for once per session, synchronously: the model
+// call waits for it, at most this long.
+const CONTEXT_TIMEOUT_MS = 3000;
+
+const server = async ({ directory }) => {
+  const contexts = new Map();
+
+  // Fire and forget: capture must never slow the agent down or fail it.
+  const send = (payload) => {
+    try {
+      const child = spawn(MNEMO, ["hook", "opencode"], {
+        stdio: ["pipe", "ignore", "ignore"],
+      });
+      child.on("error", () => {});
+      child.stdin.on("error", () => {});
+      child.stdin.end(JSON.stringify({ directory, ...payload }));
+    } catch {}
+  };
+
+  // Waits for mnemo's answer; "" when there is none or it fails.
+  const ask = (payload) => {
+    try {
+      const done = spawnSync(MNEMO, ["hook", "opencode"], {
+        input: JSON.stringify({ directory, ...payload }),
+        encoding: "utf8",
+        timeout: CONTEXT_TIMEOUT_MS,
+      });
+      const answer = JSON.parse(done.stdout || "{}");
+      return typeof answer.additional_context === "string" ? answer.additional_context : "";
+    } catch {
+      return "";
+    }
+  };
+
+  return {
+    "experimental.chat.system.transform": async (input, output) => {
+      const id = input?.sessionID;
+      if (!id) return;
+      if (!contexts.has(id)) {
+        contexts.set(id, ask({ hook_event_name: "session.start", session_id: id }));
+      }
+      const context = contexts.get(id);
+      if (context && Array.isArray(output?.system)) output.system.push(context);
+    },
+
+    "chat.message": async (input, output) => {
+      const prompt = (output?.parts ?? [])
+        .filter((part) => part?.type === "text" && !part.synthetic && typeof part.text === "string")
+        .map((part) => part.text)
+        .join("\n");
+      send({
+        hook_event_name: "chat.message",
+        session_id: input?.sessionID,
+        message_id: input?.messageID ?? output?.message?.id,
+        prompt,
+      });
+    },
+
+    "tool.execute.after": async (input, output) => {
+      const error = output?.metadata?.error;
+      send({
+        hook_event_name: "tool.execute.after",
+        session_id: input?.sessionID,
+        tool: input?.tool,
+        call_id: input?.callID,
+        args: input?.args ?? {},
+        title: output?.title,
+        output: typeof output?.output === "string" ? output.output : JSON.stringify(output?.output ?? ""),
+        error: typeof error === "string" ? error : undefined,
+      });
+    },
+
+    event: async ({ event }) => {
+      if (event?.type === "session.idle") {
+        send({ hook_event_name: "session.idle", session_id: event.properties?.sessionID });
+      } else if (event?.type === "session.deleted") {
+        contexts.delete(event.properties?.info?.id);
+        send({ hook_event_name: "session.deleted", session_id: event.properties?.info?.id });
+      }
+    },
+  };
+};
+
+// The plugin module shape of OpenCode 1.4 and later; file plugins need an `id`.
+export default { id: "mnemo", server };

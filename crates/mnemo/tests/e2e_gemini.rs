@@ -1,0 +1,173 @@
+//! End to end with the real Gemini CLI 0.61.0: `mnemo install --platform
+//! gemini` into a fresh HOME, then a scripted session against the stand-in
+//! Gemini API (the model answers `write_file`, then `run_shell_command`) is
+//! captured, compressed by the worker the hooks start, and the next
+//! session's first model request carries the memory.
+
+mod common;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use mnemo_testkit::{GeminiRun, RecordedRequest, Sandbox, StandIn, Step, gemini, git_init};
+use serde_json::json;
+
+fn mnemo(sandbox: &Sandbox) -> Command {
+    common::sandbox_mnemo(sandbox)
+}
+
+/// A Gemini CLI session in the sandbox, with a worker allowed to start.
+fn session(sandbox: &Sandbox, server: &StandIn, prompt: &str) -> GeminiRun {
+    GeminiRun::new(prompt)
+        .project_dir(sandbox.project())
+        .home(sandbox.home())
+        .base_url(server.base_url())
+        .env("MNEMO_DATA_DIR", sandbox.data())
+        .env("MNEMO_PORT", "0")
+        .env("MNEMO_WORKER_IDLE_EXIT_SECS", "120")
+}
+
+/// The requests of the main conversation (what the script answers).
+fn main_requests(server: &StandIn) -> Vec<RecordedRequest> {
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.route().ends_with(":streamGenerateContent"))
+        .collect()
+}
+
+/// Stops the sandbox's worker when the test ends, however it ends.
+struct StopWorker<'a>(&'a Sandbox);
+
+impl Drop for StopWorker<'_> {
+    fn drop(&mut self) {
+        let _ = mnemo(self.0).args(["worker", "stop"]).output();
+    }
+}
+
+#[test]
+fn a_real_gemini_session_is_captured_compressed_and_remembered() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    gemini::write_base_settings(&sandbox.home())?;
+    let install = mnemo(&sandbox)
+        .args(["install", "--platform", "gemini", "--no-import"])
+        .output()?;
+    assert!(
+        install.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&install.stdout),
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let _stop = StopWorker(&sandbox);
+
+    // Session 1: write a file, run it.
+    let script = project.join("tally.py");
+    let session1 = StandIn::with_script([
+        Step::tool(
+            "write_file",
+            json!({"file_path": script, "content": "def tally(xs):\n    return sum(xs)\n\nprint(tally([1, 2, 3]))\n"}),
+        ),
+        Step::tool(
+            "run_shell_command",
+            json!({"command": "python3 tally.py", "description": "run the tally"}),
+        ),
+        Step::text("Added tally.py; it prints 6."),
+    ]);
+    session(&sandbox, &session1, "add a script that tallies numbers")
+        .run()?
+        .expect_success();
+
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    let (platform, prompts): (String, i64) =
+        db.query_row("SELECT platform, prompt_count FROM sessions", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    assert_eq!((platform.as_str(), prompts), ("gemini", 1));
+    assert_eq!(
+        db.query_row("SELECT text FROM prompts", [], |r| r.get::<_, String>(0))?,
+        "add a script that tallies numbers"
+    );
+    let mut stmt =
+        db.prepare("SELECT kind, COALESCE(tool_name, ''), files_modified FROM events ORDER BY id")?;
+    let events: Vec<(String, String, String)> = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+        .collect::<Result<_, _>>()?;
+    drop(stmt);
+    let kinds: Vec<(&str, &str)> = events
+        .iter()
+        .map(|(k, t, _)| (k.as_str(), t.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("tool_use", "Write"),
+            ("tool_use", "Bash"),
+            ("turn_end", "")
+        ]
+    );
+    assert!(events[0].2.contains("tally.py"), "{}", events[0].2);
+
+    // The worker the hooks started turns the turn into observations and a
+    // summary.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (pending, observations, summaries): (i64, i64, i64) = db.query_row(
+            "SELECT (SELECT count(*) FROM events WHERE status != 'done'),
+                    (SELECT count(*) FROM observations), (SELECT count(*) FROM summaries)",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )?;
+        if pending == 0 && observations > 0 && summaries > 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "worker did not compress session 1: {pending} events not done; log: {}",
+            std::fs::read_to_string(sandbox.data().join("logs/worker.log")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let title: String = db.query_row(
+        "SELECT title FROM observations WHERE files_modified LIKE '%tally.py%'",
+        [],
+        |r| r.get(0),
+    )?;
+
+    // Session 2: its first model request carries session 1's work.
+    let session2 = StandIn::with_script([Step::text("We wrote tally.py last time.")]);
+    session(&sandbox, &session2, "what did we do last time?")
+        .run()?
+        .expect_success();
+    let requests = main_requests(&session2);
+    let first = requests.first().expect("a model request");
+    // Gemini CLI escapes `<` and `>` in hook context (`&lt;mnemo-context&gt;`)
+    // and wraps it in its own `<hook_context>`.
+    assert!(
+        first.body_contains("<hook_context>&lt;mnemo-context&gt;"),
+        "no memory index in the first request: {}",
+        first.body
+    );
+    assert!(
+        first.body_contains(&title),
+        "session 1's observation {title:?} missing from the first request: {}",
+        first.body
+    );
+    assert!(
+        first.body_contains("add a script that tallies numbers"),
+        "session 1's request missing from the first request"
+    );
+    // What the user typed is stored without the injected context.
+    let prompts: Vec<String> = db
+        .prepare("SELECT text FROM prompts ORDER BY id")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    assert_eq!(
+        prompts.last().map(String::as_str),
+        Some("what did we do last time?")
+    );
+    let log = std::fs::read_to_string(sandbox.data().join("logs/hook.log")).unwrap_or_default();
+    assert!(!log.contains("ERROR") && !log.contains("WARN"), "{log}");
+    Ok(())
+}
