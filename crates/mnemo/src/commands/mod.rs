@@ -1,6 +1,7 @@
 //! One module per command family.
 
 pub mod doctor;
+pub mod import_claude_mem;
 pub mod import_transcripts;
 pub mod install;
 pub mod mcp;
