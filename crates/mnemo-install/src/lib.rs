@@ -26,6 +26,7 @@
 //! ```
 
 pub mod claude_code;
+pub mod claude_mem;
 mod edit;
 mod jsonc;
 pub mod settings_file;

@@ -9,11 +9,13 @@
 //! 2. else the absolute paths of the files its observations and summaries
 //!    name: the shortest prefix ending in a folder named like the project.
 //!
-//! A session with no such evidence (older schemas, a memory saved by hand)
-//! takes the directory that `--map NAME=DIR` (or the user, asked on a
-//! terminal) gives its name, else the name's only directory known from the
-//! other sessions; when the name has none, or several, it stays unplaced
-//! and is not imported. Two directories are never merged.
+//! A session with no such evidence (older schemas) takes the directory that
+//! `--map NAME=DIR` (or the user, asked on a terminal) gives its name, else
+//! stays unplaced and is not imported: the name's only directory seen
+//! elsewhere is not proof, since another repository of that name may simply
+//! have left no trace. A memory saved by hand through claude-mem's API has
+//! no directory by nature; it goes to its name's only known directory.
+//! Two directories are never merged.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
@@ -29,7 +31,7 @@ pub enum Evidence {
     Files,
     /// `--map` or the user's answer.
     Mapped,
-    /// The only directory its project name has elsewhere in the database.
+    /// A hand-saved memory: the only directory its project name has.
     OnlyKnown,
 }
 
@@ -81,14 +83,14 @@ pub fn place(dump: &Dump, maps: &BTreeMap<String, String>) -> Placement {
             placement.by_unit.insert(unit.clone(), place);
         }
     }
-    for (unit, (name, _)) in &units {
+    for (unit, (name, clues)) in &units {
         if placement.by_unit.contains_key(unit) {
             continue;
         }
         let only = placement
             .known
             .get(name)
-            .filter(|dirs| dirs.len() == 1)
+            .filter(|dirs| dirs.len() == 1 && clues.manual)
             .and_then(|dirs| dirs.first());
         let place = match (maps.get(name), only) {
             (Some(root), _) => Place {
@@ -118,6 +120,8 @@ pub fn place(dump: &Dump, maps: &BTreeMap<String, String>) -> Placement {
 struct Clues {
     cwds: Vec<String>,
     paths: Vec<String>,
+    /// A memory saved by hand, not a session.
+    manual: bool,
 }
 
 fn units(dump: &Dump) -> BTreeMap<String, (String, Clues)> {
@@ -128,6 +132,7 @@ fn units(dump: &Dump) -> BTreeMap<String, (String, Clues)> {
             .entry(unit)
             .or_insert_with(|| (s.project.clone(), Clues::default()));
         entry.1.cwds.extend(s.cwds.iter().cloned());
+        entry.1.manual = s.is_manual();
     }
     let mut add = |unit: &str, project: &str, paths: &mut dyn Iterator<Item = &String>| {
         let entry = units

@@ -102,6 +102,7 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
     checks.extend(worker_checks(&data, &config));
     checks.push(check_hooks(&binary));
     checks.push(check_mcp(&binary, fix));
+    checks.extend(check_claude_mem());
     let last_capture = Store::open_read_only(&data.db_path(), busy(&config))
         .and_then(|s| s.last_capture_ms())
         .ok()
@@ -612,6 +613,27 @@ fn check_hooks(binary: &Path) -> Check {
 /// The MCP server Claude Code starts for the `mcp__mnemo__*` tools:
 /// registered at user scope in `~/.claude.json`, running this binary.
 /// `--fix` registers it (an additive edit; the file is backed up).
+/// claude-mem capturing beside mnemo records every session twice.
+fn check_claude_mem() -> Option<Check> {
+    use crate::commands::switch_claude_mem::{detect, how_to_turn_off};
+    let presence = detect()?;
+    if !presence.is_capturing() {
+        return Some(Check::ok("claude-mem", "installed but switched off"));
+    }
+    Some(Check::problem(
+        "claude-mem",
+        Status::Warn,
+        format!(
+            "also captures ({}): both record every session",
+            presence.describe()
+        ),
+        format!(
+            "{}; its memory comes along with `mnemo import --from claude-mem`",
+            how_to_turn_off(&presence)
+        ),
+    ))
+}
+
 fn check_mcp(binary: &Path, fix: bool) -> Check {
     const NAME: &str = "mcp";
     let path = match claude_json_path() {

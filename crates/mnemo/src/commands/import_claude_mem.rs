@@ -93,18 +93,25 @@ fn ask_directories(
     maps: &mut BTreeMap<String, String>,
 ) -> anyhow::Result<()> {
     for (name, units) in &placement.unplaced {
+        let only = placement
+            .known
+            .get(name)
+            .filter(|dirs| dirs.len() == 1)
+            .and_then(|dirs| dirs.first());
         eprint!(
-            "claude-mem project `{name}` ({} without a known directory{}): its directory (empty to skip)? ",
+            "claude-mem project `{name}`: {} whose data does not say where it ran{}. Directory{} ('-' skips them)? ",
             mnemo_core::words::count_s(units.len(), "session"),
             seen_in(placement, name),
+            only.map(|d| format!(" [{d}]")).unwrap_or_default(),
         );
         std::io::stderr().flush()?;
         let mut answer = String::new();
         std::io::stdin().read_line(&mut answer)?;
-        let answer = answer.trim();
-        if answer.is_empty() {
-            continue;
-        }
+        let answer = match (answer.trim(), only) {
+            ("-", _) | ("", None) => continue,
+            ("", Some(dir)) => dir.as_str(),
+            (typed, _) => typed,
+        };
         let parsed = parse_maps(&[format!("{name}={answer}")])?;
         maps.extend(parsed);
     }
@@ -114,7 +121,7 @@ fn ask_directories(
 fn seen_in(placement: &Placement, name: &str) -> String {
     match placement.known.get(name) {
         Some(dirs) if !dirs.is_empty() => format!(
-            "; seen in {}",
+            " (other sessions of `{name}` ran in {})",
             dirs.iter().cloned().collect::<Vec<_>>().join(", ")
         ),
         _ => String::new(),

@@ -263,6 +263,7 @@ pub fn install(args: &InstallArgs) -> anyhow::Result<i32> {
     if !args.no_import {
         crate::commands::import_transcripts::offer(args.import_transcripts)?;
     }
+    crate::commands::switch_claude_mem::offer(args.no_import)?;
     Ok(code)
 }
 

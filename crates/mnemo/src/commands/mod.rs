@@ -7,5 +7,6 @@ pub mod install;
 pub mod mcp;
 pub mod recall;
 pub mod stats;
+pub mod switch_claude_mem;
 pub mod transfer;
 pub mod worker;
