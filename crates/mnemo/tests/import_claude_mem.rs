@@ -299,6 +299,51 @@ fn a_session_without_a_directory_is_skipped_until_mapped() {
     );
 }
 
+/// On a terminal the directory is asked (util-linux `script` gives the
+/// binary a pseudo-terminal; the answer is typed on its stdin).
+#[test]
+fn on_a_terminal_the_directory_is_asked() {
+    let env = Env::new();
+    let db = copy_of(&env, "claude-mem-10.6.3.db");
+    Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE observations SET files_read = '[]', files_modified = '[]'
+             WHERE memory_session_id = '30a06bb1-9e20-4537-a2d9-5dd6652e4c7e'",
+            [],
+        )
+        .unwrap();
+    let answer = env.dir.path().join("typed/api");
+    std::fs::create_dir_all(&answer).unwrap();
+    let answer = std::fs::canonicalize(answer).unwrap();
+    let inner = format!(
+        "'{}' import --from claude-mem '{}'",
+        common::MNEMO,
+        db.display()
+    );
+    // `script` with the environment `env.mnemo()` would have.
+    let mut script = std::process::Command::new("script");
+    for (k, v) in env.mnemo().get_envs() {
+        match v {
+            Some(v) => script.env(k, v),
+            None => script.env_remove(k),
+        };
+    }
+    script.args(["-qec", &inner, "/dev/null"]);
+    let out = common::run_with_stdin(script, format!("{}\n", answer.display()).as_bytes());
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("whose data does not say where it ran"),
+        "{}",
+        text(&out)
+    );
+    let root = answer.to_string_lossy().into_owned();
+    assert_eq!(
+        observations_by_root(&env),
+        roots(&[(WORK_API, 2), (OSS_API, 1), (STOREFRONT, 3), (&root, 2)])
+    );
+}
+
 #[test]
 fn dry_run_counts_and_writes_nothing() {
     let env = Env::new();
