@@ -299,6 +299,37 @@ fn a_session_without_a_directory_is_skipped_until_mapped() {
     );
 }
 
+/// Claude Code's transcript of a session names its working directory: an
+/// old session whose data says nothing is placed by it.
+#[test]
+fn a_transcript_claude_code_kept_says_where_a_session_ran() {
+    let env = Env::new();
+    let db = copy_of(&env, "claude-mem-10.6.3.db");
+    Connection::open(&db)
+        .unwrap()
+        .execute(
+            "UPDATE observations SET files_read = '[]', files_modified = '[]'
+             WHERE memory_session_id = '30a06bb1-9e20-4537-a2d9-5dd6652e4c7e'",
+            [],
+        )
+        .unwrap();
+    let folder = env.home().join(".claude/projects/-home-dev-work-acme-api");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(
+        folder.join("40541460-8b7d-4ca3-8bc9-1d69f9d9c721.jsonl"),
+        format!(
+            "{{\"type\":\"summary\"}}\n{{\"type\":\"user\",\"cwd\":\"{WORK_API}/tests\",\"sessionId\":\"40541460-8b7d-4ca3-8bc9-1d69f9d9c721\"}}\n"
+        ),
+    )
+    .unwrap();
+    let out = import(&env, &db, &[]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert_eq!(
+        observations_by_root(&env),
+        roots(&[(WORK_API, 4), (OSS_API, 1), (STOREFRONT, 3)])
+    );
+}
+
 /// On a terminal the directory is asked (util-linux `script` gives the
 /// binary a pseudo-terminal; the answer is typed on its stdin).
 #[test]

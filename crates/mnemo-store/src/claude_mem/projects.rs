@@ -4,7 +4,8 @@
 //! of the working directory), so two repositories called `api` share one
 //! name. mnemo's projects are directories (`mnemo_core::project`), so every
 //! claude-mem session is placed by what its own data says:
-//! 1. the working directories of its tool calls (`tool_uses.cwd`, 13.x):
+//! 1. the working directories of its tool calls (`tool_uses.cwd`, 13.x, or
+//!    the caller's: the command adds those of Claude Code's transcripts):
 //!    the ancestor named like the project, else the directory itself;
 //! 2. else the absolute paths of the files its observations and summaries
 //!    name: the shortest prefix ending in a folder named like the project.

@@ -1,8 +1,9 @@
 //! `mnemo import --from claude-mem [PATH]`: a claude-mem user's memory, moved
 //! into mnemo. The database is read from a private snapshot
 //! ([`mnemo_store::claude_mem::snapshot`]), its projects placed in
-//! directories (`--map`, else asked on a terminal, else left out with a
-//! message saying how to map them), and its records stored through the
+//! directories (from its data and Claude Code's transcripts of its sessions;
+//! else `--map`, else asked on a terminal, else left out with a message
+//! saying how to map them), and its records stored through the
 //! store's one import path, in one transaction (rolled back by `--dry-run`).
 
 use std::collections::{BTreeMap, HashMap};
@@ -38,8 +39,11 @@ pub fn run(path: Option<&Path>, maps: &[String], dry_run: bool) -> anyhow::Resul
         std::env::temp_dir()
     };
     let snap = snapshot::take(&source, &scratch)?;
-    let dump = rows::read(&snap.conn, &source)?;
+    let mut dump = rows::read(&snap.conn, &source)?;
     drop(snap);
+    if let Some(dir) = mnemo_transcript::files::default_dir() {
+        cwds_from_transcripts(&mut dump, &dir);
+    }
 
     let mut placement = projects::place(&dump, &maps);
     if !placement.unplaced.is_empty() && interactive() {
@@ -62,6 +66,40 @@ pub fn run(path: Option<&Path>, maps: &[String], dry_run: bool) -> anyhow::Resul
 
     report(&source, &dump, &tally, &unplaced, &placement, dry_run);
     Ok(i32::from(!unplaced.is_empty() || !tally.invalid.is_empty()))
+}
+
+/// Lines of a transcript read for its `cwd` before giving up.
+const TRANSCRIPT_LINES: usize = 50;
+
+/// Claude Code's transcript of a session (`<projects>/<folder>/<session
+/// id>.jsonl`, kept 30 days by default) names its working directory: the
+/// evidence older claude-mem schemas lack. Fills `cwds` of the sessions
+/// that have none.
+fn cwds_from_transcripts(dump: &mut rows::Dump, projects_dir: &Path) {
+    let Ok(folders) = std::fs::read_dir(projects_dir) else {
+        return;
+    };
+    let folders: Vec<PathBuf> = folders.flatten().map(|e| e.path()).collect();
+    for session in dump.sessions.iter_mut().filter(|s| s.cwds.is_empty()) {
+        let name = format!("{}.jsonl", session.content_id);
+        let cwd = folders
+            .iter()
+            .map(|f| f.join(&name))
+            .find(|p| p.is_file())
+            .and_then(|p| transcript_cwd(&p));
+        session.cwds.extend(cwd);
+    }
+}
+
+fn transcript_cwd(path: &Path) -> Option<String> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).ok()?;
+    std::io::BufReader::new(file)
+        .lines()
+        .take(TRANSCRIPT_LINES)
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(&line).ok())
+        .find_map(|v| v.get("cwd")?.as_str().map(str::to_owned))
 }
 
 /// `NAME=DIR` pairs, DIR as mnemo identifies projects.
