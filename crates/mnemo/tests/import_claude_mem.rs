@@ -219,7 +219,7 @@ fn a_live_database_is_read_with_its_wal_and_left_untouched() {
         live.execute(
             "INSERT INTO observations (memory_session_id, project, type, title, subtitle, narrative,
                  facts, concepts, files_read, files_modified, prompt_number, created_at, created_at_epoch)
-             VALUES ('c61dd4d2-a194-4420-818e-faf3bd99f04b', 'api', 'decision', ?1, '', 'Still in the WAL.',
+             VALUES ('c61dd4d2-a194-4420-818e-faf3bd99f04b', 'api', 'decision', ?1, '', 'Still in the WAL; deploy token ghp_Zq8xR2mT5vK9wL3nB7cY1dF4hJ6pS0aE2gU8',
                  '[]', '[]', '[]', '[\"/home/dev/work/acme/api/src/app/main.py\"]', 2,
                  '2026-11-20T10:00:00.000Z', 1763632800000)",
             [title],
@@ -238,6 +238,12 @@ fn a_live_database_is_read_with_its_wal_and_left_untouched() {
     assert!(text(&out).contains("58 observations"), "{}", text(&out));
     let found = search(&env, "walrus");
     assert!(found.contains(WORK_API), "{found}");
+    // Imported text passes the privacy rules of captured text.
+    let narrative = env.strings("SELECT narrative FROM observations WHERE title LIKE 'Walrus%'");
+    assert!(
+        narrative[0].contains("[REDACTED") && !narrative[0].contains("ghp_Zq8x"),
+        "{narrative:?}"
+    );
     assert_eq!(snapshot(&db), db_before, "the source was written");
     assert_eq!(snapshot(&wal), wal_before, "its -wal was written");
     assert_eq!(snapshot(&shm), shm_before, "its -shm was written");
