@@ -27,6 +27,7 @@
 //! ```
 
 pub mod claude_code;
+pub mod claude_mem;
 pub mod codex;
 mod command;
 pub mod cursor;

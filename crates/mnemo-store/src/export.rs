@@ -205,32 +205,83 @@ impl Store {
             if line.trim().is_empty() {
                 continue;
             }
-            let record: Value = match serde_json::from_str(&line) {
-                Ok(Value::Object(map)) => match normalized(map, default_project) {
-                    Ok(map) => sanitized(Value::Object(map), sanitizer),
-                    Err(problem) => {
-                        report.invalid.push((number, problem));
-                        continue;
-                    }
-                },
-                Ok(_) => {
-                    report.invalid.push((number, "not a JSON object".into()));
-                    continue;
-                }
+            let value = match serde_json::from_str(&line) {
+                Ok(value) => value,
                 Err(e) => {
                     report.invalid.push((number, format!("not JSON: {e}")));
                     continue;
                 }
             };
-            match import_record(&tx, &record) {
-                Ok(Some(kind)) => bump(&mut report.inserted, kind),
-                Ok(None) => report.skipped += 1,
-                Err(ImportError::Invalid(msg)) => report.invalid.push((number, msg)),
-                Err(ImportError::Sql(e)) => return Err(crate::sql_err(&path, e)),
+            match import_one(&tx, value, sanitizer, default_project)? {
+                Outcome::Inserted(kind) => bump(&mut report.inserted, kind),
+                Outcome::Present => report.skipped += 1,
+                Outcome::Invalid(problem) => report.invalid.push((number, problem)),
             }
         }
         tx.commit().map_err(|e| crate::sql_err(&path, e))?;
         Ok(report)
+    }
+
+    /// Stores records already in the import shape (built by another reader,
+    /// such as [`crate::claude_mem`]) in one transaction, handing each
+    /// record's outcome to `each`; with `commit` false everything is rolled
+    /// back (a dry run that still tells new from present).
+    pub fn import_values(
+        &mut self,
+        records: impl IntoIterator<Item = Value>,
+        sanitizer: &Sanitizer,
+        commit: bool,
+        mut each: impl FnMut(usize, &Outcome),
+    ) -> Result<()> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(|e| crate::sql_err(&path, e))?;
+        for (i, value) in records.into_iter().enumerate() {
+            let outcome = import_one(&tx, value, sanitizer, None)?;
+            each(i, &outcome);
+        }
+        if commit {
+            tx.commit().map_err(|e| crate::sql_err(&path, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// What importing one record did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Stored, with its kind (`session`, `observation`, ...).
+    Inserted(&'static str),
+    /// Already present (same uid or natural key).
+    Present,
+    /// Not imported, and why.
+    Invalid(String),
+}
+
+/// Normalizes, sanitizes and stores one record.
+fn import_one(
+    tx: &Transaction<'_>,
+    value: Value,
+    sanitizer: &Sanitizer,
+    default_project: Option<&str>,
+) -> Result<Outcome> {
+    let record = match value {
+        Value::Object(map) => match normalized(map, default_project) {
+            Ok(map) => sanitized(Value::Object(map), sanitizer),
+            Err(problem) => return Ok(Outcome::Invalid(problem)),
+        },
+        _ => return Ok(Outcome::Invalid("not a JSON object".into())),
+    };
+    match import_record(tx, &record) {
+        Ok(Some(kind)) => Ok(Outcome::Inserted(kind)),
+        Ok(None) => Ok(Outcome::Present),
+        Err(ImportError::Invalid(msg)) => Ok(Outcome::Invalid(msg)),
+        Err(ImportError::Sql(e)) => Err(crate::sql_err(
+            std::path::Path::new(tx.path().unwrap_or_default()),
+            e,
+        )),
     }
 }
 

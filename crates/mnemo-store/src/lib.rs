@@ -16,6 +16,7 @@
 //! - [`ledger`]: the LLM calls the worker made, and the token budgets;
 //! - [`shape`]: the one JSON shape of each stored record, for every interface;
 //! - [`export`]: JSON Lines out and in;
+//! - [`claude_mem`]: reading a claude-mem database into import records;
 //! - [`status`]: counts and health for `doctor`;
 //! - [`recover`]: salvaging the readable rows of a damaged database.
 //!
@@ -23,6 +24,7 @@
 //! keeps one open (which also spares hooks the checkpoint-on-close cost).
 
 pub mod capture;
+pub mod claude_mem;
 pub mod export;
 pub mod idents;
 pub mod ledger;

@@ -70,20 +70,32 @@ pub enum Command {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
-    /// Read JSON Lines (as written by `export`) into the store, or with
-    /// --transcripts the host's session transcripts; safe to repeat.
+    /// Read JSON Lines (as written by `export`) into the store, with
+    /// --transcripts the host's session transcripts, or with --from
+    /// claude-mem a claude-mem database; safe to repeat.
     Import {
-        /// The file to read, or - for stdin.
-        #[arg(required_unless_present = "transcripts")]
+        /// The file to read, or - for stdin; with --from claude-mem, the
+        /// database (default ~/.claude-mem/claude-mem.db).
+        #[arg(required_unless_present_any = ["transcripts", "from"])]
         file: Option<PathBuf>,
         /// The project of observations and summaries that name none (a
         /// directory); without it, such lines are refused.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "from")]
         project: Option<PathBuf>,
         /// Build memory from Claude Code's transcripts in DIR (default
         /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`).
-        #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["file", "project"])]
+        #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["file", "project", "from"])]
         transcripts: Option<Option<PathBuf>>,
+        /// Import another memory tool's database (read-only, even while it runs).
+        #[arg(long, value_enum)]
+        from: Option<ImportSource>,
+        /// With --from claude-mem: the directory of a claude-mem project
+        /// whose data does not say where it is (repeatable).
+        #[arg(long, value_name = "NAME=DIR", requires = "from")]
+        map: Vec<String>,
+        /// With --from claude-mem: say what would be imported, write nothing.
+        #[arg(long, requires = "from")]
+        dry_run: bool,
     },
     /// The background worker that compresses captured events.
     Worker(WorkerArgs),
@@ -271,6 +283,12 @@ pub struct InstallArgs {
 }
 
 #[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ImportSource {
+    /// claude-mem's SQLite database (thedotmack/claude-mem).
+    ClaudeMem,
+}
+
+#[derive(ValueEnum, Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Scope {
     /// Every session of this user.
     User,
@@ -302,6 +320,13 @@ pub fn run(args: Vec<OsString>) -> i32 {
             transcripts: Some(dir),
             ..
         } => commands::import_transcripts::run(dir.as_deref()),
+        Command::Import {
+            from: Some(ImportSource::ClaudeMem),
+            file,
+            map,
+            dry_run,
+            ..
+        } => commands::import_claude_mem::run(file.as_deref(), &map, dry_run),
         Command::Import { file, project, .. } => commands::transfer::import(
             file.as_deref().unwrap_or(std::path::Path::new("-")),
             project.as_deref(),

@@ -103,6 +103,7 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
     checks.push(check_permissions(&data));
     checks.extend(worker_checks(&data, &config));
     checks.extend(host_checks(&binary, fix));
+    checks.extend(check_claude_mem());
     let last_capture = Store::open_read_only(&data.db_path(), busy(&config))
         .and_then(|s| s.last_capture_ms())
         .ok()
@@ -708,6 +709,27 @@ fn check_hooks(installer: &dyn Installer, binary: &Path) -> (Check, bool) {
         ),
         true,
     )
+}
+
+/// claude-mem capturing beside mnemo records every session twice.
+fn check_claude_mem() -> Option<Check> {
+    use crate::commands::switch_claude_mem::{detect, how_to_turn_off};
+    let presence = detect()?;
+    if !presence.is_capturing() {
+        return Some(Check::ok("claude-mem", "installed but switched off"));
+    }
+    Some(Check::problem(
+        "claude-mem",
+        Status::Warn,
+        format!(
+            "also captures ({}): both record every session",
+            presence.describe()
+        ),
+        format!(
+            "{}; its memory comes along with `mnemo import --from claude-mem`",
+            how_to_turn_off(&presence)
+        ),
+    ))
 }
 
 /// The MCP server the host starts for the `mcp__mnemo__*` tools: registered

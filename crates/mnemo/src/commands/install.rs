@@ -166,6 +166,9 @@ pub fn install(args: &InstallArgs) -> anyhow::Result<i32> {
     if !args.no_import && claude_code {
         crate::commands::import_transcripts::offer(args.import_transcripts)?;
     }
+    if claude_code {
+        crate::commands::switch_claude_mem::offer(args.no_import)?;
+    }
     Ok(code)
 }
 

@@ -1,10 +1,12 @@
 //! One module per command family.
 
 pub mod doctor;
+pub mod import_claude_mem;
 pub mod import_transcripts;
 pub mod install;
 pub mod mcp;
 pub mod recall;
 pub mod stats;
+pub mod switch_claude_mem;
 pub mod transfer;
 pub mod worker;
