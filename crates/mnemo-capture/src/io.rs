@@ -122,7 +122,7 @@ fn process(
         let _ = read_payload(0, started + deadline / 2);
         let message = format!(
             "ignored: platform `{platform}` is not supported yet; this event was not captured \
-             (hook Claude Code with `mnemo hook claude-code`, or send its payload shape to `mnemo hook raw`)"
+             (send Claude Code's payload shape to `mnemo hook raw`)"
         );
         let label = event_arg.unwrap_or("-").to_owned();
         return (empty(), vec![warn(message)], label);

@@ -51,9 +51,10 @@ pub enum Command {
     /// Run by the agent host, not by hand. Always exits 0; problems go to
     /// the hook log in the data directory.
     Hook {
-        /// claude-code, codex, or raw (Claude Code's payload shape, for
-        /// scripts). Hosts without an adapter are not supported yet: their
-        /// events are not captured, and each one is counted in `mnemo doctor`.
+        /// claude-code, codex, gemini, cursor, opencode, or raw (Claude
+        /// Code's payload shape, for scripts and other tools). Events of an
+        /// unknown host or event name are not captured, and each one is
+        /// counted in `mnemo doctor`.
         platform: String,
         /// The event name; taken from the payload when it says.
         event: Option<String>,

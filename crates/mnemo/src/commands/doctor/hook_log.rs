@@ -158,8 +158,8 @@ fn ignored(lines: &[Line<'_>], log: &str) -> Option<Check> {
             "ignored",
             Status::Warn,
             detail,
-            "hook the host with `mnemo hook claude-code` (or `raw` for Claude Code's payload shape); \
-             other hosts are not supported yet",
+            "wire the host with `mnemo install --platform <host>` (hosts: `mnemo hook --help`), \
+             or send Claude Code's payload shape to `mnemo hook raw`",
         )
     } else {
         Check {
