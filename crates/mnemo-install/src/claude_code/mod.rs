@@ -1,4 +1,5 @@
-//! Claude Code: mnemo's hook entries in `settings.json` and its MCP server in `~/.claude.json`.
+//! Claude Code: mnemo's hook entries in `settings.json`, its MCP server in `~/.claude.json`, and
+//! (read only) the mnemo plugin's state in Claude Code's plugin records.
 //!
 //! Everything here plans edits on text and never touches the file system, so the CLI can show the
 //! user what will change and [`crate::settings_file`] can write it atomically afterwards.
@@ -6,6 +7,7 @@
 mod command;
 mod hooks;
 mod mcp;
+pub mod plugin;
 
 pub use crate::edit::{Change, ChangeKind, ParseError, ParseErrorKind, SettingsEdit};
 pub use command::{is_mnemo_hook_command, shell_quote};

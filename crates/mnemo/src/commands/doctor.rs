@@ -14,6 +14,7 @@ use mnemo_core::{Config, DataDir};
 use mnemo_store::{Failure, Store, spool};
 use serde_json::json;
 
+use super::claude_plugin;
 use super::install::{
     CLAUDE_CODE_EVENTS, claude_json_path, current_binary, mcp_args, plan_mcp, settings_path,
 };
@@ -100,8 +101,10 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
     checks.push(check_provider(&config));
     checks.push(check_permissions(&data));
     checks.extend(worker_checks(&data, &config));
-    checks.push(check_hooks(&binary));
-    checks.push(check_mcp(&binary, fix));
+    let plugin = claude_plugin::find(None).filter(|p| p.enabled);
+    checks.extend(check_plugin(&binary));
+    checks.push(check_hooks(&binary, plugin.as_ref()));
+    checks.push(check_mcp(&binary, fix, plugin.as_ref()));
     let last_capture = Store::open_read_only(&data.db_path(), busy(&config))
         .and_then(|s| s.last_capture_ms())
         .ok()
@@ -517,7 +520,7 @@ fn private_paths(data: &DataDir) -> Vec<PathBuf> {
     paths
 }
 
-fn check_hooks(binary: &Path) -> Check {
+fn check_hooks(binary: &Path, plugin: Option<&claude_plugin::Plugin>) -> Check {
     let mut found: Vec<(String, String, PathBuf)> = Vec::new(); // (event, command, file)
     let mut problems = Vec::new();
     for scope in [Scope::User, Scope::Project] {
@@ -546,6 +549,9 @@ fn check_hooks(binary: &Path) -> Check {
         .map(|(e, _, _)| *e)
         .filter(|e| !found.iter().any(|(f, _, _)| f == e))
         .collect();
+    if let Some(check) = hooks_beside_plugin(&found, plugin) {
+        return check;
+    }
     if found.is_empty() {
         return Check::problem(
             "hooks",
@@ -609,10 +615,89 @@ fn check_hooks(binary: &Path) -> Check {
     )
 }
 
+/// The mnemo Claude Code plugin, when a settings scope names it: enabled or not, and whether the
+/// `mnemo` its hooks and MCP server run from PATH is this binary.
+fn check_plugin(binary: &Path) -> Option<Check> {
+    const NAME: &str = "plugin";
+    let plugin = claude_plugin::find(None)?;
+    if !plugin.enabled {
+        return Some(Check::ok(NAME, plugin.describe()));
+    }
+    let Some(on_path) = on_path(Path::new("mnemo")) else {
+        return Some(Check::problem(
+            NAME,
+            Status::Fail,
+            format!(
+                "{}; its hooks run `mnemo` from PATH and there is none on PATH, so sessions are not recorded",
+                plugin.describe()
+            ),
+            format!(
+                "put this binary on PATH, e.g. `ln -s {} ~/.local/bin/mnemo`",
+                binary.display()
+            ),
+        ));
+    };
+    let runs = std::fs::canonicalize(&on_path).unwrap_or(on_path);
+    if runs != binary {
+        return Some(Check::problem(
+            NAME,
+            Status::Warn,
+            format!(
+                "{}; its hooks run {}, not this binary ({})",
+                plugin.describe(),
+                runs.display(),
+                binary.display()
+            ),
+            "put the mnemo you want first on PATH",
+        ));
+    }
+    Some(Check::ok(
+        NAME,
+        format!(
+            "{}; its hooks and MCP server run this binary from PATH",
+            plugin.describe()
+        ),
+    ))
+}
+
+/// The hooks check when the plugin is enabled: its hooks are enough, and hooks from `mnemo
+/// install` beside them make every hook run twice.
+fn hooks_beside_plugin(
+    found: &[(String, String, PathBuf)],
+    plugin: Option<&claude_plugin::Plugin>,
+) -> Option<Check> {
+    let plugin = plugin?;
+    if found.is_empty() {
+        return Some(Check::ok(
+            "hooks",
+            format!(
+                "all {} events are run by the plugin {}",
+                CLAUDE_CODE_EVENTS.len(),
+                plugin.id
+            ),
+        ));
+    }
+    let mut files: Vec<String> = found
+        .iter()
+        .map(|(_, _, p)| p.display().to_string())
+        .collect();
+    files.dedup();
+    Some(Check::problem(
+        "hooks",
+        Status::Warn,
+        format!(
+            "installed twice: by the plugin {} and by `mnemo install` in {}; every hook runs twice",
+            plugin.id,
+            files.join(", ")
+        ),
+        "keep the plugin: `mnemo uninstall` (add `--scope project` for a project's settings)",
+    ))
+}
+
 /// The MCP server Claude Code starts for the `mcp__mnemo__*` tools:
 /// registered at user scope in `~/.claude.json`, running this binary.
 /// `--fix` registers it (an additive edit; the file is backed up).
-fn check_mcp(binary: &Path, fix: bool) -> Check {
+fn check_mcp(binary: &Path, fix: bool, plugin: Option<&claude_plugin::Plugin>) -> Check {
     const NAME: &str = "mcp";
     let path = match claude_json_path() {
         Ok(p) => p,
@@ -638,6 +723,12 @@ fn check_mcp(binary: &Path, fix: bool) -> Check {
                 args.join(" "),
                 binary.display()
             )
+        }
+        Ok(None) if plugin.is_some() => {
+            return Check::ok(
+                NAME,
+                "the plugin's MCP server (plugin:mnemo:mnemo) runs `mnemo mcp` from PATH",
+            );
         }
         Ok(None) => format!(
             "the MCP server is not registered in {} (the agent has no mcp__mnemo__* tools)",

@@ -7,6 +7,7 @@ use mnemo_install::{ChangeKind, HookSpec, SettingsEdit, settings_file, shell_quo
 
 use mnemo_core::DataDir;
 
+use super::claude_plugin;
 use crate::cli::{InstallArgs, Scope};
 use crate::output::{data_and_config, open_store};
 
@@ -198,6 +199,11 @@ pub fn claude_config_dir() -> anyhow::Result<PathBuf> {
 
 pub fn install(args: &InstallArgs) -> anyhow::Result<i32> {
     let binary = current_binary()?;
+    if args.scope == Scope::User
+        && let Some(plugin) = claude_plugin::find(args.project_dir.as_deref()).filter(|p| p.enabled)
+    {
+        return install_beside_plugin(args, &binary, &plugin);
+    }
     let path = settings_path(args.scope, args.project_dir.as_deref())?;
     let existing = settings_file::read(&path)?;
     let hooks = claude_code_hooks(&hook_program(args.scope, &binary));
@@ -264,6 +270,70 @@ pub fn install(args: &InstallArgs) -> anyhow::Result<i32> {
         crate::commands::import_transcripts::offer(args.import_transcripts)?;
     }
     Ok(code)
+}
+
+/// The mnemo plugin already runs the hooks and the MCP server: adding ours at user scope would
+/// run every hook twice, so only the database is made (and the transcript import offered).
+fn install_beside_plugin(
+    args: &InstallArgs,
+    binary: &Path,
+    plugin: &claude_plugin::Plugin,
+) -> anyhow::Result<i32> {
+    println!(
+        "mnemo install: Claude Code, user scope{}",
+        if args.dry_run {
+            " (dry run: nothing written)"
+        } else {
+            ""
+        }
+    );
+    println!("  binary:   {}", binary.display());
+    println!("  plugin:   {}", plugin.describe());
+    println!(
+        "  the plugin runs mnemo's hooks and MCP server; no hooks added to {} (a second set \
+         would run every hook twice)",
+        settings_path(Scope::User, None)?.display()
+    );
+    if !mnemo_on_path() {
+        println!(
+            "  note:     the plugin runs `mnemo` from PATH, and there is none on this PATH; \
+             put {} (or a link to it) on PATH",
+            binary.display()
+        );
+    }
+    print_earlier_hooks()?;
+    if args.dry_run {
+        return Ok(0);
+    }
+    let (data, config) = data_and_config()?;
+    open_store(&data, &config)?;
+    println!("  data:     {} (database ready)", data.root().display());
+    println!(
+        "Done. New Claude Code sessions are captured through the plugin; `mnemo doctor` checks the wiring."
+    );
+    if !args.no_import {
+        crate::commands::import_transcripts::offer(args.import_transcripts)?;
+    }
+    Ok(0)
+}
+
+/// Hooks an earlier `mnemo install` left in the user settings, beside the plugin's.
+fn print_earlier_hooks() -> anyhow::Result<()> {
+    let path = settings_path(Scope::User, None)?;
+    let Some(text) = settings_file::read(&path)? else {
+        return Ok(());
+    };
+    let earlier = mnemo_install::find_mnemo_hooks(&text)
+        .map_err(|e| settings_file::FileError::invalid(&path, e))?;
+    if !earlier.is_empty() {
+        println!(
+            "  note:     {} still holds {} mnemo hooks from an earlier `mnemo install`; with the \
+             plugin they run twice: `mnemo uninstall` removes them (the plugin keeps working)",
+            path.display(),
+            earlier.len()
+        );
+    }
+    Ok(())
 }
 
 /// Hooks are in, the MCP server is not: say exactly that, and how to finish.

@@ -1,0 +1,281 @@
+//! End to end with the real Claude Code 2.1.328 and mnemo as a Claude Code
+//! plugin: this repository is added as a local marketplace and the plugin
+//! installed with Claude Code's own `claude plugin` commands into a fresh
+//! HOME, then a headless session runs against the stand-in model. The
+//! plugin's hooks capture (running the `mnemo` found on PATH), its MCP server
+//! answers the model's tool call, `mnemo install` adds no second set of
+//! hooks beside it and `mnemo doctor` reports it; without `mnemo` on PATH its
+//! hooks still exit 0 and say what to install.
+
+mod common;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use mnemo_testkit::{ClaudeRun, Sandbox, StandIn, Step, claude_binary, git_init};
+use serde_json::{Value, json};
+
+/// The plugin id: plugin `mnemo` from the marketplace `mnemo`
+/// (`.claude-plugin/marketplace.json`).
+const PLUGIN_ID: &str = "mnemo@mnemo";
+
+/// How Claude Code names a tool of the plugin's MCP server `mnemo`.
+fn plugin_tool(tool: &str) -> String {
+    format!("mcp__plugin_mnemo_mnemo__{tool}")
+}
+
+/// The repository: the marketplace (`.claude-plugin/marketplace.json`)
+/// whose plugin is `plugin/`.
+fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the repository root")
+}
+
+/// The directory of the mnemo binary under test, for PATH.
+fn mnemo_dir() -> PathBuf {
+    Path::new(common::MNEMO)
+        .parent()
+        .expect("the binary's directory")
+        .to_owned()
+}
+
+/// This process's PATH without any directory holding a `mnemo`.
+fn path_without_mnemo() -> OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|dir| !dir.join("mnemo").exists())
+        .collect();
+    std::env::join_paths(kept).expect("PATH entries")
+}
+
+/// A `claude` subcommand (not a session) in the sandbox's fresh HOME.
+fn claude_cli(sandbox: &Sandbox, args: &[&str]) -> anyhow::Result<Output> {
+    Ok(Command::new(claude_binary()?)
+        .args(args)
+        .current_dir(sandbox.project())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", sandbox.home())
+        .env("TERM", "dumb")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .env("DISABLE_TELEMETRY", "1")
+        .output()?)
+}
+
+#[track_caller]
+fn expect_ok(what: &str, output: &Output) -> String {
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{what} failed ({}):\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// Validates the marketplace and the plugin, then installs the plugin the
+/// way a user does: `claude plugin marketplace add <repo>`, `claude plugin
+/// install mnemo@mnemo`.
+fn install_plugin(sandbox: &Sandbox) -> anyhow::Result<()> {
+    let root = repo_root();
+    let root = root.to_str().expect("a UTF-8 repository path");
+    let plugin_dir = format!("{root}/plugin");
+    for target in [root, &plugin_dir] {
+        let out = claude_cli(sandbox, &["plugin", "validate", target])?;
+        expect_ok(&format!("claude plugin validate {target}"), &out);
+    }
+    let out = claude_cli(sandbox, &["plugin", "marketplace", "add", root])?;
+    expect_ok("claude plugin marketplace add", &out);
+    let out = claude_cli(sandbox, &["plugin", "install", PLUGIN_ID])?;
+    let said = expect_ok("claude plugin install", &out);
+    assert!(said.contains(PLUGIN_ID), "{said}");
+
+    let settings: Value = serde_json::from_str(&std::fs::read_to_string(
+        sandbox.home().join(".claude/settings.json"),
+    )?)?;
+    assert_eq!(settings["enabledPlugins"][PLUGIN_ID], true, "{settings}");
+    Ok(())
+}
+
+/// A PATH on which the only `mnemo` is the binary under test.
+fn path_with_mnemo() -> OsString {
+    std::env::join_paths(
+        std::iter::once(mnemo_dir()).chain(std::env::split_paths(&path_without_mnemo())),
+    )
+    .expect("PATH entries")
+}
+
+/// mnemo with the sandbox's HOME and data, and on PATH as the plugin needs it.
+fn mnemo(sandbox: &Sandbox) -> Command {
+    let mut c = common::sandbox_mnemo(sandbox);
+    c.env("PATH", path_with_mnemo()).env("MNEMO_NO_WORKER", "1");
+    c
+}
+
+/// A headless session in the sandbox, with `path` as PATH.
+fn session(sandbox: &Sandbox, server: &StandIn, prompt: &str, path: OsString) -> ClaudeRun {
+    sandbox
+        .claude(&server.base_url(), prompt)
+        .env("PATH", path)
+        .env("MNEMO_NO_WORKER", "1")
+        .max_turns(8)
+}
+
+/// (kind, tool) of every stored event, in order.
+fn event_kinds(db: &rusqlite::Connection) -> anyhow::Result<Vec<(String, Option<String>)>> {
+    let mut stmt = db.prepare("SELECT kind, tool_name FROM events ORDER BY id")?;
+    let rows = stmt
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    Ok(rows)
+}
+
+#[test]
+fn the_plugin_from_a_local_marketplace_captures_and_its_mcp_server_answers() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    install_plugin(&sandbox)?;
+
+    let server = StandIn::with_script([
+        Step::bash("echo plugin at work"),
+        Step::tool(plugin_tool("search"), json!({"query": "zebrafish"})),
+        Step::text("Found the notes."),
+    ]);
+    let prompt = "where are the zebrafish notes?";
+    let output = session(&sandbox, &server, prompt, path_with_mnemo()).run()?;
+    output.expect_success();
+    assert_eq!(output.result(), Some("Found the notes."));
+
+    // The hooks ran: session, prompt and tool events are in the store.
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    let (status, root, text): (String, String, String) = db.query_row(
+        "SELECT s.status, p.root, pr.text FROM sessions s
+         JOIN projects p ON p.id = s.project_id JOIN prompts pr ON pr.session_id = s.id",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    assert_eq!(status, "ended", "SessionEnd ran");
+    assert_eq!(root, project.to_string_lossy());
+    assert_eq!(text, prompt);
+    let s = |k: &str, t: Option<&str>| (k.to_owned(), t.map(str::to_owned));
+    // The call to mnemo's own tool is not recorded back into memory.
+    assert_eq!(
+        event_kinds(&db)?,
+        [s("tool_use", Some("Bash")), s("turn_end", None)]
+    );
+
+    // SessionStart's answer reached the model.
+    let requests = server.requests();
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.body_contains("SessionStart hook additional context")
+                && r.body_contains("mnemo-context")),
+        "no mnemo context in any request"
+    );
+    // The MCP server answered the search with the prompt the hook stored.
+    let last = requests
+        .iter()
+        .rev()
+        .find(|r| !r.is_side_request())
+        .expect("a request");
+    let results = last.tool_results();
+    let answer = results.last().expect("the search's tool_result");
+    assert_ne!(answer["is_error"], true, "{answer}");
+    let answer_text = last.tool_result_texts().pop().unwrap_or_default();
+    assert!(
+        answer_text.contains("zebrafish") && answer_text.contains("P1"),
+        "{answer_text}"
+    );
+
+    // `mnemo install` sees the plugin and adds no second set of hooks.
+    let install = mnemo(&sandbox).args(["install", "--no-import"]).output()?;
+    let said = expect_ok("mnemo install", &install);
+    assert!(
+        said.contains(&format!("plugin:   {PLUGIN_ID} 0.1.0, enabled")),
+        "{said}"
+    );
+    assert!(said.contains("no hooks added"), "{said}");
+    let settings = std::fs::read_to_string(sandbox.home().join(".claude/settings.json"))?;
+    assert!(!settings.contains("hook claude-code"), "{settings}");
+    assert!(
+        !std::fs::read_to_string(sandbox.home().join(".claude.json"))
+            .unwrap_or_default()
+            .contains("\"mcp\""),
+        "no second MCP server"
+    );
+
+    // `mnemo doctor` reports the plugin, and its hooks and MCP server as wired.
+    let doctor = mnemo(&sandbox).arg("doctor").output()?;
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(doctor.status.success(), "{report}");
+    assert!(
+        report.contains(&format!(
+            "{PLUGIN_ID} 0.1.0, enabled in {}",
+            sandbox.home().join(".claude/settings.json").display()
+        )) && report.contains("run this binary from PATH"),
+        "{report}"
+    );
+    assert!(report.contains("run by the plugin mnemo@mnemo"), "{report}");
+    assert!(report.contains("plugin:mnemo:mnemo"), "{report}");
+    Ok(())
+}
+
+#[test]
+fn without_mnemo_on_path_the_plugin_hooks_exit_0_and_say_what_to_install() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    git_init(&sandbox.project())?;
+    install_plugin(&sandbox)?;
+
+    let server = StandIn::with_script([Step::bash("echo still works"), Step::text("Done.")]);
+    let output = session(&sandbox, &server, "say hello", path_without_mnemo())
+        .args([
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-hook-events",
+        ])
+        .run()?;
+    output.expect_success();
+    assert_eq!(output.result(), Some("Done."));
+
+    let responses: Vec<Value> = output
+        .stdout
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|m| m["subtype"] == "hook_response")
+        .collect();
+    let events: Vec<&str> = responses
+        .iter()
+        .filter_map(|r| r["hook_event"].as_str())
+        .collect();
+    for event in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+    ] {
+        assert!(events.contains(&event), "no {event} hook ran: {events:?}");
+    }
+    for response in &responses {
+        assert_eq!(response["exit_code"], 0, "{response}");
+        let stderr = response["stderr"].as_str().unwrap_or_default();
+        assert!(
+            stderr.contains("the mnemo binary is not on PATH"),
+            "{response}"
+        );
+        assert!(stderr.contains("cargo install"), "{response}");
+    }
+    assert!(
+        !sandbox.data().join("mnemo.db").exists(),
+        "nothing could have been recorded"
+    );
+    Ok(())
+}
