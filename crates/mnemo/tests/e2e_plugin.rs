@@ -273,6 +273,18 @@ fn without_mnemo_on_path_the_plugin_hooks_exit_0_and_say_what_to_install() -> an
         );
         assert!(stderr.contains("cargo install"), "{response}");
     }
+    // At session start the user is told too (the host shows a systemMessage).
+    let start = responses
+        .iter()
+        .find(|r| r["hook_event"] == "SessionStart")
+        .expect("a SessionStart response");
+    let answer: Value = serde_json::from_str(start["stdout"].as_str().unwrap_or_default())?;
+    assert!(
+        answer["systemMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("not on PATH")),
+        "{start}"
+    );
     assert!(
         !sandbox.data().join("mnemo.db").exists(),
         "nothing could have been recorded"
