@@ -291,3 +291,85 @@ fn without_mnemo_on_path_the_plugin_hooks_exit_0_and_say_what_to_install() -> an
     );
     Ok(())
 }
+
+#[test]
+fn hooks_registered_by_both_mnemo_install_and_the_plugin_record_once() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    // Hooks from `mnemo install` first (it adds them: no plugin yet), then
+    // the plugin beside them.
+    let install = mnemo(&sandbox).args(["install", "--no-import"]).output()?;
+    expect_ok("mnemo install", &install);
+    install_plugin(&sandbox)?;
+    let settings = std::fs::read_to_string(sandbox.home().join(".claude/settings.json"))?;
+    assert!(
+        settings.contains("hook claude-code PostToolUse"),
+        "{settings}"
+    );
+
+    let notes = project.join("notes.txt");
+    let server = StandIn::with_script([
+        Step::write(&notes, "feed the zebrafish\n"),
+        Step::bash("cat notes.txt"),
+        Step::bash("exit 4"),
+        Step::text("Fed."),
+    ]);
+    let prompt = "feed the zebrafish";
+    let output = session(&sandbox, &server, prompt, path_with_mnemo())
+        .args([
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-hook-events",
+        ])
+        .run()?;
+    output.expect_success();
+    assert_eq!(output.result(), Some("Fed."));
+
+    // Both registrations ran for every event...
+    let ran = |event: &str| {
+        output
+            .stdout
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|m| m["subtype"] == "hook_response" && m["hook_event"] == event)
+            .inspect(|m| assert_eq!(m["exit_code"], 0, "{m}"))
+            .count()
+    };
+    assert_eq!(ran("SessionStart"), 2);
+    assert_eq!(ran("UserPromptSubmit"), 2);
+    assert_eq!(ran("PostToolUse"), 2 * 2, "Write and one Bash, twice each");
+    assert_eq!(ran("PostToolUseFailure"), 2);
+
+    // ...and the store holds each once.
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    let count = |sql: &str| -> rusqlite::Result<i64> { db.query_row(sql, [], |r| r.get(0)) };
+    assert_eq!(count("SELECT COUNT(*) FROM sessions")?, 1);
+    assert_eq!(count("SELECT COUNT(*) FROM prompts")?, 1);
+    assert_eq!(count("SELECT prompt_count FROM sessions")?, 1);
+    let s = |k: &str, t: Option<&str>| (k.to_owned(), t.map(str::to_owned));
+    assert_eq!(
+        event_kinds(&db)?,
+        [
+            s("tool_use", Some("Write")),
+            s("tool_use", Some("Bash")),
+            s("tool_failure", Some("Bash")),
+            s("turn_end", None),
+        ]
+    );
+
+    // The session's memory reached the model once, not twice.
+    let first = server
+        .requests()
+        .into_iter()
+        .find(|r| !r.is_side_request())
+        .expect("a request");
+    assert_eq!(first.body.matches("<mnemo-context>").count(), 1);
+
+    // doctor says the hooks are there twice.
+    let doctor = mnemo(&sandbox).arg("doctor").output()?;
+    let report = String::from_utf8_lossy(&doctor.stdout);
+    assert!(report.contains("installed twice"), "{report}");
+    Ok(())
+}
