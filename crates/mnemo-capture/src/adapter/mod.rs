@@ -117,7 +117,27 @@ pub fn is_supported(platform: mnemo_core::model::Platform) -> bool {
     matches!(platform, Platform::ClaudeCode | Platform::Raw)
 }
 
-/// Parses a payload for `platform`. Unknown platforms get an inert input.
+/// The platform a payload really comes from. Cursor also runs the hooks of
+/// `.claude/settings.json`, so its payloads (`cursor_version`,
+/// `conversation_id`) can arrive on `mnemo hook claude-code`: they are read
+/// as Cursor's, so that they get the same session and event keys as on
+/// `mnemo hook cursor` and the store keeps one of the two.
+pub fn recognise(
+    platform: mnemo_core::model::Platform,
+    payload: &Value,
+) -> mnemo_core::model::Platform {
+    use mnemo_core::model::Platform;
+    let cursor = ["cursor_version", "conversation_id"]
+        .iter()
+        .any(|k| payload.get(k).is_some());
+    match platform {
+        Platform::ClaudeCode if cursor => Platform::Cursor,
+        other => other,
+    }
+}
+
+/// Parses a payload for `platform` (as [`recognise`]d). Unknown platforms
+/// get an inert input.
 pub fn parse(
     platform: mnemo_core::model::Platform,
     payload: &Value,
@@ -125,7 +145,7 @@ pub fn parse(
     env: &Env,
 ) -> HookInput {
     use mnemo_core::model::Platform;
-    match platform {
+    match recognise(platform, payload) {
         // `raw` is the Claude Code shape, for scripts and other hosts that
         // speak it.
         Platform::ClaudeCode | Platform::Raw => {
@@ -170,6 +190,26 @@ mod tests {
         );
         assert_eq!(salvage_field(raw, "missing", false), None);
         assert_eq!(salvage_field(b"\"k\":\"unterminated", "k", false), None);
+    }
+
+    #[test]
+    fn a_cursor_payload_on_the_claude_code_hook_is_cursors() {
+        use mnemo_core::model::Platform;
+        let cursor = json!({
+            "conversation_id": "c1", "session_id": "c1", "cursor_version": "2026.11.14",
+            "hook_event_name": "postToolUse", "workspace_roots": ["/p"], "tool_use_id": "t"
+        });
+        assert_eq!(recognise(Platform::ClaudeCode, &cursor), Platform::Cursor);
+        assert_eq!(recognise(Platform::Cursor, &cursor), Platform::Cursor);
+        let claude = json!({"session_id": "s", "hook_event_name": "Stop"});
+        assert_eq!(
+            recognise(Platform::ClaudeCode, &claude),
+            Platform::ClaudeCode
+        );
+        assert_eq!(
+            parse(Platform::ClaudeCode, &cursor, None, &Env::default()).platform,
+            Platform::Cursor
+        );
     }
 
     #[test]
