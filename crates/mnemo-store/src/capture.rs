@@ -115,6 +115,9 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
             source,
             transcript_path,
         } => {
+            if start_repeated(tx, session_id, source.as_deref(), at)? {
+                return Ok(Applied::Duplicate);
+            }
             // A resumed session is active again.
             tx.execute(
                 "UPDATE sessions SET source = COALESCE(?2, source),
@@ -216,6 +219,34 @@ fn prompt_seen(tx: &Transaction<'_>, session_id: i64, pid: &str) -> rusqlite::Re
 /// registered twice run in parallel, or one after the other, or one of them
 /// is spooled and replayed with its original time) and still be one event.
 const REPEAT_WINDOW_MS: i64 = 30_000;
+
+/// How far apart the two deliveries of one SessionStart arrive when its hooks
+/// are registered twice (by `mnemo install` and by the plugin): they run in
+/// parallel, so well within this. A session that is started again (resumed)
+/// with the same source this soon after its last activity is not a real case.
+const START_REPEAT_WINDOW_MS: i64 = 10_000;
+
+/// Whether this SessionStart is one already applied, delivered again: the
+/// session is active, was last started with the same (known) source and has
+/// not moved since, within [`START_REPEAT_WINDOW_MS`]. The hook then gives no
+/// second copy of the memory index.
+fn start_repeated(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    source: Option<&str>,
+    at: i64,
+) -> rusqlite::Result<bool> {
+    let Some(source) = source else {
+        return Ok(false);
+    };
+    tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sessions
+                        WHERE id = ?1 AND status = 'active' AND source = ?2
+                          AND abs(updated_at - ?3) <= ?4)",
+        params![session_id, source, at, START_REPEAT_WINDOW_MS],
+        |r| r.get(0),
+    )
+}
 
 /// How long after its last activity a session can still be continued by a
 /// session that Claude Code starts on `/clear` or compaction.
@@ -736,6 +767,36 @@ mod tests {
             .apply(&capture(&e, start("clear"), 20 * hour))
             .unwrap();
         assert_eq!(continues(&store, "e"), None);
+    }
+
+    #[test]
+    fn a_session_start_delivered_twice_is_a_duplicate_but_a_resume_is_not() {
+        let (_t, mut store) = store();
+        let s = session("abc", Some("/p/shop"));
+        let first = store.apply(&capture(&s, start("startup"), 1_000)).unwrap();
+        assert!(matches!(first, Applied::Session { .. }), "{first:?}");
+        let twin = store.apply(&capture(&s, start("startup"), 1_040)).unwrap();
+        assert_eq!(twin, Applied::Duplicate);
+        // Compaction in the same session is a start of its own.
+        let compact = store.apply(&capture(&s, start("compact"), 2_000)).unwrap();
+        assert!(matches!(compact, Applied::Session { .. }), "{compact:?}");
+        // So is a resume after the session ended, however soon.
+        let end = CaptureOp::SessionEnd {
+            reason: Some("other".into()),
+        };
+        store.apply(&capture(&s, end, 3_000)).unwrap();
+        let resumed = store.apply(&capture(&s, start("resume"), 3_100)).unwrap();
+        assert!(matches!(resumed, Applied::Session { .. }), "{resumed:?}");
+        // Without a source, nothing tells twins apart: both apply.
+        let n = session("nosource", Some("/p/shop"));
+        let bare = || CaptureOp::SessionStart {
+            source: None,
+            transcript_path: None,
+        };
+        for at in [5_000, 5_010] {
+            let applied = store.apply(&capture(&n, bare(), at)).unwrap();
+            assert!(matches!(applied, Applied::Session { .. }), "{applied:?}");
+        }
     }
 
     #[test]
