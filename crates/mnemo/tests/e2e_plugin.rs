@@ -367,9 +367,18 @@ fn hooks_registered_by_both_mnemo_install_and_the_plugin_record_once() -> anyhow
         .expect("a request");
     assert_eq!(first.body.matches("<mnemo-context>").count(), 1);
 
-    // doctor says the hooks are there twice.
+    // doctor says the hooks are there twice; install says how to keep one set.
     let doctor = mnemo(&sandbox).arg("doctor").output()?;
     let report = String::from_utf8_lossy(&doctor.stdout);
     assert!(report.contains("installed twice"), "{report}");
+    let again = mnemo(&sandbox).args(["install", "--no-import"]).output()?;
+    let said = expect_ok("mnemo install", &again);
+    assert!(
+        said.contains("7 mnemo hooks from an earlier `mnemo install`")
+            && said.contains("`mnemo uninstall` removes them"),
+        "{said}"
+    );
+    let unchanged = std::fs::read_to_string(sandbox.home().join(".claude/settings.json"))?;
+    assert_eq!(unchanged, settings);
     Ok(())
 }

@@ -686,7 +686,8 @@ fn hooks_beside_plugin(
         "hooks",
         Status::Warn,
         format!(
-            "installed twice: by the plugin {} and by `mnemo install` in {}; every hook runs twice",
+            "installed twice: by the plugin {} and by `mnemo install` in {}; every hook runs twice \
+             (each event is still recorded once and memory given once)",
             plugin.id,
             files.join(", ")
         ),

@@ -328,7 +328,8 @@ fn print_earlier_hooks() -> anyhow::Result<()> {
     if !earlier.is_empty() {
         println!(
             "  note:     {} still holds {} mnemo hooks from an earlier `mnemo install`; with the \
-             plugin they run twice: `mnemo uninstall` removes them (the plugin keeps working)",
+             plugin every hook runs twice (harmless: each event is recorded once), and `mnemo \
+             uninstall` removes them (the plugin keeps working)",
             path.display(),
             earlier.len()
         );
