@@ -5,7 +5,10 @@
 //! plugin's hooks capture (running the `mnemo` found on PATH), its MCP server
 //! answers the model's tool call, `mnemo install` adds no second set of
 //! hooks beside it and `mnemo doctor` reports it; without `mnemo` on PATH its
-//! hooks still exit 0 and say what to install.
+//! hooks still exit 0 and say what to install; registered both by the plugin
+//! and by `mnemo install`, each event is recorded once and the memory index
+//! given once. The plugin's hooks are checked against what `mnemo install`
+//! writes, so that the two registrations cannot drift apart.
 
 mod common;
 
@@ -133,6 +136,44 @@ fn event_kinds(db: &rusqlite::Connection) -> anyhow::Result<Vec<(String, Option<
         .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
         .collect::<Result<_, _>>()?;
     Ok(rows)
+}
+
+/// The plugin registers exactly the hooks `mnemo install` does (events,
+/// matchers, timeouts), through its wrapper, and carries the crate's version.
+#[test]
+fn the_plugin_hooks_match_what_mnemo_install_writes() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let install = mnemo(&sandbox)
+        .args(["install", "--scope", "project", "--no-import"])
+        .output()?;
+    expect_ok("mnemo install --scope project", &install);
+    let installed: Value = serde_json::from_str(&std::fs::read_to_string(
+        sandbox.project().join(".claude/settings.json"),
+    )?)?;
+
+    let plugin = repo_root().join("plugin");
+    let text = std::fs::read_to_string(plugin.join("hooks/hooks.json"))?;
+    let wrapper = r#"sh \"${CLAUDE_PLUGIN_ROOT}/hooks/run-mnemo\" "#;
+    assert!(text.contains(wrapper), "{text}");
+    let as_installed: Value =
+        serde_json::from_str(&text.replace(wrapper, "mnemo hook claude-code "))?;
+    assert_eq!(as_installed["hooks"], installed["hooks"]);
+
+    let read = |path: PathBuf| -> anyhow::Result<Value> {
+        Ok(serde_json::from_str(&std::fs::read_to_string(path)?)?)
+    };
+    let manifest = read(plugin.join(".claude-plugin/plugin.json"))?;
+    let marketplace = read(repo_root().join(".claude-plugin/marketplace.json"))?;
+    let version = env!("CARGO_PKG_VERSION");
+    assert_eq!(manifest["version"], version);
+    assert_eq!(marketplace["plugins"][0]["version"], version);
+    assert_eq!(marketplace["plugins"][0]["source"], "./plugin");
+    let mcp = read(plugin.join(".mcp.json"))?;
+    assert_eq!(
+        mcp["mcpServers"]["mnemo"],
+        json!({"command": "mnemo", "args": ["mcp"]})
+    );
+    Ok(())
 }
 
 #[test]
