@@ -129,6 +129,13 @@ fn session(sandbox: &Sandbox, server: &StandIn, prompt: &str, path: OsString) ->
         .max_turns(8)
 }
 
+/// The hook log holds no warning or error.
+#[track_caller]
+fn assert_clean_hook_log(sandbox: &Sandbox) {
+    let log = std::fs::read_to_string(sandbox.data().join("logs/hook.log")).unwrap_or_default();
+    assert!(!log.contains("ERROR") && !log.contains("WARN"), "{log}");
+}
+
 /// (kind, tool) of every stored event, in order.
 fn event_kinds(db: &rusqlite::Connection) -> anyhow::Result<Vec<(String, Option<String>)>> {
     let mut stmt = db.prepare("SELECT kind, tool_name FROM events ORDER BY id")?;
@@ -185,6 +192,7 @@ fn the_plugin_from_a_local_marketplace_captures_and_its_mcp_server_answers() -> 
 
     let server = StandIn::with_script([
         Step::bash("echo plugin at work"),
+        Step::tool("Skill", json!({"skill": "mnemo:mnemo-memory"})),
         Step::tool(plugin_tool("search"), json!({"query": "zebrafish"})),
         Step::text("Found the notes."),
     ]);
@@ -208,8 +216,14 @@ fn the_plugin_from_a_local_marketplace_captures_and_its_mcp_server_answers() -> 
     // The call to mnemo's own tool is not recorded back into memory.
     assert_eq!(
         event_kinds(&db)?,
-        [s("tool_use", Some("Bash")), s("turn_end", None)]
+        [
+            s("tool_use", Some("Bash")),
+            s("tool_use", Some("Skill")),
+            s("turn_end", None)
+        ]
     );
+
+    assert_clean_hook_log(&sandbox);
 
     // SessionStart's answer reached the model.
     let requests = server.requests();
@@ -219,6 +233,17 @@ fn the_plugin_from_a_local_marketplace_captures_and_its_mcp_server_answers() -> 
             .any(|r| r.body_contains("SessionStart hook additional context")
                 && r.body_contains("mnemo-context")),
         "no mnemo context in any request"
+    );
+    // The skill is offered and, invoked, gives the model its workflow.
+    assert!(
+        requests[0].body_contains("mnemo:mnemo-memory"),
+        "the skill is not listed"
+    );
+    assert!(
+        requests
+            .iter()
+            .any(|r| r.body_contains("Read cheap lines first and full records last")),
+        "the skill's text never reached the model"
     );
     // The MCP server answered the search with the prompt the hook stored.
     let last = requests
@@ -399,6 +424,8 @@ fn hooks_registered_by_both_mnemo_install_and_the_plugin_record_once() -> anyhow
             s("turn_end", None),
         ]
     );
+
+    assert_clean_hook_log(&sandbox);
 
     // The session's memory reached the model once, not twice.
     let first = server
