@@ -101,8 +101,9 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
     checks.push(check_provider(&config));
     checks.push(check_permissions(&data));
     checks.extend(worker_checks(&data, &config));
-    let plugin = claude_plugin::find(None).filter(|p| p.enabled);
-    checks.extend(check_plugin(&binary));
+    let plugin = claude_plugin::find(None);
+    checks.extend(plugin.as_ref().map(|p| check_plugin(&binary, p)));
+    let plugin = plugin.filter(|p| p.enabled);
     checks.push(check_hooks(&binary, plugin.as_ref()));
     checks.push(check_mcp(&binary, fix, plugin.as_ref()));
     let last_capture = Store::open_read_only(&data.db_path(), busy(&config))
@@ -615,16 +616,15 @@ fn check_hooks(binary: &Path, plugin: Option<&claude_plugin::Plugin>) -> Check {
     )
 }
 
-/// The mnemo Claude Code plugin, when a settings scope names it: enabled or not, and whether the
+/// The mnemo Claude Code plugin (a settings scope names it): enabled or not, and whether the
 /// `mnemo` its hooks and MCP server run from PATH is this binary.
-fn check_plugin(binary: &Path) -> Option<Check> {
+fn check_plugin(binary: &Path, plugin: &claude_plugin::Plugin) -> Check {
     const NAME: &str = "plugin";
-    let plugin = claude_plugin::find(None)?;
     if !plugin.enabled {
-        return Some(Check::ok(NAME, plugin.describe()));
+        return Check::ok(NAME, plugin.describe());
     }
     let Some(on_path) = on_path(Path::new("mnemo")) else {
-        return Some(Check::problem(
+        return Check::problem(
             NAME,
             Status::Fail,
             format!(
@@ -635,11 +635,11 @@ fn check_plugin(binary: &Path) -> Option<Check> {
                 "put this binary on PATH, e.g. `ln -s {} ~/.local/bin/mnemo`",
                 binary.display()
             ),
-        ));
+        );
     };
     let runs = std::fs::canonicalize(&on_path).unwrap_or(on_path);
     if runs != binary {
-        return Some(Check::problem(
+        return Check::problem(
             NAME,
             Status::Warn,
             format!(
@@ -649,15 +649,15 @@ fn check_plugin(binary: &Path) -> Option<Check> {
                 binary.display()
             ),
             "put the mnemo you want first on PATH",
-        ));
+        );
     }
-    Some(Check::ok(
+    Check::ok(
         NAME,
         format!(
             "{}; its hooks and MCP server run this binary from PATH",
             plugin.describe()
         ),
-    ))
+    )
 }
 
 /// The hooks check when the plugin is enabled: its hooks are enough, and hooks from `mnemo
