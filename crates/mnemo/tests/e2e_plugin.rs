@@ -194,6 +194,10 @@ fn the_plugin_from_a_local_marketplace_captures_and_its_mcp_server_answers() -> 
         Step::bash("echo plugin at work"),
         Step::tool("Skill", json!({"skill": "mnemo:mnemo-memory"})),
         Step::tool(plugin_tool("search"), json!({"query": "zebrafish"})),
+        Step::tool(
+            plugin_tool("save_memory"),
+            json!({"text": "The zebrafish notes live in docs/fish.md"}),
+        ),
         Step::text("Found the notes."),
     ]);
     let prompt = "where are the zebrafish notes?";
@@ -245,20 +249,39 @@ fn the_plugin_from_a_local_marketplace_captures_and_its_mcp_server_answers() -> 
             .any(|r| r.body_contains("Read cheap lines first and full records last")),
         "the skill's text never reached the model"
     );
-    // The MCP server answered the search with the prompt the hook stored.
+    // The MCP server answered the search with the prompt the hook stored,
+    // and kept the memory.
     let last = requests
         .iter()
         .rev()
         .find(|r| !r.is_side_request())
         .expect("a request");
     let results = last.tool_results();
-    let answer = results.last().expect("the search's tool_result");
-    assert_ne!(answer["is_error"], true, "{answer}");
-    let answer_text = last.tool_result_texts().pop().unwrap_or_default();
+    let texts = last.tool_result_texts();
+    assert_eq!(results.len(), 4, "Bash, Skill, search, save_memory");
+    for result in &results[2..] {
+        assert_ne!(result["is_error"], true, "{result}");
+    }
     assert!(
-        answer_text.contains("zebrafish") && answer_text.contains("P1"),
-        "{answer_text}"
+        texts[2].contains("zebrafish") && texts[2].contains("P1"),
+        "{}",
+        texts[2]
     );
+
+    // The next session starts with that memory, and its index names the
+    // tools as the plugin serves them.
+    let next = StandIn::with_script([Step::text("Noted.")]);
+    session(&sandbox, &next, "carry on", path_with_mnemo())
+        .run()?
+        .expect_success();
+    let first = next
+        .requests()
+        .into_iter()
+        .find(|r| !r.is_side_request())
+        .expect("a request");
+    assert!(first.body_contains("docs/fish.md"), "{}", first.body);
+    assert!(first.body_contains("mcp__plugin_mnemo_mnemo__search(query)"));
+    assert!(!first.body_contains("mcp__mnemo__search"));
 
     // `mnemo install` sees the plugin and adds no second set of hooks.
     let install = mnemo(&sandbox).args(["install", "--no-import"]).output()?;
