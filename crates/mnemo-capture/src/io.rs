@@ -32,7 +32,8 @@ use serde_json::Value;
 use crate::adapter::{self, Env};
 use crate::event::{HookEvent, HookInput};
 use crate::handler::{self, Context};
-use crate::persist::{Diagnostic, Level, persist};
+use crate::persist::{Diagnostic, Level, Persisted, persist};
+use mnemo_store::capture::Applied;
 
 /// Log files rotate past this size (one old generation is kept).
 const LOG_ROTATE_BYTES: u64 = 1024 * 1024;
@@ -196,10 +197,13 @@ fn process(
             now_ms: now_ms(),
         },
     );
-    if let Some(capture) = &plan.capture
-        && let Err(message) = persist(capture, data, &config, deadline, &mut diagnostics)
-    {
-        diagnostics.push(error(message));
+    let mut repeated = false;
+    if let Some(capture) = &plan.capture {
+        match persist(capture, data, &config, deadline, &mut diagnostics) {
+            Ok(Persisted::Stored(Applied::Duplicate)) => repeated = true,
+            Ok(_) => {}
+            Err(message) => diagnostics.push(error(message)),
+        }
     }
     if matches!(
         input.event,
@@ -215,7 +219,14 @@ fn process(
         .store
         .busy_timeout_ms
         .min(u64::try_from(left.as_millis()).unwrap_or(u64::MAX));
-    let response = crate::recall::respond(&input, plan.response, data, &config, &mut diagnostics);
+    // The same event delivered again (hooks registered both by `mnemo
+    // install` and by the plugin): the first delivery answers with memory;
+    // a second copy of it would only cost the agent tokens.
+    let response = if repeated {
+        plan.response
+    } else {
+        crate::recall::respond(&input, plan.response, data, &config, &mut diagnostics)
+    };
     (adapter::render(&input, &response), diagnostics, label)
 }
 

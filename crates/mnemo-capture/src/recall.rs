@@ -61,7 +61,10 @@ pub fn respond(
     };
     match outcome {
         Ok(Some(answer)) => HookResponse {
-            additional_context: answer.additional_context.or(planned.additional_context),
+            additional_context: answer
+                .additional_context
+                .map(name_tools_for_host)
+                .or(planned.additional_context),
             system_message: answer.system_message.or(planned.system_message),
         },
         Ok(None) => planned,
@@ -72,6 +75,24 @@ pub fn respond(
             });
             planned
         }
+    }
+}
+
+/// Set to `1` by the Claude Code plugin's hook wrapper (`plugin/hooks/run-mnemo`).
+const VIA_PLUGIN_ENV: &str = "MNEMO_VIA_PLUGIN";
+
+/// What Claude Code calls our MCP tools when the plugin `mnemo` serves them
+/// (its server `mnemo`): `mcp__plugin_<plugin>_<server>__<tool>`.
+const PLUGIN_TOOL_PREFIX: &str = "mcp__plugin_mnemo_mnemo__";
+
+/// Memory names the MCP tools the way the agent sees them: `mcp__mnemo__search`
+/// as `mnemo install` registers the server, `mcp__plugin_mnemo_mnemo__search`
+/// from the plugin's hooks.
+fn name_tools_for_host(text: String) -> String {
+    if std::env::var_os(VIA_PLUGIN_ENV).is_some_and(|v| v == "1") {
+        text.replace("mcp__mnemo__", PLUGIN_TOOL_PREFIX)
+    } else {
+        text
     }
 }
 

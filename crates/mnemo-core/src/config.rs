@@ -42,8 +42,9 @@ pub struct McpConfig {
 #[serde(default)]
 pub struct CaptureConfig {
     /// Tool names whose events are not captured; `*` matches any run of
-    /// characters (`mcp__mnemo__*` keeps our own MCP tools from being
-    /// recorded back into memory).
+    /// characters (`mcp__mnemo__*`, and `mcp__plugin_mnemo_mnemo__*` as
+    /// Claude Code names them when the mnemo plugin serves them, keep our
+    /// own MCP tools from being recorded back into memory).
     pub skip_tools: Vec<String>,
     /// Largest stored size of one tool input or response, in bytes. Longer
     /// values keep their head and tail and say how much was cut.
@@ -71,6 +72,7 @@ impl Default for CaptureConfig {
                 "AskUserQuestion",
                 "ScheduleWakeup",
                 "mcp__mnemo__*",
+                "mcp__plugin_mnemo_mnemo__*",
             ]
             .map(String::from)
             .to_vec(),
@@ -760,6 +762,10 @@ mod tests {
     fn globs() {
         assert!(glob_match("mcp__mnemo__*", "mcp__mnemo__search"));
         assert!(!glob_match("mcp__mnemo__*", "mcp__other__search"));
+        let skip = CaptureConfig::default().skip_tools;
+        for own in ["mcp__mnemo__search", "mcp__plugin_mnemo_mnemo__search"] {
+            assert!(skip.iter().any(|g| glob_match(g, own)), "{own}");
+        }
         assert!(glob_match(".env.*", ".env.local"));
         assert!(!glob_match(".env.*", ".env"));
         assert!(glob_match("*.pem", "server.pem"));

@@ -185,6 +185,53 @@ mod tests {
         assert_eq!(resolve(None, None), None);
     }
 
+    /// Each agent names the project with other fields (see
+    /// docs on hook protocols): all must come to one project.
+    #[test]
+    fn every_agent_names_the_same_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("shop");
+        repo(&root);
+        let src = root.join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        let link = tmp.path().join("shop-link");
+        std::os::unix::fs::symlink(&root, &link).unwrap();
+        let (root_s, src_s, link_s) = (
+            root.to_str().unwrap(),
+            src.to_str().unwrap(),
+            link.to_str().unwrap(),
+        );
+        let with_slash = format!("{root_s}/");
+        let forms: [(&str, Option<&str>, Option<&str>); 7] = [
+            // (agent, the stable project dir it gives, the payload's cwd)
+            ("claude-code: CLAUDE_PROJECT_DIR", Some(root_s), Some(src_s)),
+            ("claude-code: cwd only", None, Some(root_s)),
+            ("codex: cwd in a subdirectory", None, Some(src_s)),
+            ("gemini: GEMINI_PROJECT_DIR", Some(src_s), Some(src_s)),
+            (
+                "cursor: workspace_roots[0], empty cwd",
+                Some(root_s),
+                Some(""),
+            ),
+            (
+                "cursor: CURSOR_PROJECT_DIR with a slash",
+                Some(&with_slash),
+                None,
+            ),
+            ("any: through a symlink", Some(link_s), None),
+        ];
+        let expected = identify(&root);
+        for (agent, project_dir, cwd) in forms {
+            assert_eq!(
+                resolve(project_dir, cwd).as_ref(),
+                Some(&expected),
+                "{agent}"
+            );
+        }
+        // Cursor's tool events may carry an empty cwd and nothing else.
+        assert_eq!(resolve(None, Some("")), None);
+    }
+
     #[test]
     fn subdirectory_of_a_repo_is_the_repo() {
         let tmp = tempfile::tempdir().unwrap();

@@ -134,9 +134,15 @@ fn project_text(p: &Option<ProjectRef>) -> Option<String> {
 }
 
 fn session_text(s: &Option<SessionKey>, prompt_number: Option<i64>) -> Option<String> {
-    s.as_ref().map(|s| match prompt_number {
-        Some(n) => format!("{} {}, turn {n}", s.platform, s.session_id),
-        None => format!("{} {}", s.platform, s.session_id),
+    s.as_ref().map(|s| {
+        let mut text = format!("{} {}", s.platform, s.session_id);
+        if let Some(n) = prompt_number {
+            let _ = write!(text, ", turn {n}");
+        }
+        if let Some(previous) = &s.continues {
+            let _ = write!(text, " (continues {previous})");
+        }
+        text
     })
 }
 

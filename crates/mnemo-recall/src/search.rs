@@ -881,6 +881,7 @@ fn session_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Sessio
         Some(platform) => Some(SessionKey {
             platform,
             session_id: r.get(i + 1)?,
+            continues: None,
         }),
         None => None,
     })

@@ -115,6 +115,9 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
             source,
             transcript_path,
         } => {
+            if start_repeated(tx, session_id, source.as_deref(), at)? {
+                return Ok(Applied::Duplicate);
+            }
             // A resumed session is active again.
             tx.execute(
                 "UPDATE sessions SET source = COALESCE(?2, source),
@@ -123,6 +126,9 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
                  WHERE id = ?1",
                 params![session_id, source, transcript_path, at],
             )?;
+            if matches!(source.as_deref(), Some("clear" | "compact")) {
+                link_continued(tx, session_id, source.as_deref())?;
+            }
             Ok(Applied::Session { session_id })
         }
         CaptureOp::Prompt {
@@ -130,9 +136,12 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
             text,
             origin,
         } => {
-            if let Some(pid) = platform_prompt_id
-                && prompt_seen(tx, session_id, pid)?
-            {
+            let seen = match (platform_prompt_id, text) {
+                (Some(pid), _) => prompt_seen(tx, session_id, pid)?,
+                (None, Some(text)) => prompt_repeated(tx, session_id, text, at)?,
+                (None, None) => false,
+            };
+            if seen {
                 return Ok(Applied::Duplicate);
             }
             let prompt_number: i64 = tx.query_row(
@@ -171,7 +180,12 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
             })
         }
         CaptureOp::Event(event) => {
-            if event.kind == EventKind::TurnEnd && turn_end_seen(tx, session_id, event)? {
+            let seen = if event.kind == EventKind::TurnEnd {
+                turn_end_seen(tx, session_id, event)?
+            } else {
+                event.tool_use_id.is_none() && tool_call_repeated(tx, session_id, event, at)?
+            };
+            if seen {
                 return Ok(Applied::Duplicate);
             }
             let event_id = insert_event(tx, &capture.capture_id, session_id, event, at)?;
@@ -199,6 +213,120 @@ fn prompt_seen(tx: &Transaction<'_>, session_id: i64, pid: &str) -> rusqlite::Re
         params![session_id, pid],
         |r| r.get(0),
     )
+}
+
+/// How far apart the two deliveries of one hook event can arrive (hooks
+/// registered twice run in parallel, or one after the other, or one of them
+/// is spooled and replayed with its original time) and still be one event.
+const REPEAT_WINDOW_MS: i64 = 30_000;
+
+/// How far apart the two deliveries of one SessionStart arrive when its hooks
+/// are registered twice (by `mnemo install` and by the plugin): they run in
+/// parallel, so well within this. A session that is started again (resumed)
+/// with the same source this soon after its last activity is not a real case.
+const START_REPEAT_WINDOW_MS: i64 = 10_000;
+
+/// Whether this SessionStart is one already applied, delivered again: the
+/// session is active, was last started with the same (known) source and has
+/// not moved since, within [`START_REPEAT_WINDOW_MS`]. The hook then gives no
+/// second copy of the memory index.
+fn start_repeated(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    source: Option<&str>,
+    at: i64,
+) -> rusqlite::Result<bool> {
+    let Some(source) = source else {
+        return Ok(false);
+    };
+    tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sessions
+                        WHERE id = ?1 AND status = 'active' AND source = ?2
+                          AND abs(updated_at - ?3) <= ?4)",
+        params![session_id, source, at, START_REPEAT_WINDOW_MS],
+        |r| r.get(0),
+    )
+}
+
+/// How long after its last activity a session can still be continued by a
+/// session that Claude Code starts on `/clear` or compaction.
+const CONTINUITY_WINDOW_MS: i64 = 6 * 3600 * 1000;
+
+/// Whether a prompt the host gave no id is the session's current prompt
+/// delivered again: same text, its turn not ended, within the window. The
+/// user sending the same words again opens a new turn (the last one ended).
+fn prompt_repeated(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    text: &str,
+    at: i64,
+) -> rusqlite::Result<bool> {
+    tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM prompts q JOIN sessions s ON s.id = q.session_id
+                        WHERE q.session_id = ?1 AND q.prompt_number = s.prompt_count
+                          AND q.text = ?2 AND abs(q.created_at - ?3) <= ?4
+                          AND NOT EXISTS (SELECT 1 FROM events e
+                                          WHERE e.session_id = ?1 AND e.kind = 'turn_end'
+                                            AND e.prompt_number = q.prompt_number))",
+        params![session_id, text, at, REPEAT_WINDOW_MS],
+        |r| r.get(0),
+    )
+}
+
+/// Whether a tool call the host gave no id is recorded already: the same
+/// tool, input, response and error in the same session, within the window.
+/// (Calls with an id are kept once by the `events_tool_use_once` index.)
+fn tool_call_repeated(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    e: &EventRecord,
+    at: i64,
+) -> rusqlite::Result<bool> {
+    tx.query_row(
+        "SELECT EXISTS (SELECT 1 FROM events
+                        WHERE session_id = ?1 AND created_at BETWEEN ?2 - ?3 AND ?2 + ?3
+                          AND tool_use_id IS NULL AND kind = ?4 AND tool_name IS ?5
+                          AND input IS ?6 AND response IS ?7 AND error IS ?8)",
+        params![
+            session_id,
+            at,
+            REPEAT_WINDOW_MS,
+            e.kind.as_str(),
+            e.tool_name,
+            e.input,
+            e.response,
+            e.error
+        ],
+        |r| r.get(0),
+    )
+}
+
+/// Links a session started by `/clear` or compaction to the one it
+/// continues: same project, same platform, started no later, active within
+/// [`CONTINUITY_WINDOW_MS`] of it; the one that ended for the same reason
+/// first, then the most recently active. Set once: a repeated SessionStart
+/// changes nothing.
+fn link_continued(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    source: Option<&str>,
+) -> rusqlite::Result<()> {
+    tx.execute(
+        "UPDATE sessions SET continues = (
+             SELECT o.id FROM sessions o, sessions n
+             WHERE n.id = ?1 AND o.project_id = n.project_id AND o.platform = n.platform
+               AND o.id <> n.id AND o.continues IS NOT n.id AND o.started_at <= n.started_at
+               AND max(o.updated_at, COALESCE((SELECT max(e.created_at) FROM events e
+                                               WHERE e.session_id = o.id), 0))
+                   >= n.started_at - ?3
+             ORDER BY (o.end_reason IS ?2) DESC,
+                      max(o.updated_at, COALESCE((SELECT max(e.created_at) FROM events e
+                                                  WHERE e.session_id = o.id), 0)) DESC
+             LIMIT 1)
+         WHERE id = ?1 AND continues IS NULL AND project_id IS NOT NULL",
+        params![session_id, source, CONTINUITY_WINDOW_MS],
+    )?;
+    Ok(())
 }
 
 /// Whether the same turn end (same turn, same last message) is recorded.
@@ -571,6 +699,147 @@ mod tests {
         store.apply_once(&c).unwrap();
         assert_eq!(store.apply_once(&c).unwrap(), Applied::Duplicate);
         assert_eq!(count(&store, "SELECT prompt_count FROM sessions"), 1);
+    }
+
+    fn start(source: &str) -> CaptureOp {
+        CaptureOp::SessionStart {
+            source: Some(source.into()),
+            transcript_path: None,
+        }
+    }
+
+    fn continues(store: &Store, sid: &str) -> Option<String> {
+        store
+            .conn()
+            .query_row(
+                "SELECT o.platform_session_id FROM sessions s
+                 LEFT JOIN sessions o ON o.id = s.continues WHERE s.platform_session_id = ?1",
+                [sid],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+
+    #[test]
+    fn clear_and_compact_continue_the_last_active_session_of_the_project() {
+        let (_t, mut store) = store();
+        let hour = 3600 * 1000;
+        let (a, other, b, c) = (
+            session("a", Some("/p/shop")),
+            session("o", Some("/p/elsewhere")),
+            session("b", Some("/p/shop")),
+            session("c", Some("/p/shop")),
+        );
+        store.apply(&capture(&a, start("startup"), hour)).unwrap();
+        store
+            .apply(&capture(&a, tool("t1", None), 2 * hour))
+            .unwrap();
+        // Another project is more recent, but not the same line of work.
+        store
+            .apply(&capture(&other, start("startup"), 3 * hour))
+            .unwrap();
+        let end = CaptureOp::SessionEnd {
+            reason: Some("clear".into()),
+        };
+        store.apply(&capture(&a, end, 3 * hour)).unwrap();
+        store
+            .apply(&capture(&b, start("clear"), 3 * hour + 1))
+            .unwrap();
+        assert_eq!(continues(&store, "b").as_deref(), Some("a"));
+        // A repeated SessionStart keeps the link; a plain startup makes none.
+        store
+            .apply(&capture(&b, start("clear"), 3 * hour + 2))
+            .unwrap();
+        assert_eq!(continues(&store, "b").as_deref(), Some("a"));
+        store
+            .apply(&capture(&c, start("startup"), 4 * hour))
+            .unwrap();
+        assert_eq!(continues(&store, "c"), None);
+        // Compaction of c continues c's line, the most recently active.
+        let d = session("d", Some("/p/shop"));
+        store
+            .apply(&capture(&d, start("compact"), 4 * hour + 5))
+            .unwrap();
+        assert_eq!(continues(&store, "d").as_deref(), Some("c"));
+        // Nothing active in the window: no link.
+        let e = session("e", Some("/p/shop"));
+        store
+            .apply(&capture(&e, start("clear"), 20 * hour))
+            .unwrap();
+        assert_eq!(continues(&store, "e"), None);
+    }
+
+    #[test]
+    fn a_session_start_delivered_twice_is_a_duplicate_but_a_resume_is_not() {
+        let (_t, mut store) = store();
+        let s = session("abc", Some("/p/shop"));
+        let first = store.apply(&capture(&s, start("startup"), 1_000)).unwrap();
+        assert!(matches!(first, Applied::Session { .. }), "{first:?}");
+        let twin = store.apply(&capture(&s, start("startup"), 1_040)).unwrap();
+        assert_eq!(twin, Applied::Duplicate);
+        // Compaction in the same session is a start of its own.
+        let compact = store.apply(&capture(&s, start("compact"), 2_000)).unwrap();
+        assert!(matches!(compact, Applied::Session { .. }), "{compact:?}");
+        // So is a resume after the session ended, however soon.
+        let end = CaptureOp::SessionEnd {
+            reason: Some("other".into()),
+        };
+        store.apply(&capture(&s, end, 3_000)).unwrap();
+        let resumed = store.apply(&capture(&s, start("resume"), 3_100)).unwrap();
+        assert!(matches!(resumed, Applied::Session { .. }), "{resumed:?}");
+        // Without a source, nothing tells twins apart: both apply.
+        let n = session("nosource", Some("/p/shop"));
+        let bare = || CaptureOp::SessionStart {
+            source: None,
+            transcript_path: None,
+        };
+        for at in [5_000, 5_010] {
+            let applied = store.apply(&capture(&n, bare(), at)).unwrap();
+            assert!(matches!(applied, Applied::Session { .. }), "{applied:?}");
+        }
+    }
+
+    #[test]
+    fn a_prompt_without_an_id_delivered_twice_opens_one_turn() {
+        let (_t, mut store) = store();
+        let s = session("abc", Some("/p/shop"));
+        let prompt = |text: &str| CaptureOp::Prompt {
+            platform_prompt_id: None,
+            text: Some(text.into()),
+            origin: PromptOrigin::User,
+        };
+        store.apply(&capture(&s, prompt("go"), 1_000)).unwrap();
+        let again = store.apply(&capture(&s, prompt("go"), 1_050)).unwrap();
+        assert_eq!(again, Applied::Duplicate);
+        // Once the turn ended, the same words are a new turn.
+        let mut stop = EventRecord::new(EventKind::TurnEnd, Priority::High);
+        stop.response = Some("\"done\"".into());
+        store
+            .apply(&capture(&s, CaptureOp::Event(stop), 2_000))
+            .unwrap();
+        store.apply(&capture(&s, prompt("go"), 3_000)).unwrap();
+        assert_eq!(count(&store, "SELECT prompt_count FROM sessions"), 2);
+        assert_eq!(count(&store, "SELECT count(*) FROM prompts"), 2);
+    }
+
+    #[test]
+    fn a_tool_call_without_an_id_delivered_twice_is_one_event() {
+        let (_t, mut store) = store();
+        let s = session("abc", None);
+        let call = |input: &str| {
+            let mut e = EventRecord::new(EventKind::ToolUse, Priority::Normal);
+            e.tool_name = Some("Shell".into());
+            e.input = Some(input.into());
+            e.response = Some("\"ok\"".into());
+            CaptureOp::Event(e)
+        };
+        store.apply(&capture(&s, call("ls"), 1_000)).unwrap();
+        let again = store.apply(&capture(&s, call("ls"), 1_200)).unwrap();
+        assert_eq!(again, Applied::Duplicate);
+        store.apply(&capture(&s, call("pwd"), 1_300)).unwrap();
+        // The same call a minute later ran again.
+        store.apply(&capture(&s, call("ls"), 61_000)).unwrap();
+        assert_eq!(count(&store, "SELECT count(*) FROM events"), 3);
     }
 
     #[test]

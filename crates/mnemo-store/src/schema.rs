@@ -15,6 +15,7 @@ pub const MIGRATIONS: &[&str] = &[
     V4_TURN_PIECES,
     V5_RECALL_SHOWN,
     V6_IDENTIFIER_WORDS,
+    V7_SESSION_CONTINUITY_AND_ONCE,
 ];
 
 /// The migration that adds the `idents` columns: right after it runs, Rust
@@ -280,4 +281,15 @@ CREATE VIRTUAL TABLE prompts_fts USING fts5(
     text, idents,
     content='prompts', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
 );
+"#;
+
+const V7_SESSION_CONTINUITY_AND_ONCE: &str = r#"
+-- Claude Code gives a session a new id on /clear and on compaction
+-- (SessionStart `source` clear|compact): the new session names the one it
+-- continues, so that its turns read as one line of work (crate::capture).
+ALTER TABLE sessions ADD COLUMN continues INTEGER REFERENCES sessions(id);
+
+-- The same tool call reported twice without a tool id (hooks registered by
+-- two configurations) is found among the session's latest events.
+CREATE INDEX IF NOT EXISTS events_by_session_time ON events(session_id, created_at);
 "#;

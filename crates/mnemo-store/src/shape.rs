@@ -6,7 +6,8 @@
 //! Every item carries its numeric row `id` and its display `ref` (`#12`,
 //! `S12`, `P12`, which every interface accepts back), its `kind`, its
 //! `project` as `{root, name}` and its `session` as `{platform,
-//! session_id}`, then its own fields. Times are RFC 3339 (`created_at`) with
+//! session_id}` (the platform is the agent that produced the record: one
+//! project may be worked on by several), then its own fields. Times are RFC 3339 (`created_at`) with
 //! epoch milliseconds beside (`created_at_ms`).
 //!
 //! Callers filter with the table aliases of the `FROM` clauses: `o`
@@ -44,8 +45,22 @@ pub struct ProjectRef {
 /// An agent session as every record names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SessionKey {
+    /// The agent: `claude-code`, `codex`, `cursor`, ...
     pub platform: String,
     pub session_id: String,
+    /// The session this one continues (Claude Code's `/clear`, compaction),
+    /// when known; omitted otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub continues: Option<String>,
+}
+
+/// The columns [`session_at`] reads, for a `sessions s` joined in (a macro,
+/// so that the SELECT lists below stay `concat!` literals).
+macro_rules! session_key_columns {
+    () => {
+        "s.platform, s.platform_session_id,
+     (SELECT c.platform_session_id FROM sessions c WHERE c.id = s.continues)"
+    };
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -142,6 +157,9 @@ pub struct SessionRecord {
     pub observations: i64,
     pub summaries: i64,
     pub events_pending: i64,
+    /// The session this one continues (its `session_id`, same platform):
+    /// Claude Code starts a new session id on `/clear` and on compaction.
+    pub continues: Option<String>,
 }
 
 fn project_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<ProjectRef>> {
@@ -159,6 +177,7 @@ fn session_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Option<SessionKey>> {
         Some(platform) => Some(SessionKey {
             platform,
             session_id: r.get(i + 1)?,
+            continues: r.get(i + 2)?,
         }),
         None => None,
     })
@@ -169,11 +188,14 @@ fn list_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Vec<String>> {
 }
 
 /// Columns of [`observation_row`].
-pub const OBSERVATION_SELECT: &str = "o.id, o.uid, o.type, o.title, o.subtitle, o.narrative,
+pub const OBSERVATION_SELECT: &str = concat!(
+    "o.id, o.uid, o.type, o.title, o.subtitle, o.narrative,
      o.facts, o.concepts, o.files_read, o.files_modified, o.source, o.created_at,
-     p.root, p.name, s.platform, s.platform_session_id, o.prompt_number,
+     p.root, p.name, o.prompt_number,
      (SELECT q.text FROM prompts q
-      WHERE q.session_id = o.session_id AND q.prompt_number = o.prompt_number)";
+      WHERE q.session_id = o.session_id AND q.prompt_number = o.prompt_number), ",
+    session_key_columns!()
+);
 pub const OBSERVATION_FROM: &str = "observations o
      LEFT JOIN projects p ON p.id = o.project_id
      LEFT JOIN sessions s ON s.id = o.session_id";
@@ -198,16 +220,19 @@ pub fn observation_row(r: &Row<'_>) -> rusqlite::Result<ObservationRecord> {
         created_at: format_rfc3339(created),
         created_at_ms: created,
         project: project_at(r, 12)?,
-        session: session_at(r, 14)?,
-        prompt_number: r.get(16)?,
-        prompt: r.get(17)?,
+        prompt_number: r.get(14)?,
+        prompt: r.get(15)?,
+        session: session_at(r, 16)?,
     })
 }
 
 /// Columns of [`summary_row`].
-pub const SUMMARY_SELECT: &str = "m.id, m.uid, m.request, m.investigated, m.learned,
+pub const SUMMARY_SELECT: &str = concat!(
+    "m.id, m.uid, m.request, m.investigated, m.learned,
      m.completed, m.next_steps, m.notes, m.source, m.created_at, p.root, p.name,
-     s.platform, s.platform_session_id, m.prompt_number";
+     m.prompt_number, ",
+    session_key_columns!()
+);
 pub const SUMMARY_FROM: &str = "summaries m
      LEFT JOIN projects p ON p.id = m.project_id
      LEFT JOIN sessions s ON s.id = m.session_id";
@@ -230,14 +255,17 @@ pub fn summary_row(r: &Row<'_>) -> rusqlite::Result<SummaryRecord> {
         created_at: format_rfc3339(created),
         created_at_ms: created,
         project: project_at(r, 10)?,
-        session: session_at(r, 12)?,
-        prompt_number: r.get(14)?,
+        prompt_number: r.get(12)?,
+        session: session_at(r, 13)?,
     })
 }
 
 /// Columns of [`prompt_row`].
-pub const PROMPT_SELECT: &str = "q.id, q.uid, q.text, q.origin, q.created_at, p.root, p.name,
-     s.platform, s.platform_session_id, q.prompt_number, q.platform_prompt_id";
+pub const PROMPT_SELECT: &str = concat!(
+    "q.id, q.uid, q.text, q.origin, q.created_at, p.root, p.name,
+     q.prompt_number, q.platform_prompt_id, ",
+    session_key_columns!()
+);
 pub const PROMPT_FROM: &str = "prompts q
      JOIN sessions s ON s.id = q.session_id
      LEFT JOIN projects p ON p.id = s.project_id";
@@ -255,9 +283,9 @@ pub fn prompt_row(r: &Row<'_>) -> rusqlite::Result<PromptRecord> {
         created_at: format_rfc3339(created),
         created_at_ms: created,
         project: project_at(r, 5)?,
-        session: session_at(r, 7)?,
-        prompt_number: r.get(9)?,
-        platform_prompt_id: r.get(10)?,
+        prompt_number: r.get(7)?,
+        platform_prompt_id: r.get(8)?,
+        session: session_at(r, 9)?,
     })
 }
 
@@ -268,7 +296,8 @@ pub const SESSION_SELECT: &str = "s.id, s.platform, s.platform_session_id, p.roo
      (SELECT count(*) FROM observations o WHERE o.session_id = s.id),
      (SELECT count(*) FROM summaries m WHERE m.session_id = s.id),
      (SELECT count(*) FROM events e WHERE e.session_id = s.id
-      AND e.status IN ('pending', 'leased'))";
+      AND e.status IN ('pending', 'leased')),
+     (SELECT c.platform_session_id FROM sessions c WHERE c.id = s.continues)";
 pub const SESSION_FROM: &str = "sessions s LEFT JOIN projects p ON p.id = s.project_id";
 
 pub fn session_row(r: &Row<'_>) -> rusqlite::Result<SessionRecord> {
@@ -293,6 +322,7 @@ pub fn session_row(r: &Row<'_>) -> rusqlite::Result<SessionRecord> {
         observations: r.get(13)?,
         summaries: r.get(14)?,
         events_pending: r.get(15)?,
+        continues: r.get(16)?,
     })
 }
 

@@ -17,6 +17,8 @@ Environment:
                           holds it, a free port is taken and published in worker.json)
   MNEMO_DISABLED=1        hooks capture nothing and answer {} (`mnemo doctor` says so)
   MNEMO_NO_WORKER=1       hooks never start the background worker
+  MNEMO_VIA_PLUGIN=1      set by the Claude Code plugin's hooks: memory names the MCP tools
+                          as the plugin serves them (mcp__plugin_mnemo_mnemo__search, ...)
   MNEMO_PROVIDER          the compression provider: offline, anthropic, openai, claude-cli
   MNEMO_<SECTION>_<KEY>   overrides one key of config.toml, e.g. MNEMO_BUDGET_DAILY_TOKENS=0
   ANTHROPIC_API_KEY, OPENAI_API_KEY

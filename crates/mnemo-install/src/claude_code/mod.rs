@@ -1,10 +1,12 @@
-//! Claude Code: mnemo's hook entries in `settings.json` and its MCP server in `~/.claude.json`.
+//! Claude Code: mnemo's hook entries in `settings.json`, its MCP server in `~/.claude.json`, and
+//! (read only) the mnemo plugin's state in Claude Code's plugin records.
 //!
 //! Everything here plans edits on text and never touches the file system, so the CLI can show the
 //! user what will change and [`crate::settings_file`] can write it atomically afterwards.
 
 mod install;
 mod mcp;
+pub mod plugin;
 
 pub use install::{ClaudeCode, INSTALLER};
 

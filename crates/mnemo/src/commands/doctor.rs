@@ -18,6 +18,7 @@ use mnemo_core::host::Scope;
 use mnemo_core::model::Platform;
 use mnemo_install::{Installer, Target};
 
+use super::claude_plugin;
 use super::install::current_binary;
 
 mod hook_log;
@@ -530,10 +531,15 @@ fn private_paths(data: &DataDir) -> Vec<PathBuf> {
 /// this machine or mnemo is wired into them.
 fn host_checks(binary: &Path, fix: bool) -> Vec<Check> {
     let mut checks = Vec::new();
+    let plugin = claude_plugin::find(None);
+    checks.extend(plugin.as_ref().map(|p| check_plugin(binary, p)));
+    let plugin = plugin.filter(|p| p.enabled);
     for &installer in mnemo_install::installers() {
         let host = installer.host();
         let claude = host.platform == Platform::ClaudeCode;
-        let (hooks, wired) = check_hooks(installer, binary);
+        // The mnemo plugin runs Claude Code's hooks and MCP server.
+        let plugin = plugin.as_ref().filter(|_| claude);
+        let (hooks, wired) = check_hooks(installer, binary, plugin);
         if !claude && !wired && !host.is_present() {
             continue;
         }
@@ -550,7 +556,7 @@ fn host_checks(binary: &Path, fix: bool) -> Vec<Check> {
             continue;
         }
         checks.push(hooks);
-        checks.push(check_mcp(installer, binary, fix));
+        checks.push(check_mcp(installer, binary, fix, plugin));
         if host.platform == Platform::OpenCode
             && let Some(opencode) = host.binary_on_path()
         {
@@ -583,7 +589,11 @@ fn hook_files(installer: &dyn Installer) -> Vec<PathBuf> {
 
 /// The hooks check, and whether any hook of ours (or a file that could not
 /// be read) was found at all.
-fn check_hooks(installer: &dyn Installer, binary: &Path) -> (Check, bool) {
+fn check_hooks(
+    installer: &dyn Installer,
+    binary: &Path,
+    plugin: Option<&claude_plugin::Plugin>,
+) -> (Check, bool) {
     let host = installer.host();
     let name = names(host.platform).0;
     let install = match host.platform {
@@ -619,6 +629,9 @@ fn check_hooks(installer: &dyn Installer, binary: &Path) -> (Check, bool) {
         .map(|e| e.name)
         .filter(|e| !found.iter().any(|(f, _, _)| f == e))
         .collect();
+    if let Some(plugin) = plugin {
+        return (hooks_beside_plugin(&found, plugin, host.events.len()), true);
+    }
     if found.is_empty() {
         let files: Vec<String> = match host.platform {
             Platform::ClaudeCode => vec![
@@ -711,6 +724,81 @@ fn check_hooks(installer: &dyn Installer, binary: &Path) -> (Check, bool) {
     )
 }
 
+/// The mnemo Claude Code plugin (a settings scope names it): enabled or not, and whether the
+/// `mnemo` its hooks and MCP server run from PATH is this binary.
+fn check_plugin(binary: &Path, plugin: &claude_plugin::Plugin) -> Check {
+    const NAME: &str = "plugin";
+    if !plugin.enabled {
+        return Check::ok(NAME, plugin.describe());
+    }
+    let Some(on_path) = on_path(Path::new("mnemo")) else {
+        return Check::problem(
+            NAME,
+            Status::Fail,
+            format!(
+                "{}; its hooks run `mnemo` from PATH and there is none on PATH, so sessions are not recorded",
+                plugin.describe()
+            ),
+            format!(
+                "put this binary on PATH, e.g. `ln -s {} ~/.local/bin/mnemo`",
+                binary.display()
+            ),
+        );
+    };
+    let runs = std::fs::canonicalize(&on_path).unwrap_or(on_path);
+    if runs != binary {
+        return Check::problem(
+            NAME,
+            Status::Warn,
+            format!(
+                "{}; its hooks run {}, not this binary ({})",
+                plugin.describe(),
+                runs.display(),
+                binary.display()
+            ),
+            "put the mnemo you want first on PATH",
+        );
+    }
+    Check::ok(
+        NAME,
+        format!(
+            "{}; its hooks and MCP server run this binary from PATH",
+            plugin.describe()
+        ),
+    )
+}
+
+/// The hooks check when the plugin is enabled: its hooks are enough, and hooks from `mnemo
+/// install` beside them make every hook run twice.
+fn hooks_beside_plugin(
+    found: &[(String, String, PathBuf)],
+    plugin: &claude_plugin::Plugin,
+    events: usize,
+) -> Check {
+    if found.is_empty() {
+        return Check::ok(
+            "hooks",
+            format!("all {events} events are run by the plugin {}", plugin.id),
+        );
+    }
+    let mut files: Vec<String> = found
+        .iter()
+        .map(|(_, _, p)| p.display().to_string())
+        .collect();
+    files.dedup();
+    Check::problem(
+        "hooks",
+        Status::Warn,
+        format!(
+            "installed twice: by the plugin {} and by `mnemo install` in {}; every hook runs twice \
+             (each event is still recorded once and memory given once)",
+            plugin.id,
+            files.join(", ")
+        ),
+        "keep the plugin: `mnemo uninstall` (add `--scope project` for a project's settings)",
+    )
+}
+
 /// claude-mem capturing beside mnemo records every session twice.
 fn check_claude_mem() -> Option<Check> {
     use crate::commands::switch_claude_mem::{detect, how_to_turn_off};
@@ -735,7 +823,12 @@ fn check_claude_mem() -> Option<Check> {
 /// The MCP server the host starts for the `mcp__mnemo__*` tools: registered
 /// at user scope, running this binary. `--fix` registers it (an additive
 /// edit; the file is backed up).
-fn check_mcp(installer: &dyn Installer, binary: &Path, fix: bool) -> Check {
+fn check_mcp(
+    installer: &dyn Installer,
+    binary: &Path,
+    fix: bool,
+    plugin: Option<&claude_plugin::Plugin>,
+) -> Check {
     let name = names(installer.host().platform).1;
     let Some(path) = installer.mcp_file() else {
         return Check::problem(
@@ -773,6 +866,12 @@ fn check_mcp(installer: &dyn Installer, binary: &Path, fix: bool) -> Check {
                 entry.args.join(" "),
                 binary.display()
             )
+        }
+        Ok(None) if plugin.is_some() => {
+            return Check::ok(
+                name,
+                "the plugin's MCP server (plugin:mnemo:mnemo) runs `mnemo mcp` from PATH",
+            );
         }
         Ok(None) => format!(
             "the MCP server is not registered in {} (the agent has no mcp__mnemo__* tools)",

@@ -15,6 +15,7 @@ use mnemo_install::{ChangeKind, FilePlan, Installer, SettingsEdit, Target, setti
 
 use mnemo_core::DataDir;
 
+use super::claude_plugin;
 use crate::cli::{InstallArgs, Scope};
 use crate::output::{data_and_config, open_store};
 
@@ -23,6 +24,14 @@ use crate::output::{data_and_config, open_store};
 pub fn current_binary() -> anyhow::Result<PathBuf> {
     let exe = std::env::current_exe().context("cannot find the path of the running mnemo")?;
     Ok(std::fs::canonicalize(&exe).unwrap_or(exe))
+}
+
+/// Claude Code's configuration directory (`CLAUDE_CONFIG_DIR`, else
+/// `~/.claude`), from the host table.
+pub fn claude_config_dir() -> anyhow::Result<PathBuf> {
+    mnemo_core::host::host(Platform::ClaudeCode)
+        .config_dir()
+        .context("cannot find the home directory (HOME is not set)")
 }
 
 /// The hosts `--platform` names, else those found on this machine (for
@@ -180,6 +189,13 @@ fn install_host(
     args: &InstallArgs,
     data: &DataDir,
 ) -> anyhow::Result<(Outcome, Option<anyhow::Error>)> {
+    if host.host().platform == Platform::ClaudeCode
+        && args.scope == Scope::User
+        && let Some(plugin) = claude_plugin::find(args.project_dir.as_deref()).filter(|p| p.enabled)
+    {
+        install_beside_plugin(host, target, args, &plugin)?;
+        return Ok((Outcome::Unchanged, None));
+    }
     let hooks = host.plan_hooks(target)?;
     println!(
         "mnemo install: {}, {} scope{}",
@@ -230,6 +246,58 @@ fn install_host(
         Ok(mcp_changed) if hooks_changed || mcp_changed => (Outcome::Changed, None),
         Ok(_) => (Outcome::Unchanged, None),
     })
+}
+
+/// The mnemo plugin already runs Claude Code's hooks and MCP server: adding
+/// ours at user scope would run every hook twice, so nothing is added.
+fn install_beside_plugin(
+    host: &dyn Installer,
+    target: &Target,
+    args: &InstallArgs,
+    plugin: &claude_plugin::Plugin,
+) -> anyhow::Result<()> {
+    println!(
+        "mnemo install: {}, user scope{}",
+        host.host().name,
+        if args.dry_run {
+            " (dry run: nothing written)"
+        } else {
+            ""
+        }
+    );
+    println!("  binary:   {}", target.binary.display());
+    println!("  plugin:   {}", plugin.describe());
+    let settings = host
+        .hook_file(HostScope::User, &target.project_dir)
+        .unwrap_or_default();
+    println!(
+        "  the plugin runs mnemo's hooks and MCP server; no hooks added to {} (a second set \
+         would run every hook twice)",
+        settings.display()
+    );
+    if !mnemo_on_path() {
+        println!(
+            "  note:     the plugin runs `mnemo` from PATH, and there is none on this PATH; \
+             put {} (or a link to it) on PATH",
+            target.binary.display()
+        );
+    }
+    let Some(text) = settings_file::read(&settings)? else {
+        return Ok(());
+    };
+    let earlier = host
+        .find_hooks(&text)
+        .map_err(|e| settings_file::FileError::invalid(&settings, e))?;
+    if !earlier.is_empty() {
+        println!(
+            "  note:     {} still holds {} mnemo hooks from an earlier `mnemo install`; with the \
+             plugin every hook runs twice (harmless: each event is recorded once), and `mnemo \
+             uninstall` removes them (the plugin keeps working)",
+            settings.display(),
+            earlier.len()
+        );
+    }
+    Ok(())
 }
 
 /// Hooks are in, the MCP server is not: say exactly that, and how to finish.

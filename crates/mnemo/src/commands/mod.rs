@@ -1,5 +1,6 @@
 //! One module per command family.
 
+pub mod claude_plugin;
 pub mod doctor;
 pub mod import_claude_mem;
 pub mod import_transcripts;

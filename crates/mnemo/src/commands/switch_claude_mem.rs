@@ -9,10 +9,11 @@ use std::path::PathBuf;
 use mnemo_install::claude_mem::{self, Presence};
 
 use crate::commands::import_claude_mem;
+use crate::commands::install::claude_config_dir;
 
 /// claude-mem as found for the user and the current directory's project.
 pub fn detect() -> Option<Presence> {
-    let config = mnemo_core::host::host(mnemo_core::model::Platform::ClaudeCode).config_dir()?;
+    let config = claude_config_dir().ok()?;
     let project: Vec<PathBuf> = std::env::current_dir()
         .map(|cwd| {
             ["settings.json", "settings.local.json"]
