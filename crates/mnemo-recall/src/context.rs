@@ -691,9 +691,8 @@ pub fn type_marker(kind: &str) -> String {
 
 fn observation_line(c: &Candidate, clock: &Clock, root: &Path) -> String {
     let mut line = format!(
-        "#{}{} {} {} {}",
+        "#{} {} {} {}",
         c.id,
-        crate::agents::tag(c.agent.as_deref(), true),
         clock.age(c.created_at),
         type_marker(&c.kind),
         one_line(&c.title, 110)
@@ -705,6 +704,7 @@ fn observation_line(c: &Candidate, clock: &Clock, root: &Path) -> String {
     if c.duplicates > 0 {
         line.push_str(&format!(" [x{}]", c.duplicates + 1));
     }
+    line.push_str(&crate::agents::tag(c.agent.as_deref(), true));
     line
 }
 
