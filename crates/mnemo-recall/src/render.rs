@@ -77,19 +77,16 @@ impl Labels {
     /// The labels worth showing for `hits`: a project or an agent only when
     /// they differ between the hits.
     pub fn of(hits: &[Hit]) -> Labels {
-        let differ = |key: &dyn Fn(&Hit) -> Option<&str>| {
-            let mut seen = hits.iter().filter_map(key);
-            seen.next()
-                .is_some_and(|first| seen.any(|other| other != first))
-        };
+        use std::collections::HashSet;
+        let projects: HashSet<_> = hits.iter().map(|h| &h.project).collect();
+        let agents: HashSet<&str> = hits
+            .iter()
+            .filter_map(|h| h.session.as_ref())
+            .map(|s| s.platform.as_str())
+            .collect();
         Labels {
-            project: hits
-                .iter()
-                .map(|h| &h.project)
-                .collect::<std::collections::HashSet<_>>()
-                .len()
-                > 1,
-            agent: differ(&|h| h.session.as_ref().map(|s| s.platform.as_str())),
+            project: projects.len() > 1,
+            agent: agents.len() > 1,
         }
     }
 }
