@@ -30,13 +30,19 @@ MNEMO_BIN="$(realpath "$MNEMO_BIN")"
 work="$(mktemp -d)"
 trap 'kill "${holder:-0}" 2>/dev/null || true; rm -rf "$work"' EXIT
 fixtures=crates/mnemo/tests/fixtures/claude-code
-# No tool_use_id: every run stores a new event instead of hitting the dedupe path.
+# post.json gets a fresh tool_use_id before every run (--prepare): every run
+# stores a new event. The duplicate rows deliver the same call again, as a
+# hook registered twice does: with its tool id, and without one (hosts that
+# give none; the store then compares the call with the session's last ones).
 python3 - "$fixtures" "$work" <<'PY'
 import json, sys
 src, out = sys.argv[1], sys.argv[2]
-post = json.load(open(f"{src}/PostToolUse.Bash.json")); post.pop("tool_use_id", None)
+post = json.load(open(f"{src}/PostToolUse.Bash.json"))
 json.dump(post, open(f"{out}/post.json", "w"))
-skip = dict(post, tool_name="ToolSearch"); json.dump(skip, open(f"{out}/skip.json", "w"))
+json.dump(post, open(f"{out}/again.json", "w"))
+noid = dict(post); noid.pop("tool_use_id", None)
+json.dump(noid, open(f"{out}/again-noid.json", "w"))
+skip = dict(noid, tool_name="ToolSearch"); json.dump(skip, open(f"{out}/skip.json", "w"))
 for name in ["PreToolUse.Bash", "SessionStart"]:
     json.dump(json.load(open(f"{src}/{name}.json")), open(f"{out}/{name}.json", "w"))
 PY
@@ -94,10 +100,16 @@ python3 -c 'import sqlite3,sys,time; c=sqlite3.connect(sys.argv[1]); c.execute("
 holder=$!
 sleep 0.3
 
+cat > "$work/fresh-id.sh" <<SH
+sed -i -E "s/\"tool_use_id\": \"[^\"]*\"/\"tool_use_id\": \"bench-\$(date +%s%N)\"/" "$work/post.json"
+SH
 hyperfine --warmup 20 --min-runs 300 --export-json "$work/result.json" \
+    --prepare "sh $work/fresh-id.sh" \
     -n '/bin/true' "/bin/true < $work/post.json" \
     -n 'PostToolUse, store held open' "MNEMO_DATA_DIR=$work/held $MNEMO_BIN hook claude-code PostToolUse < $work/post.json" \
     -n 'PostToolUse, sole connection' "MNEMO_DATA_DIR=$work/sole $MNEMO_BIN hook claude-code PostToolUse < $work/post.json" \
+    -n 'PostToolUse again, same tool id' "MNEMO_DATA_DIR=$work/held $MNEMO_BIN hook claude-code PostToolUse < $work/again.json" \
+    -n 'PostToolUse again, no tool id' "MNEMO_DATA_DIR=$work/held $MNEMO_BIN hook claude-code PostToolUse < $work/again-noid.json" \
     -n 'PreToolUse' "MNEMO_DATA_DIR=$work/held $MNEMO_BIN hook claude-code PreToolUse < $work/PreToolUse.Bash.json" \
     -n 'PostToolUse, skipped tool' "MNEMO_DATA_DIR=$work/held $MNEMO_BIN hook claude-code PostToolUse < $work/skip.json" \
     -n 'MNEMO_DISABLED=1' "MNEMO_DISABLED=1 $MNEMO_BIN hook claude-code PostToolUse < $work/post.json"

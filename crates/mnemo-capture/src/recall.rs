@@ -149,6 +149,8 @@ fn session_context(
             cwd: cwd.as_deref(),
             config: &config.context,
             clock: Clock::system(),
+            // Every agent's memory: what one did is for the others too.
+            agent: None,
         },
     )
     .map_err(|e| e.to_string())?;

@@ -34,7 +34,7 @@ use mnemo_recall::context::{ContextRequest, build, nothing_yet};
 use mnemo_recall::render::{self, Style};
 use mnemo_recall::scope::{self, Resolved};
 use mnemo_recall::search::{FileFilter, SearchRequest, search};
-use mnemo_recall::{Clock, ItemRef, RecallError, records, save, timeline};
+use mnemo_recall::{Clock, ItemRef, RecallError, agents, records, save, timeline};
 use mnemo_store::Store;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -223,6 +223,7 @@ impl MnemoServer {
 
     fn do_search(&self, p: SearchParams) -> ToolResult {
         let json = wants_json(p.format.as_deref())?;
+        let agent = agents::parse_opt(p.agent.as_deref())?;
         let store = self.read()?;
         let project = self.project(&store, p.project.as_deref())?;
         let clock = self.options.clock.refreshed();
@@ -246,6 +247,7 @@ impl MnemoServer {
                 .as_deref()
                 .map(|f| FileFilter::new(f, &self.options.project_dir, root.as_deref())),
             session: None,
+            agent,
             limit: p.limit.unwrap_or(10).clamp(1, 50) as usize,
         };
         let results = search(store.conn(), &request)?;
@@ -264,6 +266,7 @@ impl MnemoServer {
     fn do_timeline(&self, p: TimelineParams) -> ToolResult {
         let json = wants_json(p.format.as_deref())?;
         let anchor = p.id.parse()?;
+        let agent = agents::parse_opt(p.agent.as_deref())?;
         let store = self.read()?;
         let clock = self.options.clock.refreshed();
         let t = timeline::timeline(
@@ -271,6 +274,7 @@ impl MnemoServer {
             anchor,
             p.before.unwrap_or(5) as usize,
             p.after.unwrap_or(5) as usize,
+            agent,
         )?;
         Ok(Answer::either(
             json,
@@ -363,6 +367,7 @@ impl MnemoServer {
     }
 
     fn do_context(&self, p: ContextParams) -> ToolResult {
+        let agent = agents::parse_opt(p.agent.as_deref())?;
         let store = match self.read() {
             Ok(store) => Some(store),
             Err(Refusal::Note(_)) => None,
@@ -379,6 +384,7 @@ impl MnemoServer {
             cwd: target.dir.as_deref(),
             config: &self.options.config.context,
             clock: self.options.clock.refreshed(),
+            agent,
         };
         let index = match &store {
             Some(store) => build(store.conn(), &request)?,

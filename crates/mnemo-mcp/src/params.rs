@@ -30,6 +30,9 @@ pub struct SearchParams {
     /// Before this date (same forms as since; a day includes the whole day).
     #[serde(default)]
     pub until: Option<String>,
+    /// Only what this agent produced: claude-code, codex, cursor, gemini, raw (default: every agent).
+    #[serde(default)]
+    pub agent: Option<String>,
     /// Most results (default 10, at most 50).
     #[serde(default, deserialize_with = "lenient_u32")]
     #[schemars(with = "Option<u32>")]
@@ -68,6 +71,9 @@ pub struct TimelineParams {
     #[serde(default, deserialize_with = "lenient_u32")]
     #[schemars(with = "Option<u32>")]
     pub after: Option<u32>,
+    /// Only what this agent produced: claude-code, codex, cursor, gemini, raw (default: every agent).
+    #[serde(default)]
+    pub agent: Option<String>,
     /// `text` (the default: one line per item, cheapest to read) or `json` (the records as `mnemo --json` and the HTTP API give them).
     #[serde(default)]
     pub format: Option<String>,
@@ -100,6 +106,9 @@ pub struct ContextParams {
     /// The project: a directory, its stored path (even if it moved), or its name (default: the current project).
     #[serde(default)]
     pub project: Option<String>,
+    /// Only what this agent produced: claude-code, codex, cursor, gemini, raw (default: every agent).
+    #[serde(default)]
+    pub agent: Option<String>,
 }
 
 fn lenient_u32<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {

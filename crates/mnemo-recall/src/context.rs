@@ -80,6 +80,9 @@ pub struct ContextRequest<'a> {
     pub cwd: Option<&'a Path>,
     pub config: &'a ContextConfig,
     pub clock: Clock,
+    /// Only what this agent produced (`mnemo context --agent`); None: every
+    /// agent's, each line tagged with its agent when there are several.
+    pub agent: Option<mnemo_core::model::Platform>,
 }
 
 /// The index and what went into it.
@@ -112,6 +115,8 @@ struct Candidate {
     score: f64,
     duplicates: usize,
     active_file: bool,
+    /// The agent that produced it (its session's platform).
+    agent: Option<String>,
 }
 
 /// Builds the index for one project.
@@ -135,10 +140,22 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
     let Some(project) = project else {
         return Ok(empty(index, req.name));
     };
+    let agent = req.agent.map(|a| a.as_str());
     let (total, newest): (i64, Option<i64>) = conn
-        .prepare_cached("SELECT count(*), max(created_at) FROM observations WHERE project_id = ?1")?
-        .query_row([project.id], |r| Ok((r.get(0)?, r.get(1)?)))?;
-    let digests = sessions::recent(conn, project.id, req.config.sessions as usize)?;
+        .prepare_cached(&format!(
+            "SELECT count(*), max(created_at) FROM observations o
+             WHERE project_id = ?1 AND {}",
+            agent_filter(2)
+        ))?
+        .query_row(rusqlite::params![project.id, agent], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?;
+    let mut digests = sessions::recent(conn, project.id, req.config.sessions as usize, agent)?;
+    // Lines name their agent only when there is a choice.
+    let tag_agents = agent.is_none() && crate::agents::several(conn, Some(project.id))?;
+    if !tag_agents {
+        digests.iter_mut().for_each(|d| d.agent = None);
+    }
     if total == 0 && digests.is_empty() {
         return Ok(empty(index, req.name));
     }
@@ -148,25 +165,28 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
     index.observations_total = total;
     index.empty = false;
 
-    let mut candidates = latest_observations(conn, project.id)?;
+    let mut candidates = latest_observations(conn, project.id, agent)?;
     let recent_files = recent_session_files(conn, project.id)?;
     let changed = changed_files(&git, req.root, &candidates, &recent_files);
     pull_active_history(
         conn,
-        project.id,
+        (project.id, agent),
         req.root,
         &changed,
         &recent_files,
         &mut candidates,
     )?;
     let topics = git.branch_topics();
-    let on_topic = pull_topic_history(conn, project.id, &topics, &mut candidates)?;
+    let on_topic = pull_topic_history(conn, (project.id, agent), &topics, &mut candidates)?;
     let newest = newest.unwrap_or(req.clock.now_ms);
     for c in &mut candidates {
         let topical = on_topic.contains(&c.id) || mentions(&c.title, &topics);
         score(c, newest, req.root, &changed, &recent_files, topical);
     }
-    let candidates = collapse_duplicates(candidates, req.root);
+    let mut candidates = collapse_duplicates(candidates, req.root);
+    if !tag_agents {
+        candidates.iter_mut().for_each(|c| c.agent = None);
+    }
 
     // Fixed parts first (header, footer, sessions, gotchas); observation
     // lines get what is left.
@@ -257,16 +277,32 @@ fn candidate_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Candidate> {
         score: 0.0,
         duplicates: 0,
         active_file: false,
+        agent: r.get(6)?,
     })
 }
 
-fn latest_observations(conn: &Connection, project: i64) -> Result<Vec<Candidate>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT id, type, title, files_modified, files_read, created_at FROM observations
-         WHERE project_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
-    )?;
+/// `o.session_id` of the agent in parameter `?n`, or anything when it is NULL.
+fn agent_filter(n: usize) -> String {
+    format!("(?{n} IS NULL OR o.session_id IN (SELECT id FROM sessions WHERE platform = ?{n}))")
+}
+
+/// The columns [`candidate_from`] reads, for `observations o`.
+const CANDIDATE_COLUMNS: &str = "o.id, o.type, o.title, o.files_modified, o.files_read, \
+     o.created_at, (SELECT s.platform FROM sessions s WHERE s.id = o.session_id)";
+
+fn latest_observations(
+    conn: &Connection,
+    project: i64,
+    agent: Option<&str>,
+) -> Result<Vec<Candidate>> {
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {CANDIDATE_COLUMNS} FROM observations o
+         WHERE o.project_id = ?1 AND {}
+         ORDER BY o.created_at DESC, o.id DESC LIMIT ?2",
+        agent_filter(3)
+    ))?;
     let rows = stmt.query_map(
-        rusqlite::params![project, CANDIDATES as i64],
+        rusqlite::params![project, CANDIDATES as i64, agent],
         candidate_from,
     )?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
@@ -334,7 +370,7 @@ fn changed_files(
 /// Adds older observations about active files that the newest ones missed.
 fn pull_active_history(
     conn: &Connection,
-    project: i64,
+    (project, agent): (i64, Option<&str>),
     root: &Path,
     changed: &HashSet<String>,
     recent: &HashSet<String>,
@@ -343,12 +379,13 @@ fn pull_active_history(
     let mut have: HashSet<i64> = candidates.iter().map(|c| c.id).collect();
     // CROSS JOIN keeps SQLite from walking the project's observations for
     // each path: the file index is the selective side.
-    let mut lookup = conn.prepare_cached(
-        "SELECT o.id, o.type, o.title, o.files_modified, o.files_read, o.created_at
+    let mut lookup = conn.prepare_cached(&format!(
+        "SELECT {CANDIDATE_COLUMNS}
          FROM observation_files f CROSS JOIN observations o ON o.id = f.observation_id
-         WHERE f.path IN (?1, ?2) AND o.project_id = ?3
+         WHERE f.path IN (?1, ?2) AND o.project_id = ?3 AND {}
          ORDER BY f.observation_id DESC LIMIT 3",
-    )?;
+        agent_filter(4)
+    ))?;
     let mut active: Vec<&String> = changed.iter().collect();
     active.sort();
     let mut rest: Vec<&String> = recent.iter().filter(|f| !changed.contains(*f)).collect();
@@ -361,7 +398,7 @@ fn pull_active_history(
             .map(|p| p.to_string_lossy().into_owned())
             .unwrap_or_else(|_| path.clone());
         let abs = abs.to_string_lossy().into_owned();
-        let rows = lookup.query_map(rusqlite::params![abs, rel, project], candidate_from)?;
+        let rows = lookup.query_map(rusqlite::params![abs, rel, project, agent], candidate_from)?;
         for c in rows {
             let c = c?;
             if have.insert(c.id) {
@@ -377,7 +414,7 @@ fn pull_active_history(
 /// candidates. Returns the ids found.
 fn pull_topic_history(
     conn: &Connection,
-    project: i64,
+    (project, agent): (i64, Option<&str>),
     topics: &[String],
     candidates: &mut Vec<Candidate>,
 ) -> Result<HashSet<i64>> {
@@ -388,14 +425,15 @@ fn pull_topic_history(
     // Topics are letters and digits only (see GitState::branch_topics).
     let any: Vec<String> = topics.iter().take(4).map(|t| format!("\"{t}\"")).collect();
     let query = format!("{{title subtitle concepts}} : ({})", any.join(" OR "));
-    let mut stmt = conn.prepare_cached(
-        "SELECT o.id, o.type, o.title, o.files_modified, o.files_read, o.created_at
+    let mut stmt = conn.prepare_cached(&format!(
+        "SELECT {CANDIDATE_COLUMNS}
          FROM observations_fts CROSS JOIN observations o ON o.id = observations_fts.rowid
-         WHERE observations_fts MATCH ?1 AND o.project_id = ?2
+         WHERE observations_fts MATCH ?1 AND o.project_id = ?2 AND {}
          ORDER BY observations_fts.rowid DESC LIMIT ?3",
-    )?;
+        agent_filter(4)
+    ))?;
     let rows = stmt.query_map(
-        rusqlite::params![query, project, MAX_TOPIC_MATCHES as i64],
+        rusqlite::params![query, project, MAX_TOPIC_MATCHES as i64, agent],
         candidate_from,
     )?;
     let mut have: HashSet<i64> = candidates.iter().map(|c| c.id).collect();
@@ -556,7 +594,11 @@ fn session_section(
             n => format!("{n} turns"),
         };
         let state = if d.is_open() { "[open]" } else { "[done]" };
-        let line = format!("- {last} {}, {turns} {state} {body}", clock.age(d.last_at));
+        let tag = crate::agents::tag(d.agent.as_deref(), true);
+        let line = format!(
+            "- {last}{tag} {}, {turns} {state} {body}",
+            clock.age(d.last_at)
+        );
         let cost = js_len(&line) + 1;
         if used + cost > budget {
             break;
@@ -662,6 +704,7 @@ fn observation_line(c: &Candidate, clock: &Clock, root: &Path) -> String {
     if c.duplicates > 0 {
         line.push_str(&format!(" [x{}]", c.duplicates + 1));
     }
+    line.push_str(&crate::agents::tag(c.agent.as_deref(), true));
     line
 }
 

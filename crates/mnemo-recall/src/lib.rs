@@ -6,6 +6,7 @@
 //! path, the CLI, the MCP server and the worker's HTTP API all call the same
 //! code and print the same things:
 //!
+//! - [`agents`]: which agent produced a record (filter and tag);
 //! - [`context`]: the progressive-disclosure index injected at SessionStart
 //!   (and printed by `mnemo context`), with [`sessions`] (where the last
 //!   sessions stand) and [`gotchas`] (what keeps failing, and the fix);
@@ -33,6 +34,7 @@
 //! Results serialize (serde) to the JSON that `--json` prints, so that an
 //! HTTP API can return them as they are.
 
+pub mod agents;
 pub mod context;
 pub mod file_context;
 pub mod git;

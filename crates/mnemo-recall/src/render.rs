@@ -64,9 +64,36 @@ fn marker(h: &Hit) -> String {
     }
 }
 
+/// Which labels a hit's line carries: those that tell its lines apart.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Labels {
+    /// The project's name (the hits come from several).
+    pub project: bool,
+    /// The agent's name (the hits come from several agents).
+    pub agent: bool,
+}
+
+impl Labels {
+    /// The labels worth showing for `hits`: a project or an agent only when
+    /// they differ between the hits.
+    pub fn of(hits: &[Hit]) -> Labels {
+        use std::collections::HashSet;
+        let projects: HashSet<_> = hits.iter().map(|h| &h.project).collect();
+        let agents: HashSet<&str> = hits
+            .iter()
+            .filter_map(|h| h.session.as_ref())
+            .map(|s| s.platform.as_str())
+            .collect();
+        Labels {
+            project: projects.len() > 1,
+            agent: agents.len() > 1,
+        }
+    }
+}
+
 /// One line for a hit: `#12 2h [fix] Title (file)`, with the date on a
-/// terminal and the project when `show_project`.
-pub fn hit_line(h: &Hit, clock: &Clock, style: Style, show_project: bool) -> String {
+/// terminal, and the agent and the project when `labels` ask for them.
+pub fn hit_line(h: &Hit, clock: &Clock, style: Style, labels: Labels) -> String {
     let mut line = style.id(&h.id.to_string());
     if style.dates {
         let _ = write!(
@@ -96,7 +123,14 @@ pub fn hit_line(h: &Hit, clock: &Clock, style: Style, show_project: bool) -> Str
     if let Some(next) = h.superseded_by {
         let _ = write!(line, " {}", style.dim(&format!("[superseded by #{next}]")));
     }
-    if show_project && let Some(p) = &h.project {
+    if labels.agent
+        && let Some(s) = &h.session
+    {
+        let _ = write!(line, " {}", style.dim(&format!("[{}]", s.platform)));
+    }
+    if labels.project
+        && let Some(p) = &h.project
+    {
         let _ = write!(line, " {}", style.dim(&format!("[{}]", p.name)));
     }
     line
@@ -109,8 +143,7 @@ pub fn search_results(r: &SearchResults, clock: &Clock, style: Style) -> String 
         out.push_str("No matches.");
         return out;
     }
-    let projects: std::collections::HashSet<_> = r.hits.iter().map(|h| &h.project).collect();
-    let show_project = projects.len() > 1;
+    let labels = Labels::of(&r.hits);
     let one = r.hits.len() == 1;
     let what = match (r.fts_query.is_none(), r.relaxed, one) {
         (true, _, true) => "newest item",
@@ -122,7 +155,7 @@ pub fn search_results(r: &SearchResults, clock: &Clock, style: Style) -> String 
     };
     let _ = writeln!(out, "{} {what}:", r.hits.len());
     for h in &r.hits {
-        out.push_str(&hit_line(h, clock, style, show_project));
+        out.push_str(&hit_line(h, clock, style, labels));
         out.push('\n');
     }
     out.pop();
@@ -312,6 +345,10 @@ pub fn timeline(t: &Timeline, clock: &Clock, style: Style) -> String {
         .unwrap_or_default();
     let _ = writeln!(out, "Timeline around {}{scope}, oldest first:", t.anchor);
     let mut day = String::new();
+    let labels = Labels {
+        project: false,
+        ..Labels::of(&t.entries)
+    };
     for h in &t.entries {
         let d = clock.day(h.created_at_ms);
         if d != day {
@@ -326,7 +363,7 @@ pub fn timeline(t: &Timeline, clock: &Clock, style: Style) -> String {
                 dates: false,
                 ..style
             },
-            false,
+            labels,
         );
         let _ = writeln!(
             out,

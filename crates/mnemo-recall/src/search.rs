@@ -148,6 +148,8 @@ pub struct SearchRequest {
     pub file: Option<FileFilter>,
     /// Only items of this agent session (its id, or a prefix of 4+ characters).
     pub session: Option<String>,
+    /// Only items this agent produced (see [`crate::agents`]).
+    pub agent: Option<mnemo_core::model::Platform>,
     pub limit: usize,
 }
 
@@ -574,8 +576,15 @@ fn like_escape(text: &str) -> String {
     out
 }
 
-/// Time and session filters on a table alias with `created_at` and `session_id`.
+/// Time, session and agent filters on a table alias with `created_at` and
+/// `session_id`.
 fn common_filters(sql: &mut Sql, req: &SearchRequest, alias: &str) {
+    if let Some(agent) = req.agent {
+        let p = sql.param(agent.as_str().to_owned());
+        sql.push(&format!(
+            " AND {alias}.session_id IN (SELECT id FROM sessions WHERE platform = {p})"
+        ));
+    }
     if let Some(since) = req.since_ms {
         let p = sql.param(since);
         sql.push(&format!(" AND {alias}.created_at >= {p}"));

@@ -10,11 +10,14 @@
 //!
 //! Sessions are found through their turn summaries (newest first, bounded),
 //! so a session the worker has not compressed yet does not show, and
-//! imported summaries without a session each count as one.
+//! imported summaries without a session each count as one. A session that
+//! continues another (Claude Code's `/clear` and compaction start a new
+//! session id; see `sessions.continues`) is one line of work with it: one
+//! digest, its turns in order.
 
 use std::collections::HashMap;
 
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 use crate::Result;
 use crate::ids::ItemRef;
@@ -24,6 +27,8 @@ use crate::text::one_line;
 const SUMMARIES_READ: i64 = 240;
 /// Prompts of one session read to find its main request.
 const PROMPTS_READ: i64 = 12;
+/// Most sessions followed back along a line of work.
+const LINE_HOPS: usize = 64;
 
 /// One turn summary, as the digest needs it.
 #[derive(Debug, Clone)]
@@ -40,6 +45,9 @@ struct Turn {
 /// What one recent session came to.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SessionDigest {
+    /// The agent of its newest session (`claude-code`, `codex`, ...); None
+    /// for imported summaries without a session.
+    pub agent: Option<String>,
     /// Its turn summaries, oldest first.
     pub summaries: Vec<ItemRef>,
     /// When its last summarized turn ended.
@@ -87,20 +95,28 @@ impl SessionDigest {
     }
 }
 
-/// The project's `max` most recent sessions that have turn summaries, newest
-/// first.
-pub fn recent(conn: &Connection, project: i64, max: usize) -> Result<Vec<SessionDigest>> {
+/// The project's `max` most recent lines of work that have turn summaries,
+/// newest first; only `agent`'s when given.
+pub fn recent(
+    conn: &Connection,
+    project: i64,
+    max: usize,
+    agent: Option<&str>,
+) -> Result<Vec<SessionDigest>> {
     if max == 0 {
         return Ok(Vec::new());
     }
     let mut stmt = conn.prepare_cached(
-        "SELECT id, session_id, coalesce(prompt_number, 0), request, learned, completed,
-                next_steps, created_at
-         FROM summaries WHERE project_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
+        "SELECT m.id, m.session_id, coalesce(m.prompt_number, 0), m.request, m.learned,
+                m.completed, m.next_steps, m.created_at, s.platform
+         FROM summaries m LEFT JOIN sessions s ON s.id = m.session_id
+         WHERE m.project_id = ?1 AND (?3 IS NULL OR s.platform = ?3)
+         ORDER BY m.created_at DESC, m.id DESC LIMIT ?2",
     )?;
-    let rows = stmt.query_map(rusqlite::params![project, SUMMARIES_READ], |r| {
+    let rows = stmt.query_map(rusqlite::params![project, SUMMARIES_READ, agent], |r| {
         Ok((
             r.get::<_, Option<i64>>(1)?,
+            r.get::<_, Option<String>>(8)?,
             Turn {
                 id: r.get(0)?,
                 prompt_number: r.get(2)?,
@@ -112,31 +128,83 @@ pub fn recent(conn: &Connection, project: i64, max: usize) -> Result<Vec<Session
             },
         ))
     })?;
-    // Group by session, in the order of each session's newest turn.
-    let mut order: Vec<(Option<i64>, Vec<Turn>)> = Vec::new();
+    // Group by line of work, in the order of each line's newest turn.
+    let mut order: Vec<Line> = Vec::new();
     let mut slot: HashMap<i64, usize> = HashMap::new();
+    let mut roots: HashMap<i64, i64> = HashMap::new();
     for row in rows {
-        let (session, turn) = row?;
-        let key = session.unwrap_or(-turn.id);
-        match slot.get(&key) {
-            Some(&i) => order[i].1.push(turn),
+        let (session, agent, turn) = row?;
+        let key = match session {
+            Some(s) => match roots.get(&s) {
+                Some(&root) => root,
+                None => {
+                    let root = line_root(conn, s)?;
+                    roots.insert(s, root);
+                    root
+                }
+            },
+            None => -turn.id,
+        };
+        let i = match slot.get(&key) {
+            Some(&i) => i,
             None if order.len() < max => {
                 slot.insert(key, order.len());
-                order.push((session, vec![turn]));
+                order.push(Line {
+                    agent,
+                    sessions: Vec::new(),
+                    turns: Vec::new(),
+                });
+                order.len() - 1
             }
-            None => {}
+            None => continue,
+        };
+        let line = &mut order[i];
+        if let Some(s) = session.filter(|s| !line.sessions.contains(s)) {
+            line.sessions.push(s);
         }
+        line.turns.push((session.unwrap_or(0), turn));
     }
     let mut digests = Vec::with_capacity(order.len());
-    for (session, mut turns) in order {
-        turns.sort_by_key(|t| (t.prompt_number, t.created_at, t.id));
-        let prompts = match session {
-            Some(s) => user_prompts(conn, s)?,
-            None => Vec::new(),
-        };
-        digests.push(digest(&turns, &prompts));
+    for mut line in order {
+        line.turns
+            .sort_by_key(|(s, t)| (*s, t.prompt_number, t.created_at, t.id));
+        line.sessions.sort_unstable();
+        let mut prompts = Vec::new();
+        for s in &line.sessions {
+            prompts.extend(user_prompts(conn, *s)?);
+        }
+        let turns: Vec<Turn> = line.turns.into_iter().map(|(_, t)| t).collect();
+        let mut d = digest(&turns, &prompts);
+        d.agent = line.agent;
+        digests.push(d);
     }
     Ok(digests)
+}
+
+/// The sessions of one line of work and their turns, as read.
+struct Line {
+    agent: Option<String>,
+    sessions: Vec<i64>,
+    /// (session row id, turn), for ordering the turns of several sessions.
+    turns: Vec<(i64, Turn)>,
+}
+
+/// The first session of the line of work that `session` belongs to,
+/// following `continues` back (a bounded walk: a damaged link cannot loop).
+fn line_root(conn: &Connection, session: i64) -> Result<i64> {
+    let mut stmt = conn.prepare_cached("SELECT continues FROM sessions WHERE id = ?1")?;
+    let mut current = session;
+    for _ in 0..LINE_HOPS {
+        let previous: Option<i64> = stmt
+            .query_row([current], |r| r.get(0))
+            .optional()?
+            .flatten();
+        match previous {
+            Some(p) if p != session => current = p,
+            _ => break,
+        }
+    }
+    Ok(current)
 }
 
 /// The session's stored user prompts, in order.
@@ -184,6 +252,7 @@ fn digest(turns: &[Turn], prompts: &[String]) -> SessionDigest {
         .rev()
         .find(|t| !t.completed.trim().is_empty() || !t.next_steps.trim().is_empty());
     SessionDigest {
+        agent: None,
         summaries: turns.iter().map(|t| ItemRef::summary(t.id)).collect(),
         last_at: turns.iter().map(|t| t.created_at).max().unwrap_or(0),
         turns: turns.len(),

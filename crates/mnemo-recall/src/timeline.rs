@@ -43,13 +43,16 @@ fn anchor_of(conn: &Connection, anchor: ItemRef) -> Result<(Option<i64>, i64)> {
         })
 }
 
-/// Up to `before` items before the anchor and `after` after it.
+/// Up to `before` items before the anchor and `after` after it; only
+/// `agent`'s when given (the anchor is always there).
 pub fn timeline(
     conn: &Connection,
     anchor: ItemRef,
     before: usize,
     after: usize,
+    agent: Option<mnemo_core::model::Platform>,
 ) -> Result<Timeline> {
+    let agent = agent.map(|a| a.as_str());
     let (project_id, at) = anchor_of(conn, anchor)?;
     let before = before.min(MAX_SIDE);
     let after = after.min(MAX_SIDE);
@@ -60,10 +63,10 @@ pub fn timeline(
     let mut earlier: Vec<(i64, Kind, i64)> = Vec::new();
     let mut later: Vec<(i64, Kind, i64)> = Vec::new();
     for kind in [Kind::Observation, Kind::Summary, Kind::Prompt] {
-        for (id, t) in side(conn, kind, project_id, anchor_key, true, before)? {
+        for (id, t) in side(conn, kind, (project_id, agent), anchor_key, true, before)? {
             earlier.push(key_of(kind, id, t));
         }
-        for (id, t) in side(conn, kind, project_id, anchor_key, false, after)? {
+        for (id, t) in side(conn, kind, (project_id, agent), anchor_key, false, after)? {
             later.push(key_of(kind, id, t));
         }
     }
@@ -102,7 +105,7 @@ pub fn timeline(
 fn side(
     conn: &Connection,
     kind: Kind,
-    project_id: Option<i64>,
+    (project_id, agent): (Option<i64>, Option<&str>),
     anchor: (i64, Kind, i64),
     earlier: bool,
     n: usize,
@@ -129,6 +132,7 @@ fn side(
         "SELECT {id}, {time} FROM {table}
          WHERE {project} IS ?1 AND {time} {cmp} ?2
            AND ({time}, ?3, {id}) {strict} (?2, ?4, ?5)
+           AND (?7 IS NULL OR o.session_id IN (SELECT id FROM sessions WHERE platform = ?7))
          ORDER BY {time} {order}, {id} {order} LIMIT ?6"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -139,7 +143,8 @@ fn side(
             kind_rank(kind),
             kind_rank(anchor.1),
             anchor.2,
-            n as i64
+            n as i64,
+            agent
         ],
         |r| Ok((r.get(0)?, r.get(1)?)),
     )?;

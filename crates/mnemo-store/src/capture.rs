@@ -304,8 +304,10 @@ fn tool_call_repeated(
 /// Links a session started by `/clear` or compaction to the one it
 /// continues: same project, same platform, started no later, active within
 /// [`CONTINUITY_WINDOW_MS`] of it; the one that ended for the same reason
-/// first, then the most recently active. Set once: a repeated SessionStart
-/// changes nothing.
+/// first, then the most recently active. Only a fresh session (no turn, no
+/// event yet) is linked: Claude Code versions that keep the session id
+/// across compaction send `compact` for a session with a history, which
+/// continues nothing. Set once: a repeated SessionStart changes nothing.
 fn link_continued(
     tx: &Transaction<'_>,
     session_id: i64,
@@ -323,7 +325,8 @@ fn link_continued(
                       max(o.updated_at, COALESCE((SELECT max(e.created_at) FROM events e
                                                   WHERE e.session_id = o.id), 0)) DESC
              LIMIT 1)
-         WHERE id = ?1 AND continues IS NULL AND project_id IS NOT NULL",
+         WHERE id = ?1 AND continues IS NULL AND project_id IS NOT NULL AND prompt_count = 0
+           AND NOT EXISTS (SELECT 1 FROM events e WHERE e.session_id = ?1)",
         params![session_id, source, CONTINUITY_WINDOW_MS],
     )?;
     Ok(())
@@ -767,6 +770,17 @@ mod tests {
             .apply(&capture(&e, start("clear"), 20 * hour))
             .unwrap();
         assert_eq!(continues(&store, "e"), None);
+        // Compaction that keeps the session id: the session has a history
+        // and continues nothing, though another session was active.
+        let f = session("f", Some("/p/shop"));
+        for (op, at) in [
+            (start("startup"), 21 * hour),
+            (tool("t-f", None), 21 * hour + 1),
+            (start("compact"), 21 * hour + 3),
+        ] {
+            store.apply(&capture(&f, op, at)).unwrap();
+        }
+        assert_eq!(continues(&store, "f"), None);
     }
 
     #[test]

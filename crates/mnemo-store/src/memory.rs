@@ -342,6 +342,7 @@ mod tests {
 
     /// Takes a new database back to the schema before the idents migration.
     const UNDO_V4: &str = "
+        DROP INDEX events_by_session_time; ALTER TABLE sessions DROP COLUMN continues;
         DROP TABLE observations_fts; DROP TABLE summaries_fts; DROP TABLE prompts_fts;
         ALTER TABLE observations DROP COLUMN idents;
         ALTER TABLE summaries DROP COLUMN idents;

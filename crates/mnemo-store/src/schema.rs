@@ -286,8 +286,10 @@ CREATE VIRTUAL TABLE prompts_fts USING fts5(
 const V7_SESSION_CONTINUITY_AND_ONCE: &str = r#"
 -- Claude Code gives a session a new id on /clear and on compaction
 -- (SessionStart `source` clear|compact): the new session names the one it
--- continues, so that its turns read as one line of work (crate::capture).
-ALTER TABLE sessions ADD COLUMN continues INTEGER REFERENCES sessions(id);
+-- continues (its sessions.id), so that its turns read as one line of work
+-- (crate::capture). No REFERENCES clause: a column with one cannot be
+-- dropped, which the migration tests do to rebuild an older schema.
+ALTER TABLE sessions ADD COLUMN continues INTEGER;
 
 -- The same tool call reported twice without a tool id (hooks registered by
 -- two configurations) is found among the session's latest events.

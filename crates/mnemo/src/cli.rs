@@ -154,6 +154,9 @@ pub struct SearchArgs {
     /// Only items of this agent session (its id, or the first 4+ characters).
     #[arg(long)]
     pub session: Option<String>,
+    /// Only what this agent produced: claude-code, codex, cursor, gemini, raw.
+    #[arg(long)]
+    pub agent: Option<String>,
     /// Most results.
     #[arg(long, short = 'n', default_value_t = 20)]
     pub limit: usize,
@@ -182,6 +185,9 @@ pub struct TimelineArgs {
     /// Items after it.
     #[arg(long, short = 'a', default_value_t = 5)]
     pub after: usize,
+    /// Only what this agent produced: claude-code, codex, cursor, gemini, raw.
+    #[arg(long)]
+    pub agent: Option<String>,
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
@@ -193,6 +199,9 @@ pub struct ContextArgs {
     /// since), or its name (default: the current one).
     #[arg(long)]
     pub project: Option<String>,
+    /// Only what this agent produced: claude-code, codex, cursor, gemini, raw.
+    #[arg(long)]
+    pub agent: Option<String>,
     /// The index and what went into it, as JSON.
     #[arg(long)]
     pub json: bool,

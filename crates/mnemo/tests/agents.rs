@@ -1,15 +1,24 @@
 //! One memory across agents (issue 12, parts 3 and 4), through the real
 //! binary and a real SQLite file: hooks registered twice record once, a
-//! Cursor payload is one event whichever command receives it, and a session
-//! started by `/clear` or compaction names the one it continues.
+//! Cursor payload is one event whichever command receives it, a session
+//! started by `/clear` or compaction names the one it continues, and
+//! recall names and filters the agent of what it gives back (CLI, MCP,
+//! HTTP on loopback).
 
 mod common;
+#[path = "common/mcp.rs"]
+mod mcp_client;
+#[path = "common/worker.rs"]
+mod worker_support;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
 use common::*;
+use mcp_client::McpClient;
+use mnemo_core::time::{format_rfc3339, now_ms};
 use serde_json::{Value, json};
+use worker_support::Worker;
 
 const SESSION: &str = "1a496781-2e55-42d7-94f9-78b02582f5bf";
 
@@ -294,4 +303,250 @@ fn clear_and_compaction_continue_the_session_they_replace() {
     let json: Value = serde_json::from_slice(&out.stdout).unwrap();
     let record = json.get("records").map_or(&json, |r| &r[0]);
     assert_eq!(record["session"]["continues"], "second", "{json}");
+
+    // The turns of the three sessions, summarized, are one line of work in
+    // the next session's index; the unrelated fourth session is its own.
+    let summary = |sid: &str, request: &str, completed: &str| {
+        json!({"kind": "summary", "project": proj, "platform": "claude-code", "session_id": sid,
+               "prompt_number": 1, "request": request, "completed": completed,
+               "next_steps": if sid == "third" { "style the error text" } else { "" }})
+    };
+    import(
+        &env,
+        &[vec![
+            summary("first", "add a login form", "form renders"),
+            summary("second", "now validate the email field", "emails validated"),
+            summary("third", "and show the errors inline", "errors shown inline"),
+            summary("fourth", "bump the version", "version bumped"),
+        ]],
+    );
+    let index = ok(&env, &proj, &["context"]);
+    let line = index
+        .lines()
+        .find(|l| l.contains("add a login form"))
+        .unwrap_or_else(|| panic!("{index}"));
+    assert!(line.contains("3 turns [open]"), "{index}");
+    assert!(line.contains("(+2 more)"), "{index}");
+    assert!(line.contains("errors shown inline"), "{index}");
+    assert!(line.contains("open: style the error text"), "{index}");
+    assert!(!line.contains("version"), "{index}");
+    assert_eq!(index.matches("asked:").count(), 2, "{index}");
+}
+
+const HOUR: i64 = 3600 * 1000;
+
+fn git_project(env: &Env, name: &str) -> PathBuf {
+    let dir = env.dir.path().join(name);
+    mnemo_testkit::git_init(&dir).unwrap();
+    dir.canonicalize().unwrap()
+}
+
+/// One session of `agent` with one turn: its prompt, an observation and
+/// the turn's summary, `hours_ago`.
+fn agent_session(
+    agent: &str,
+    sid: &str,
+    project: &Path,
+    title: &str,
+    hours_ago: i64,
+) -> Vec<Value> {
+    let at = |ms: i64| format_rfc3339(now_ms() - hours_ago * HOUR + ms);
+    let key = json!({"platform": agent, "session_id": sid, "prompt_number": 1});
+    let with_key = |mut v: Value| {
+        for (k, val) in key.as_object().unwrap() {
+            v[k] = val.clone();
+        }
+        v
+    };
+    vec![
+        json!({"kind": "session", "platform": agent, "session_id": sid, "project": project,
+               "started_at": at(0), "status": "ended"}),
+        with_key(json!({"kind": "prompt", "uid": format!("{sid}-p1"),
+                        "text": format!("please work on {title}"), "created_at": at(1000)})),
+        with_key(
+            json!({"kind": "observation", "project": project, "type": "feature",
+                        "title": title, "narrative": format!("{title}, done."),
+                        "files_modified": [project.join("src/app.py")], "created_at": at(2000)}),
+        ),
+        with_key(json!({"kind": "summary", "project": project,
+                        "request": format!("please work on {title}"),
+                        "completed": format!("{title} works"), "created_at": at(3000)})),
+    ]
+}
+
+fn import(env: &Env, records: &[Vec<Value>]) {
+    let file = env.dir.path().join("import.jsonl");
+    let text: String = records.iter().flatten().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let out = env.mnemo().arg("import").arg(&file).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn run(env: &Env, dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = env.mnemo().current_dir(dir).args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn ok(env: &Env, dir: &Path, args: &[&str]) -> String {
+    let (success, stdout, stderr) = run(env, dir, args);
+    assert!(success, "{args:?}: {stderr}");
+    stdout
+}
+
+/// A project worked on by Claude Code then Codex, and one by Claude Code
+/// alone.
+fn two_agents(env: &Env) -> (PathBuf, PathBuf) {
+    let shop = git_project(env, "shop");
+    let blog = git_project(env, "blog");
+    import(
+        env,
+        &[
+            agent_session(
+                "claude-code",
+                "claude-1",
+                &shop,
+                "Login form with hashing",
+                30,
+            ),
+            agent_session("codex", "codex-1", &shop, "Login rate limiter", 5),
+            agent_session(
+                "claude-code",
+                "claude-2",
+                &blog,
+                "Login page for the blog",
+                3,
+            ),
+        ],
+    );
+    (shop, blog)
+}
+
+#[test]
+fn the_index_names_the_agent_only_where_several_worked() {
+    let env = Env::new();
+    let (shop, blog) = two_agents(&env);
+    let index = ok(&env, &shop, &["context"]);
+    assert!(
+        index.contains("[codex]") && index.contains("[claude-code]"),
+        "{index}"
+    );
+    let line = |text: &str, needle: &str| {
+        text.lines()
+            .find(|l| l.contains(needle))
+            .unwrap_or_else(|| panic!("no line with {needle}: {text}"))
+            .to_owned()
+    };
+    assert!(
+        line(&index, "Login rate limiter").contains("[codex]"),
+        "{index}"
+    );
+    assert!(
+        line(&index, "Login form with hashing").contains("[claude-code]"),
+        "{index}"
+    );
+    // A Claude-only project reads as before: no tags.
+    let index = ok(&env, &blog, &["context"]);
+    assert!(index.contains("Login page for the blog"), "{index}");
+    assert!(!index.contains("[claude-code]"), "{index}");
+    // Filtered to one agent: only its memory, untagged.
+    let index = ok(&env, &shop, &["context", "--agent", "codex"]);
+    assert!(index.contains("Login rate limiter"), "{index}");
+    assert!(!index.contains("hashing"), "{index}");
+    assert!(!index.contains("[codex]"), "{index}");
+}
+
+#[test]
+fn search_timeline_and_show_name_and_filter_the_agent() {
+    let env = Env::new();
+    let (shop, _blog) = two_agents(&env);
+    let all = ok(&env, &shop, &["search", "login"]);
+    assert!(
+        all.lines()
+            .any(|l| l.contains("rate limiter") && l.contains("[codex]")),
+        "{all}"
+    );
+    assert!(
+        all.lines()
+            .any(|l| l.contains("hashing") && l.contains("[claude-code]")),
+        "{all}"
+    );
+    let codex = ok(
+        &env,
+        &shop,
+        &["search", "login", "--agent", "codex", "--json"],
+    );
+    let codex: Value = serde_json::from_str(&codex).unwrap();
+    let hits = codex["hits"].as_array().unwrap();
+    assert!(!hits.is_empty());
+    for h in hits {
+        assert_eq!(h["session"]["platform"], "codex", "{h}");
+    }
+    let text = ok(&env, &shop, &["search", "login", "--agent", "Codex"]);
+    assert!(
+        !text.contains("[codex]") && !text.contains("hashing"),
+        "{text}"
+    );
+    // An unknown agent is an error that lists the accepted names.
+    let (success, _, stderr) = run(&env, &shop, &["search", "login", "--agent", "vim"]);
+    assert!(!success);
+    assert!(
+        stderr.contains("unknown agent `vim`") && stderr.contains("claude-code, codex"),
+        "{stderr}"
+    );
+    // The timeline around Codex's observation, all agents then Codex only.
+    let anchor = hits.iter().find(|h| h["kind"] == "observation").unwrap()["ref"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let around = ok(&env, &shop, &["timeline", &anchor, "-b", "20"]);
+    assert!(
+        around.contains("hashing") && around.contains("[codex]"),
+        "{around}"
+    );
+    let around = ok(
+        &env,
+        &shop,
+        &["timeline", &anchor, "-b", "20", "--agent", "codex"],
+    );
+    assert!(!around.contains("hashing"), "{around}");
+    // `mnemo show` names the agent's session.
+    let shown = ok(&env, &shop, &["show", &anchor]);
+    assert!(shown.contains("codex codex-1, turn 1"), "{shown}");
+}
+
+#[test]
+fn mcp_and_http_filter_by_agent() {
+    let env = Env::new();
+    let (shop, _blog) = two_agents(&env);
+    let mut mcp = McpClient::start(&env, &shop, &[]);
+    let (text, error) = mcp.call("search", json!({"query": "login", "agent": "codex"}));
+    assert!(!error, "{text}");
+    assert!(
+        text.contains("rate limiter") && !text.contains("hashing"),
+        "{text}"
+    );
+    let (text, error) = mcp.call("search", json!({"query": "login", "agent": "emacs"}));
+    assert!(error && text.contains("claude-code, codex"), "{text}");
+    mcp.close();
+
+    let worker = Worker::start(&env, |_| {});
+    let (status, body) = worker.get("/api/search?q=login&agent=codex");
+    assert_eq!(status, 200, "{body}");
+    let hits = body["hits"].as_array().unwrap();
+    assert!(!hits.is_empty());
+    assert!(
+        hits.iter().all(|h| h["session"]["platform"] == "codex"),
+        "{body}"
+    );
+    let (status, body) = worker.get("/api/search?q=login&agent=emacs");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.to_string().contains("claude-code, codex"), "{body}");
 }

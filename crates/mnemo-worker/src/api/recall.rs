@@ -29,7 +29,7 @@ use mnemo_recall::context::{ContextIndex, ContextRequest, build};
 use mnemo_recall::scope::{self, Project, Resolved};
 use mnemo_recall::search::{FileFilter, SearchRequest, SearchResults, search as run_search};
 use mnemo_recall::timeline::Timeline;
-use mnemo_recall::{Clock, ItemRef, RecallError, timeline as tl};
+use mnemo_recall::{Clock, ItemRef, RecallError, agents, timeline as tl};
 use serde::Deserialize;
 
 use super::{ApiError, AppState};
@@ -117,10 +117,12 @@ pub struct SearchQuery {
     pub until: Option<String>,
     pub file: Option<String>,
     pub session: Option<String>,
+    /// Only what this agent produced (`claude-code`, `codex`, ...).
+    pub agent: Option<String>,
     pub limit: Option<usize>,
 }
 
-/// `GET /api/search?q=&project=&type=&since=&until=&file=&session=&limit=`:
+/// `GET /api/search?q=&project=&type=&since=&until=&file=&session=&agent=&limit=`:
 /// what `mnemo search --json` prints.
 ///
 /// `project` defaults to every project (see `project()`): unlike the CLI
@@ -136,6 +138,7 @@ pub async fn search(
     // Dates are checked before the database, so a typo is reported as such.
     let since_ms = given(&q.since).map(|s| clock.parse_since(s)).transpose()?;
     let until_ms = given(&q.until).map(|s| clock.parse_until(s)).transpose()?;
+    let agent = agents::parse_opt(q.agent.as_deref())?;
     let db_path = app.data.db_path();
     app.db(move |store| {
         let conn = store.conn();
@@ -171,6 +174,7 @@ pub async fn search(
             until_ms,
             file: given(&q.file).map(|f| FileFilter::new(f, &base, root.as_deref())),
             session: given(&q.session).map(str::to_owned),
+            agent,
             limit: q.limit.unwrap_or(DEFAULT_LIMIT),
         };
         Ok(run_search(conn, &request)?)
@@ -183,9 +187,10 @@ pub async fn search(
 pub struct TimelineQuery {
     pub before: Option<usize>,
     pub after: Option<usize>,
+    pub agent: Option<String>,
 }
 
-/// `GET /api/timeline/{id}?before=&after=`: what `mnemo timeline ID --json`
+/// `GET /api/timeline/{id}?before=&after=&agent=`: what `mnemo timeline ID --json`
 /// prints. The id is `12`, `#12` (URL-encoded `%2312`), `S12` or `P12`; one
 /// that does not exist is a 404.
 pub async fn timeline(
@@ -196,6 +201,7 @@ pub async fn timeline(
     let UrlPath(id) = id.map_err(|e| ApiError::bad_request(e.body_text()))?;
     let q = query_or_400(q)?;
     let anchor = ItemRef::parse(&id)?;
+    let agent = agents::parse_opt(q.agent.as_deref())?;
     app.db(move |store| {
         // The only input error left once the id parsed is a missing anchor.
         tl::timeline(
@@ -203,6 +209,7 @@ pub async fn timeline(
             anchor,
             q.before.unwrap_or(DEFAULT_SIDE),
             q.after.unwrap_or(DEFAULT_SIDE),
+            agent,
         )
         .map_err(|e| match e {
             RecallError::Input(message) => ApiError::not_found(message),
@@ -216,6 +223,7 @@ pub async fn timeline(
 #[derive(Debug, Default, Deserialize)]
 pub struct ContextQuery {
     pub project: Option<String>,
+    pub agent: Option<String>,
 }
 
 /// `GET /api/context?project=`: the SessionStart index of a project, as
@@ -231,6 +239,7 @@ pub async fn context(
     let arg = given(&q.project).map(str::to_owned).ok_or_else(|| {
         ApiError::bad_request("give the project as `project=DIR` or `project=NAME`")
     })?;
+    let agent = agents::parse_opt(q.agent.as_deref())?;
     let config = app.config.context.clone();
     let db_path = app.data.db_path();
     app.db(move |store| {
@@ -244,6 +253,7 @@ pub async fn context(
             cwd: target.dir.as_deref(),
             config: &config,
             clock: Clock::system(),
+            agent,
         };
         Ok(build(conn, &request)?)
     })

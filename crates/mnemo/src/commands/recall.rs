@@ -66,6 +66,7 @@ pub fn search(args: SearchArgs) -> anyhow::Result<i32> {
         .as_deref()
         .map(|s| clock.parse_until(s))
         .transpose()?;
+    let agent = mnemo_recall::agents::parse_opt(args.agent.as_deref())?;
     let store = open(&data, &config)?;
     let conn = store.conn();
     // So are the types, even where the project has no memory yet.
@@ -112,6 +113,7 @@ pub fn search(args: SearchArgs) -> anyhow::Result<i32> {
             .as_deref()
             .map(|f| FileFilter::new(f, &cwd, root.as_deref())),
         session: args.session,
+        agent,
         limit: args.limit,
     };
     let results = run_search(conn, &request)?;
@@ -147,9 +149,10 @@ pub fn show(args: ShowArgs) -> anyhow::Result<i32> {
 pub fn timeline(args: TimelineArgs) -> anyhow::Result<i32> {
     let clock = Clock::system();
     let anchor = ItemRef::parse(&args.id)?;
+    let agent = mnemo_recall::agents::parse_opt(args.agent.as_deref())?;
     let (data, config) = data_and_config()?;
     let store = open(&data, &config)?;
-    let t = tl::timeline(store.conn(), anchor, args.before, args.after)?;
+    let t = tl::timeline(store.conn(), anchor, args.before, args.after, agent)?;
     if args.json {
         print_json(&t)?;
     } else {
@@ -160,6 +163,7 @@ pub fn timeline(args: TimelineArgs) -> anyhow::Result<i32> {
 
 pub fn context(args: ContextArgs) -> anyhow::Result<i32> {
     let clock = Clock::system();
+    let agent = mnemo_recall::agents::parse_opt(args.agent.as_deref())?;
     let (data, config) = data_and_config()?;
     let cwd = current_dir()?;
     let store = if data.db_path().exists() {
@@ -178,6 +182,7 @@ pub fn context(args: ContextArgs) -> anyhow::Result<i32> {
         cwd: target.dir.as_deref(),
         config: &config.context,
         clock,
+        agent,
     };
     let index = match &store {
         Some(store) => build(store.conn(), &request)?,
