@@ -10,6 +10,8 @@
 //! - [`memory`]: observations, summaries and their full-text indexes;
 //! - [`idents`]: the other spelling of compound names, indexed beside the
 //!   text (`parseConfig` / `parse_config`);
+//! - [`curate`]: what the user does afterwards: forget, edit, pin, redact,
+//!   and the retention of raw tool payloads;
 //! - [`pieces`]: partial summaries of a long turn's earlier pieces;
 //! - [`queue`]: the events table as the worker's durable queue (leases,
 //!   batches per turn, retries);
@@ -23,6 +25,7 @@
 //! keeps one open (which also spares hooks the checkpoint-on-close cost).
 
 pub mod capture;
+pub mod curate;
 pub mod export;
 pub mod idents;
 pub mod ledger;
