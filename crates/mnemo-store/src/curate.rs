@@ -4,11 +4,13 @@
 //! Every operation keeps the full-text indexes in step in its own
 //! transaction (external-content FTS5 tables must be told the old text to
 //! delete it), and forgetting means gone from the bytes too: the FTS
-//! indexes use `secure-delete` (set by the migration), the connection
-//! zeroes freed cells (`PRAGMA secure_delete`) and the WAL is checkpointed
-//! and truncated afterwards, so a forgotten string is found neither in the
-//! database file nor in its `-wal`. [`Store::vacuum`] also gives the freed
-//! pages back to the file system.
+//! indexes use `secure-delete` (set by the migration), every connection
+//! zeroes the old bytes of rows it updates or deletes (`PRAGMA
+//! secure_delete = FAST`, fully ON during a forget or a redaction) and the
+//! WAL is checkpointed and truncated afterwards, so a forgotten string is
+//! found neither in the database file nor in its `-wal`. Rows rewritten by
+//! a mnemo older than that may have left copies in free space:
+//! [`Store::vacuum`] (`mnemo forget --vacuum`) rewrites the whole file.
 //!
 //! A forgotten observation or summary leaves its uid in `forgotten`:
 //! [`crate::memory`] never writes that uid again, so a batch redone after
@@ -142,7 +144,7 @@ impl Store {
                 .map_err(|e| crate::sql_err(&path, e))?;
             Ok(removed)
         })();
-        let _ = self.conn.execute_batch("PRAGMA secure_delete = OFF");
+        let _ = self.conn.execute_batch("PRAGMA secure_delete = FAST");
         let removed = outcome?;
         if !dry_run {
             self.truncate_wal()?;
@@ -247,7 +249,7 @@ impl Store {
             Ok(redacted)
         })()
         .map_err(|e| CurateError::Store(crate::sql_err(&path, e)));
-        let _ = self.conn.execute_batch("PRAGMA secure_delete = OFF");
+        let _ = self.conn.execute_batch("PRAGMA secure_delete = FAST");
         let redacted = outcome?;
         if redacted.replaced > 0 {
             self.truncate_wal()?;
