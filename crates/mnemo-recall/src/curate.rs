@@ -92,15 +92,20 @@ pub fn observation_id(text: &str) -> Result<i64> {
 /// The canonical observation type for an edit (`fix` is bugfix); a kind
 /// (`observation`, `summary`) or an unknown name is an input error.
 pub fn observation_type(store: &Store, t: &str) -> Result<String> {
-    let checked = types::check(store.conn(), &[t.to_owned()], Allowed::Observations)?;
-    match checked.as_slice() {
-        [name] if name != types::ANY_OBSERVATION => Ok(name.clone()),
-        _ => Err(RecallError::Input(format!(
-            "`{}` is not an observation type: use {}",
-            t.trim(),
-            OBSERVATION_TYPES.join(", ")
-        ))),
+    let name = types::canonical(t);
+    let is_kind = name == types::ANY_OBSERVATION || types::OTHER_KINDS.contains(&name.as_str());
+    // A type outside the vocabulary that stored observations carry (an
+    // import's own) is accepted, as the filters accept it.
+    let known = OBSERVATION_TYPES.contains(&name.as_str())
+        || (!is_kind && types::check(store.conn(), &[name.clone()], Allowed::Observations).is_ok());
+    if known {
+        return Ok(name);
     }
+    Err(RecallError::Input(format!(
+        "`{}` is not an observation type: use {}",
+        t.trim(),
+        types::accepted(Allowed::Observations).trim_start_matches("observation (obs), ")
+    )))
 }
 
 /// The store's curation error as an input error (unknown ids, a bad edit)

@@ -404,3 +404,219 @@ fn a_forgotten_session_leaves_no_bytes_and_is_never_recompressed() {
     assert_eq!(env.count("SELECT count(*) FROM projects"), 0);
     assert_eq!(env.count("SELECT count(*) FROM events"), 0);
 }
+
+/// `mnemo ARGS` in `dir`; (success, stdout, stderr).
+fn cli(env: &Env, dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = env.mnemo().current_dir(dir).args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `count` observations in `shop`, one a day going back, imported.
+fn imported_project(env: &Env, count: usize) -> std::path::PathBuf {
+    let shop = project(env, "shop");
+    let now = mnemo_core::time::now_ms();
+    let lines: String = (0..count)
+        .map(|i| {
+            let at = mnemo_core::time::format_rfc3339(now - (i as i64) * 86_400_000);
+            format!(
+                "{}\n",
+                json!({"project": shop, "type": "change", "title": format!("Step {i} of the rollout"),
+                       "subtitle": "", "narrative": format!("Narrative {i}."), "facts": [],
+                       "concepts": [], "files_read": [], "files_modified": [format!("src/m{i}.rs")],
+                       "created_at": at})
+            )
+        })
+        .collect();
+    let file = env.dir.path().join("import.jsonl");
+    std::fs::write(&file, lines).unwrap();
+    let (ok, _, err) = cli(env, env.dir.path(), &["import", file.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    shop
+}
+
+fn id_of(env: &Env, title: &str) -> i64 {
+    env.db()
+        .query_row(
+            "SELECT id FROM observations WHERE title = ?1",
+            [title],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+#[test]
+fn a_pinned_observation_is_always_in_the_index_and_marked() {
+    let env = Env::new();
+    let shop = imported_project(&env, 400);
+    let old = id_of(&env, "Step 399 of the rollout");
+    let (_, index, _) = cli(&env, &shop, &["context"]);
+    assert!(!index.contains(&format!("#{old} ")), "{index}");
+
+    let (ok, out, err) = cli(&env, &shop, &["pin", &format!("#{old}")]);
+    assert!(ok, "{err}");
+    assert!(out.contains(&format!("pinned #{old}")));
+    let (_, index, _) = cli(&env, &shop, &["context"]);
+    let line = index
+        .lines()
+        .find(|l| l.starts_with(&format!("#{old} ")))
+        .unwrap_or_else(|| panic!("pinned #{old} missing from:\n{index}"));
+    assert!(line.ends_with("[pinned]"), "{line}");
+    let (_, shown, _) = cli(&env, &shop, &["show", &old.to_string(), "--json"]);
+    assert!(shown.contains("\"pinned\": true"), "{shown}");
+
+    let (ok, _, _) = cli(&env, &shop, &["unpin", &old.to_string()]);
+    assert!(ok);
+    let (_, index, _) = cli(&env, &shop, &["context"]);
+    assert!(!index.contains(&format!("#{old} ")), "{index}");
+
+    // Clear errors: unknown id, a summary id, no id at all.
+    let (ok, _, err) = cli(&env, &shop, &["pin", "#999999"]);
+    assert!(!ok && err.contains("no such item: #999999"), "{err}");
+    let (ok, _, err) = cli(&env, &shop, &["pin", "S1"]);
+    assert!(!ok && err.contains("only observations"), "{err}");
+}
+
+#[test]
+fn edits_are_kept_marked_and_searchable_at_once() {
+    let env = Env::new();
+    let shop = imported_project(&env, 3);
+    let id = id_of(&env, "Step 1 of the rollout");
+    let (ok, out, err) = cli(
+        &env,
+        &shop,
+        &[
+            "edit",
+            &format!("#{id}"),
+            "--title",
+            "Rollout paused for the wombat migration",
+            "--fact",
+            "first fact",
+            "--fact",
+            "second fact",
+            "--type",
+            "dec",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(&format!("edited #{id} [decision] Rollout paused")),
+        "{out}"
+    );
+    let (_, found, _) = cli(&env, &shop, &["search", "wombat", "--json"]);
+    assert!(found.contains(&format!("\"#{id}\"")), "{found}");
+    let (_, old, _) = cli(&env, &shop, &["search", "\"Step 1 of\"", "--json"]);
+    assert!(
+        !old.contains(&format!("\"#{id}\"")),
+        "the old title still matches: {old}"
+    );
+    let (_, shown, _) = cli(&env, &shop, &["show", &format!("#{id}"), "--json"]);
+    let rec: Value = serde_json::from_str(&shown).unwrap();
+    let rec = &rec["records"][0];
+    assert_eq!(rec["edited"], true, "{rec}");
+    assert_eq!(rec["facts"], json!(["first fact", "second fact"]));
+    assert_eq!(rec["type"], "decision");
+    assert_eq!(rec["narrative"], "Narrative 1.");
+    // The full-text index agrees with the table.
+    env.db()
+        .execute(
+            "INSERT INTO observations_fts (observations_fts, rank) VALUES ('integrity-check', 1)",
+            [],
+        )
+        .expect("the full-text index matches the edited table");
+
+    let (ok, _, err) = cli(&env, &shop, &["edit", &id.to_string(), "--type", "summary"]);
+    assert!(!ok && err.contains("not an observation type"), "{err}");
+    let (ok, _, err) = cli(&env, &shop, &["edit", &id.to_string()]);
+    assert!(!ok && err.contains("nothing to change"), "{err}");
+    let (ok, _, err) = cli(&env, &shop, &["edit", &id.to_string(), "--title", " "]);
+    assert!(!ok && err.contains("title cannot be empty"), "{err}");
+}
+
+#[test]
+fn redact_replaces_everywhere_and_counts_places() {
+    let env = Env::new();
+    let proj = project(&env, "leaky");
+    let secret = "hunter2-leaked-passphrase";
+    {
+        let w = Worker::start(&env, |_| {});
+        session_start(&env, &proj, "sess-leak");
+        turn(&env, &proj, "sess-leak", 1, &[&format!("{secret}.txt")]);
+        wait_all_done(&env, T);
+        drop(w);
+    }
+    let (ok, out, err) = cli(&env, &proj, &["redact", secret, "--json"]);
+    assert!(ok, "{err}");
+    let red: Value = serde_json::from_str(&out).unwrap();
+    for table in ["events", "observations", "prompts"] {
+        assert!(
+            red["places"][table].as_u64().unwrap_or(0) >= 1,
+            "{table}: {red}"
+        );
+    }
+    assert!(!contains_bytes(&db_bytes(&env), secret.as_bytes()));
+    let (_, found, _) = cli(&env, &proj, &["search", "REDACTED", "--json"]);
+    assert!(found.contains("[REDACTED:manual]"), "{found}");
+    let (ok, out, _) = cli(&env, &proj, &["redact", secret]);
+    assert!(ok && out.contains("nothing changed"), "{out}");
+    let (ok, _, err) = cli(&env, &proj, &["redact", "abc"]);
+    assert!(!ok && err.contains("at least 4"), "{err}");
+    let (ok, _, err) = cli(&env, &proj, &["forget", "--session", "sess-leak", "#1"]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
+}
+
+#[test]
+fn retention_prunes_old_raw_payloads_and_stats_show_the_size() {
+    let env = Env::new();
+    let proj = project(&env, "old");
+    {
+        let w = Worker::start(&env, |_| {});
+        session_start(&env, &proj, "sess-old");
+        turn(&env, &proj, "sess-old", 1, &["big.rs"]);
+        wait_all_done(&env, T);
+        drop(w);
+    }
+    let observations = env.count("SELECT count(*) FROM observations");
+    // Captured 40 days ago.
+    env.db()
+        .execute(
+            "UPDATE events SET created_at = created_at - 40 * 86400000",
+            [],
+        )
+        .unwrap();
+    let raw = "SELECT count(*) FROM events WHERE response IS NOT NULL";
+    assert!(env.count(raw) > 0);
+    let (_, stats, _) = cli(&env, &proj, &["stats", "--json"]);
+    let stats: Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["retention"]["raw_payload_days"], 30, "{stats}");
+    assert!(
+        stats["store"]["by_kind"]["events"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
+    assert_eq!(stats["store"]["by_project"][0]["project"], json!(proj));
+    let raw_before = stats["store"]["by_project"][0]["raw_bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(raw_before > 0);
+
+    let w = Worker::start(&env, |_| {});
+    wait_for("the raw payloads pruned", T, || {
+        (env.count(raw) == 0).then_some(())
+    });
+    drop(w);
+    assert_eq!(env.count("SELECT count(*) FROM observations"), observations);
+    assert_eq!(env.count("SELECT count(*) FROM prompts"), 1);
+    let (_, stats, _) = cli(&env, &proj, &["stats", "--json"]);
+    let stats: Value = serde_json::from_str(&stats).unwrap();
+    assert!(
+        stats["store"]["by_project"][0]["raw_bytes"]
+            .as_u64()
+            .unwrap()
+            < raw_before
+    );
+    let (_, text, _) = cli(&env, &proj, &["stats"]);
+    assert!(text.contains("raw tool payloads kept 30 days"), "{text}");
+}
