@@ -97,7 +97,13 @@ pub fn observation_type(store: &Store, t: &str) -> Result<String> {
     // A type outside the vocabulary that stored observations carry (an
     // import's own) is accepted, as the filters accept it.
     let known = OBSERVATION_TYPES.contains(&name.as_str())
-        || (!is_kind && types::check(store.conn(), &[name.clone()], Allowed::Observations).is_ok());
+        || (!is_kind
+            && types::check(
+                store.conn(),
+                std::slice::from_ref(&name),
+                Allowed::Observations,
+            )
+            .is_ok());
     if known {
         return Ok(name);
     }
