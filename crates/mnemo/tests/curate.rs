@@ -3,6 +3,8 @@
 //! the worker's HTTP API on 127.0.0.1 (token and same-origin required).
 
 mod common;
+#[path = "common/mcp.rs"]
+mod mcp_support;
 #[path = "common/worker.rs"]
 mod worker_support;
 
@@ -10,6 +12,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
+use mcp_support::McpClient;
 use serde_json::{Value, json};
 use worker_support::*;
 
@@ -619,4 +622,74 @@ fn retention_prunes_old_raw_payloads_and_stats_show_the_size() {
     );
     let (_, text, _) = cli(&env, &proj, &["stats"]);
     assert!(text.contains("raw tool payloads kept 30 days"), "{text}");
+}
+
+#[test]
+fn the_agent_corrects_or_forgets_an_observation_of_its_project_only() {
+    let env = Env::new();
+    let shop = imported_project(&env, 3);
+    let blog = project(&env, "blog");
+    let file = env.dir.path().join("blog.jsonl");
+    let line = json!({"project": blog, "type": "feature", "title": "RSS feed added",
+                      "subtitle": "", "narrative": "", "facts": [], "concepts": [],
+                      "files_read": [], "files_modified": [], "created_at": "2026-11-20T12:00:00Z"});
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    let (ok, _, err) = cli(&env, env.dir.path(), &["import", file.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let step = id_of(&env, "Step 2 of the rollout");
+    let rss = id_of(&env, "RSS feed added");
+
+    let mut mcp = McpClient::start(&env, &shop, &[]);
+    let (text, err) = mcp.call(
+        "correct",
+        json!({"id": format!("#{step}"), "narrative": "Rolled back: the flag was inverted. api_key=sk-live-abcdefghijklmnopqrstuvwx",
+               "type": "fix"}),
+    );
+    assert!(!err, "{text}");
+    let (found, _) = mcp.call(
+        "search",
+        json!({"query": "inverted flag", "format": "json"}),
+    );
+    assert!(found.contains(&format!("\"#{step}\"")), "{found}");
+    let narrative: String = env
+        .db()
+        .query_row(
+            "SELECT narrative FROM observations WHERE id = ?1",
+            [step],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        !narrative.contains("sk-live-abcdefghijklmnopqrstuvwx"),
+        "secrets are redacted: {narrative}"
+    );
+    assert_eq!(env.count(&format!("SELECT count(*) FROM observations WHERE id = {step} AND edited_at IS NOT NULL AND type = 'bugfix'")), 1);
+
+    let (text, err) = mcp.call("correct", json!({"id": rss, "title": "hijacked"}));
+    assert!(err && text.contains("another project"), "{text}");
+    let (text, err) = mcp.call("correct", json!({"id": rss, "forget": true}));
+    assert!(err && text.contains("another project"), "{text}");
+    let (text, err) = mcp.call("correct", json!({"id": "#999999", "forget": true}));
+    assert!(err && text.contains("no observation #999999"), "{text}");
+    let (text, err) = mcp.call("correct", json!({"id": step}));
+    assert!(err && text.contains("say what to change"), "{text}");
+
+    let (text, err) = mcp.call("correct", json!({"id": step, "forget": true}));
+    assert!(
+        !err && text.starts_with(&format!("Forgot #{step}")),
+        "{text}"
+    );
+    assert_eq!(
+        env.count(&format!(
+            "SELECT count(*) FROM observations WHERE id = {step}"
+        )),
+        0
+    );
+    assert_eq!(
+        env.count(&format!(
+            "SELECT count(*) FROM observations WHERE id = {rss}"
+        )),
+        1
+    );
+    mcp.close();
 }
