@@ -786,3 +786,260 @@ fn project_sizes(conn: &Connection) -> rusqlite::Result<Vec<ProjectSize>> {
     });
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::memory::{NewObservation, NewSummary, insert_observation, insert_summary};
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("m.db"), Duration::from_secs(1)).unwrap();
+        store
+            .conn()
+            .execute_batch(
+                "INSERT INTO projects (id, root, name, created_at) VALUES (1, '/p', 'p', 0);
+                 INSERT INTO sessions (id, platform, platform_session_id, project_id, started_at, updated_at)
+                     VALUES (1, 'claude-code', 's1', 1, 0, 0), (2, 'claude-code', 's2', 1, 0, 0);
+                 INSERT INTO events (uid, session_id, kind, tool_name, input, response, status, created_at)
+                     VALUES ('e1', 1, 'tool_use', 'Bash', '{\"command\":\"echo \\\"q\\\"\"}', '\"out\"', 'done', 0),
+                            ('e2', 1, 'tool_failure', 'Bash', '{\"command\":\"false\"}', '\"err\"', 'done', 0),
+                            ('e3', 2, 'tool_use', 'Bash', '{}', '\"new\"', 'pending', 0);
+                 INSERT INTO recall_shown (session_id, item, shown_at) VALUES (2, '#1', 0), (2, 'S1', 0);",
+            )
+            .unwrap();
+        (tmp, store)
+    }
+
+    fn observation(store: &Store, uid: &str, session: i64, title: &str) -> i64 {
+        insert_observation(
+            store.conn(),
+            &NewObservation {
+                uid: uid.into(),
+                project_id: Some(1),
+                session_id: Some(session),
+                kind: "change".into(),
+                title: title.into(),
+                files_modified: vec!["/p/src/lib.rs".into()],
+                ..NewObservation::default()
+            },
+        )
+        .unwrap()
+        .unwrap()
+    }
+
+    fn matches(store: &Store, query: &str) -> i64 {
+        store
+            .conn()
+            .query_row(
+                "SELECT count(*) FROM observations_fts WHERE observations_fts MATCH ?1",
+                [query],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+
+    fn count(store: &Store, sql: &str) -> i64 {
+        store.conn().query_row(sql, [], |r| r.get(0)).unwrap()
+    }
+
+    fn fts_consistent(store: &Store) {
+        assert!(store.check_fts().unwrap().is_empty());
+    }
+
+    #[test]
+    fn forgetting_items_removes_every_trace_and_the_uid_stays_dead() {
+        let (_tmp, mut store) = store();
+        let id = observation(&store, "obs-1", 1, "Parser rewrite with nom");
+        let keep = observation(&store, "obs-2", 1, "Parser docs");
+        let what = Forget::Items(Items {
+            observations: vec![id],
+            ..Items::default()
+        });
+        let dry = store.forget(&what, true).unwrap();
+        assert_eq!(dry.observations, 1);
+        assert_eq!(matches(&store, "nom"), 1, "a dry run changes nothing");
+
+        assert_eq!(store.forget(&what, false).unwrap(), dry);
+        assert_eq!(matches(&store, "nom"), 0);
+        assert_eq!(matches(&store, "parser"), 1);
+        assert_eq!(
+            count(
+                &store,
+                &format!("SELECT count(*) FROM observation_files WHERE observation_id = {id}")
+            ),
+            0
+        );
+        assert_eq!(
+            count(
+                &store,
+                &format!("SELECT count(*) FROM observation_files WHERE observation_id = {keep}")
+            ),
+            1
+        );
+        assert_eq!(
+            count(
+                &store,
+                "SELECT count(*) FROM recall_shown WHERE item = '#1'"
+            ),
+            0
+        );
+        assert_eq!(
+            count(
+                &store,
+                "SELECT count(*) FROM recall_shown WHERE item = 'S1'"
+            ),
+            1
+        );
+        fts_consistent(&store);
+        // A redone batch writes the same uid: it is not stored again.
+        let again = insert_observation(
+            store.conn(),
+            &NewObservation {
+                uid: "obs-1".into(),
+                title: "Parser rewrite with nom".into(),
+                ..NewObservation::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(again, None);
+
+        let err = store
+            .forget(
+                &Forget::Items(Items {
+                    observations: vec![keep],
+                    summaries: vec![42],
+                    ..Items::default()
+                }),
+                false,
+            )
+            .unwrap_err();
+        assert!(
+            matches!(err, CurateError::Unknown(ref ids) if ids == &["S42"]),
+            "{err}"
+        );
+        assert_eq!(
+            matches(&store, "docs"),
+            1,
+            "nothing changes when an id is unknown"
+        );
+    }
+
+    #[test]
+    fn forgetting_a_session_or_project_takes_everything_in_it() {
+        let (_tmp, mut store) = store();
+        observation(&store, "obs-1", 1, "One");
+        observation(&store, "obs-2", 2, "Two");
+        insert_summary(
+            store.conn(),
+            &NewSummary {
+                uid: "sum-s1-1".into(),
+                project_id: Some(1),
+                session_id: Some(1),
+                request: "do one".into(),
+                ..NewSummary::default()
+            },
+        )
+        .unwrap();
+        let removed = store.forget(&Forget::Sessions(vec![1]), false).unwrap();
+        assert_eq!(
+            removed,
+            Removed {
+                observations: 1,
+                summaries: 1,
+                prompts: 0,
+                events: 2,
+                sessions: 1
+            }
+        );
+        fts_consistent(&store);
+        let removed = store.forget(&Forget::Project(1), false).unwrap();
+        assert_eq!(
+            (removed.observations, removed.events, removed.sessions),
+            (1, 1, 1)
+        );
+        assert_eq!(count(&store, "SELECT count(*) FROM projects"), 0);
+        assert_eq!(count(&store, "SELECT count(*) FROM forgotten"), 3);
+        assert!(store.integrity_problem().unwrap().is_none());
+    }
+
+    #[test]
+    fn an_edit_is_marked_and_reindexed() {
+        let (_tmp, mut store) = store();
+        let id = observation(&store, "obs-1", 1, "Cache uses LRU");
+        let edit = Edit {
+            title: Some("Cache uses ARC eviction".into()),
+            facts: Some(vec!["evictionPolicy is arc".into()]),
+            ..Edit::default()
+        };
+        store.edit_observation(id, &edit).unwrap();
+        assert_eq!(matches(&store, "lru"), 0);
+        assert_eq!(matches(&store, "arc"), 1);
+        // The identifier words of the new text are indexed too.
+        assert_eq!(matches(&store, "\"eviction policy\""), 1);
+        fts_consistent(&store);
+        assert_eq!(
+            count(
+                &store,
+                "SELECT count(*) FROM observations WHERE edited_at IS NOT NULL"
+            ),
+            1
+        );
+        assert!(matches!(
+            store.edit_observation(99, &edit),
+            Err(CurateError::Unknown(_))
+        ));
+        let blank = Edit {
+            title: Some("  ".into()),
+            ..Edit::default()
+        };
+        assert!(matches!(
+            store.edit_observation(id, &blank),
+            Err(CurateError::Invalid(_))
+        ));
+        store.pin_observation(id, true).unwrap();
+        assert_eq!(store.is_pinned(id).unwrap(), Some(true));
+        assert!(store.pin_observation(99, true).is_err());
+    }
+
+    #[test]
+    fn redaction_reaches_every_table_and_json_escaped_text() {
+        let (_tmp, mut store) = store();
+        observation(&store, "obs-1", 1, "Ran echo \"q\" against s2 secretive");
+        let redacted = store.redact("echo \"q\"").unwrap();
+        assert_eq!(redacted.places.get("observations"), Some(&1));
+        assert_eq!(redacted.places.get("events"), Some(&1), "{redacted:?}");
+        assert_eq!(redacted.replaced, 2);
+        assert_eq!(matches(&store, "secretive"), 1);
+        assert_eq!(matches(&store, "redacted"), 1);
+        fts_consistent(&store);
+        assert!(store.redact("abc").is_err());
+        assert_eq!(store.redact("not stored anywhere").unwrap().replaced, 0);
+    }
+
+    #[test]
+    fn retention_prunes_only_old_compressed_payloads() {
+        let (_tmp, store) = store();
+        assert_eq!(store.prune_raw_payloads(1).unwrap(), 2);
+        assert_eq!(
+            count(&store, "SELECT count(*) FROM events WHERE response IS NULL"),
+            2
+        );
+        // The failure keeps its input (gotchas read it); the pending event keeps all.
+        assert_eq!(
+            count(
+                &store,
+                "SELECT count(*) FROM events WHERE input IS NOT NULL"
+            ),
+            2
+        );
+        assert_eq!(store.prune_raw_payloads(1).unwrap(), 0);
+        let size = store.size().unwrap();
+        assert!(size.bytes > 0);
+        assert!(size.by_kind["events"] > 0);
+        assert_eq!(size.by_project[0].project, "/p");
+        assert_eq!(size.by_project[0].events, 3);
+    }
+}
