@@ -257,16 +257,17 @@ impl Store {
         Ok(redacted)
     }
 
-    /// Drops the raw input and response of compressed events captured
-    /// before `cutoff_ms` (a failure keeps its input and error: the
-    /// recurring gotchas read them); the number of events pruned.
+    /// Drops the raw input and response of events compressed before
+    /// `cutoff_ms` (a failure keeps its input and error: the recurring
+    /// gotchas read them); the number of events pruned.
     pub fn prune_raw_payloads(&self, cutoff_ms: i64) -> Result<usize> {
         self.conn
             .execute(
                 "UPDATE events SET response = NULL,
                         input = CASE WHEN kind = 'tool_failure' THEN input END,
                         pruned_at = ?2
-                 WHERE status = 'done' AND pruned_at IS NULL AND created_at < ?1
+                 WHERE status = 'done' AND pruned_at IS NULL
+                   AND coalesce(compressed_at, created_at) < ?1
                    AND (input IS NOT NULL OR response IS NOT NULL)",
                 params![cutoff_ms, mnemo_core::time::now_ms()],
             )

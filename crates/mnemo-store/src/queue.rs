@@ -664,7 +664,8 @@ fn complete_in(
         insert_call(tx, call)?;
     }
     tx.execute(
-        "UPDATE events SET status = 'done', lease_until = NULL, last_error = NULL
+        "UPDATE events SET status = 'done', lease_until = NULL, last_error = NULL,
+                compressed_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
          WHERE id IN (SELECT value FROM json_each(?1))",
         [ids_json(&lease.event_ids())],
     )?;
