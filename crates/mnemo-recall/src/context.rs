@@ -20,6 +20,8 @@
 //! the kinds that age well (decisions, fixes, memories the agent saved).
 //! Which files count as active is bounded by cost: those the last sessions
 //! modified and those the newest observations name, never a tree walk.
+//! Observations the user pinned (`mnemo pin`) come before all of these,
+//! however old, within the budget, and are marked `[pinned]`.
 //! Near-duplicates (same normalized title and file) collapse into one line
 //! that says how many there were. Lines are taken best-first until the
 //! budget is spent, then shown newest first, so that if anything downstream
@@ -56,6 +58,11 @@ use crate::when::Clock;
 pub const HARD_CAP_CHARS: usize = 9_000;
 /// How many of the newest observations are considered.
 pub const CANDIDATES: usize = 300;
+/// Most pinned observations considered (beyond the newest [`CANDIDATES`]).
+pub const MAX_PINNED: usize = 50;
+/// A pinned observation's score bonus: above any other bonus, so that it is
+/// taken (within the budget) before anything but the newest, and dropped last.
+const PINNED_BONUS: f64 = 100.0;
 /// Most files whose modification time is checked against git's index.
 pub const MAX_STATS: usize = 200;
 /// Most active files whose older history is pulled in.
@@ -112,6 +119,8 @@ struct Candidate {
     files_modified: Vec<String>,
     files_read: Vec<String>,
     created_at: i64,
+    /// The user pinned it: it outranks everything but the newest.
+    pinned: bool,
     score: f64,
     duplicates: usize,
     active_file: bool,
@@ -274,10 +283,11 @@ fn candidate_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Candidate> {
         files_modified: parse_json_list(&r.get::<_, String>(3)?),
         files_read: parse_json_list(&r.get::<_, String>(4)?),
         created_at: r.get(5)?,
+        agent: r.get(6)?,
+        pinned: r.get(7)?,
         score: 0.0,
         duplicates: 0,
         active_file: false,
-        agent: r.get(6)?,
     })
 }
 
@@ -288,7 +298,7 @@ fn agent_filter(n: usize) -> String {
 
 /// The columns [`candidate_from`] reads, for `observations o`.
 const CANDIDATE_COLUMNS: &str = "o.id, o.type, o.title, o.files_modified, o.files_read, \
-     o.created_at, (SELECT s.platform FROM sessions s WHERE s.id = o.session_id)";
+     o.created_at, (SELECT s.platform FROM sessions s WHERE s.id = o.session_id), o.pinned";
 
 fn latest_observations(
     conn: &Connection,
@@ -305,7 +315,25 @@ fn latest_observations(
         rusqlite::params![project, CANDIDATES as i64, agent],
         candidate_from,
     )?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let mut candidates: Vec<Candidate> = rows.collect::<rusqlite::Result<_>>()?;
+    // Pinned ones however old (`mnemo pin`; a partial index finds them).
+    let have: HashSet<i64> = candidates.iter().map(|c| c.id).collect();
+    let mut pinned = conn.prepare_cached(&format!(
+        "SELECT {CANDIDATE_COLUMNS} FROM observations o
+         WHERE o.project_id = ?1 AND o.pinned = 1 AND {}
+         ORDER BY o.id DESC LIMIT ?2",
+        agent_filter(3)
+    ))?;
+    for c in pinned.query_map(
+        rusqlite::params![project, MAX_PINNED as i64, agent],
+        candidate_from,
+    )? {
+        let c = c?;
+        if !have.contains(&c.id) {
+            candidates.push(c);
+        }
+    }
+    Ok(candidates)
 }
 
 /// Files modified in the project's last sessions (from captured events,
@@ -494,6 +522,9 @@ fn score(
         "bugfix" | "feature" => 0.02,
         _ => 0.0,
     };
+    if c.pinned {
+        s += PINNED_BONUS;
+    }
     c.score = s;
 }
 
@@ -703,6 +734,9 @@ fn observation_line(c: &Candidate, clock: &Clock, root: &Path) -> String {
     }
     if c.duplicates > 0 {
         line.push_str(&format!(" [x{}]", c.duplicates + 1));
+    }
+    if c.pinned {
+        line.push_str(" [pinned]");
     }
     line.push_str(&crate::agents::tag(c.agent.as_deref(), true));
     line

@@ -51,7 +51,8 @@ pub struct NewSummary {
     pub created_at: i64,
 }
 
-/// Inserts an observation and indexes it; None when its uid is stored already.
+/// Inserts an observation and indexes it; None when its uid is stored
+/// already, or was forgotten (see [`crate::curate`]).
 pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Result<Option<i64>> {
     let facts = json_list(&o.facts);
     let concepts = json_list(&o.concepts);
@@ -63,7 +64,8 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
             "INSERT INTO observations (uid, project_id, session_id, prompt_number, type, title,
                     subtitle, narrative, facts, concepts, files_read, files_modified, source,
                     created_at, idents)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15
+             WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE uid = ?1)
              ON CONFLICT (uid) DO NOTHING RETURNING id",
             params![
                 o.uid,
@@ -124,7 +126,8 @@ fn index_files(conn: &Connection, id: i64, o: &NewObservation) -> rusqlite::Resu
     Ok(())
 }
 
-/// Inserts a summary and indexes it; None when its uid is stored already.
+/// Inserts a summary and indexes it; None when its uid is stored already,
+/// or was forgotten.
 pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Option<i64>> {
     let idents = summary_idents(s);
     let id: Option<i64> = conn
@@ -132,7 +135,8 @@ pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Opt
             "INSERT INTO summaries (uid, project_id, session_id, prompt_number, request,
                     investigated, learned, completed, next_steps, notes, source, created_at,
                     idents)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13
+             WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE uid = ?1)
              ON CONFLICT (uid) DO NOTHING RETURNING id",
             params![
                 s.uid,
@@ -342,6 +346,11 @@ mod tests {
 
     /// Takes a new database back to the schema before the idents migration.
     const UNDO_V4: &str = "
+        DROP INDEX observations_pinned; DROP TABLE forgotten;
+        ALTER TABLE observations DROP COLUMN edited_at;
+        ALTER TABLE observations DROP COLUMN pinned;
+        ALTER TABLE events DROP COLUMN compressed_at;
+        ALTER TABLE events DROP COLUMN pruned_at;
         DROP INDEX events_by_session_time; ALTER TABLE sessions DROP COLUMN continues;
         DROP TABLE observations_fts; DROP TABLE summaries_fts; DROP TABLE prompts_fts;
         ALTER TABLE observations DROP COLUMN idents;

@@ -642,6 +642,10 @@ fn complete_in(
     result: &BatchResult,
 ) -> rusqlite::Result<Stored> {
     let mut stored = Stored::default();
+    if was_forgotten(tx, lease)? {
+        // The user forgot the session while it was being compressed.
+        return Ok(stored);
+    }
     for o in &result.observations {
         if let Some(id) = insert_observation(tx, o)? {
             stored.observation_ids.push(id);
@@ -660,11 +664,27 @@ fn complete_in(
         insert_call(tx, call)?;
     }
     tx.execute(
-        "UPDATE events SET status = 'done', lease_until = NULL, last_error = NULL
+        "UPDATE events SET status = 'done', lease_until = NULL, last_error = NULL,
+                compressed_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
          WHERE id IN (SELECT value FROM json_each(?1))",
         [ids_json(&lease.event_ids())],
     )?;
     Ok(stored)
+}
+
+/// Whether every event of the lease was deleted meanwhile (forgotten: see
+/// [`crate::curate`]); what the batch made of them is then not stored.
+fn was_forgotten(tx: &Transaction<'_>, lease: &Lease) -> rusqlite::Result<bool> {
+    let ids = lease.event_ids();
+    if ids.is_empty() {
+        return Ok(false);
+    }
+    let left: i64 = tx.query_row(
+        "SELECT count(*) FROM events WHERE id IN (SELECT value FROM json_each(?1))",
+        [ids_json(&ids)],
+        |r| r.get(0),
+    )?;
+    Ok(left == 0)
 }
 
 /// Events by status per turn, for tests and diagnostics.
@@ -789,6 +809,30 @@ mod tests {
             calls: Vec::new(),
         };
         store.complete_lease(lease, &result).unwrap()
+    }
+
+    #[test]
+    fn a_batch_of_a_session_forgotten_meanwhile_stores_nothing() {
+        let (_t, mut store) = store();
+        prompt(&mut store, "s1", "p1", "fix login", 1_000);
+        tool(&mut store, "s1", "Edit", Priority::High, 1_001);
+        stop(&mut store, "s1", "Fixed it.", 1_002);
+        let lease = store.lease_next_turn(2_000, &LIMITS).unwrap().unwrap();
+        let sessions = store.sessions_by_platform_id("s1").unwrap();
+        store
+            .forget(&crate::curate::Forget::Sessions(sessions), false)
+            .unwrap();
+        let stored = finish(&mut store, &lease);
+        assert_eq!(stored, Stored::default());
+        let rows: i64 = store
+            .conn()
+            .query_row(
+                "SELECT (SELECT count(*) FROM observations) + (SELECT count(*) FROM summaries)",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(rows, 0);
     }
 
     #[test]

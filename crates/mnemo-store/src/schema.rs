@@ -16,6 +16,7 @@ pub const MIGRATIONS: &[&str] = &[
     V5_RECALL_SHOWN,
     V6_IDENTIFIER_WORDS,
     V7_SESSION_CONTINUITY_AND_ONCE,
+    V8_CURATION,
 ];
 
 /// The migration that adds the `idents` columns: right after it runs, Rust
@@ -294,4 +295,31 @@ ALTER TABLE sessions ADD COLUMN continues INTEGER;
 -- The same tool call reported twice without a tool id (hooks registered by
 -- two configurations) is found among the session's latest events.
 CREATE INDEX IF NOT EXISTS events_by_session_time ON events(session_id, created_at);
+"#;
+
+const V8_CURATION: &str = r#"
+-- User curation (see crate::curate): an observation the user edited keeps
+-- when (edited_at), and a pinned one is always in its project's index.
+ALTER TABLE observations ADD COLUMN edited_at INTEGER;
+ALTER TABLE observations ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS observations_pinned ON observations(project_id) WHERE pinned = 1;
+
+-- Uids of forgotten observations and summaries: a batch redone after a
+-- forget derives the same uids and must not write them back.
+CREATE TABLE IF NOT EXISTS forgotten (
+    uid           TEXT PRIMARY KEY,
+    forgotten_at  INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- Retention: when an event was compressed (NULL for those compressed
+-- before this column: their capture time stands in), and when its raw input
+-- and response were dropped.
+ALTER TABLE events ADD COLUMN compressed_at INTEGER;
+ALTER TABLE events ADD COLUMN pruned_at INTEGER;
+
+-- A deleted row's words leave the full-text index at once, not at the next
+-- merge: a forgotten or redacted string is then gone from the file's bytes.
+INSERT INTO observations_fts (observations_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO summaries_fts (summaries_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO prompts_fts (prompts_fts, rank) VALUES ('secure-delete', 1);
 "#;

@@ -91,6 +91,10 @@ pub struct ObservationRecord {
     pub prompt_number: Option<i64>,
     /// The user's prompt of that turn.
     pub prompt: Option<String>,
+    /// The user changed it (`mnemo edit`, the viewer, the API).
+    pub edited: bool,
+    /// Always in its project's SessionStart index (`mnemo pin`).
+    pub pinned: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -193,7 +197,8 @@ pub const OBSERVATION_SELECT: &str = concat!(
      o.facts, o.concepts, o.files_read, o.files_modified, o.source, o.created_at,
      p.root, p.name, o.prompt_number,
      (SELECT q.text FROM prompts q
-      WHERE q.session_id = o.session_id AND q.prompt_number = o.prompt_number), ",
+      WHERE q.session_id = o.session_id AND q.prompt_number = o.prompt_number),
+     o.edited_at IS NOT NULL, o.pinned, ",
     session_key_columns!()
 );
 pub const OBSERVATION_FROM: &str = "observations o
@@ -222,7 +227,9 @@ pub fn observation_row(r: &Row<'_>) -> rusqlite::Result<ObservationRecord> {
         project: project_at(r, 12)?,
         prompt_number: r.get(14)?,
         prompt: r.get(15)?,
-        session: session_at(r, 16)?,
+        edited: r.get(16)?,
+        pinned: r.get(17)?,
+        session: session_at(r, 18)?,
     })
 }
 

@@ -1,6 +1,7 @@
 //! One module per command family.
 
 pub mod claude_plugin;
+pub mod curate;
 pub mod doctor;
 pub mod import_claude_mem;
 pub mod import_transcripts;
