@@ -13,6 +13,8 @@
 //!   registry into a cache shared by all test processes ([`claude_binary`]),
 //!   and [`ClaudeRun`], which runs it headless against a [`StandIn`] with the
 //!   recipe in `shared/docs/claude-code-e2e.md`.
+//! - [`browser`]: [`Browser`], a real headless Chromium driven over W3C
+//!   WebDriver (`chromedriver` on loopback), for the web viewer's tests.
 //! - [`sandbox`]: [`Sandbox`], a throw-away directory with a fake `HOME`, a
 //!   mnemo data dir and a project dir, and [`git_init`] for real git repos.
 //!
@@ -20,10 +22,12 @@
 //! plain `#[test]` functions can use it; the server runs its own tokio
 //! runtime on its own thread.
 
+pub mod browser;
 pub mod claude_code;
 pub mod llm;
 pub mod sandbox;
 
+pub use browser::{Browser, Element};
 pub use claude_code::{CLAUDE_CODE_VERSION, ClaudeOutput, ClaudeRun, claude_binary, claude_dir};
 pub use llm::{Block, RecordedRequest, Reply, StandIn, StandInBuilder, Step, Usage};
 pub use sandbox::{Sandbox, git_init};

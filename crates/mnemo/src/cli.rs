@@ -97,6 +97,8 @@ pub enum Command {
     Context(ContextArgs),
     /// The MCP server on stdio (what Claude Code runs).
     Mcp(McpArgs),
+    /// Open the web viewer in the browser (starts the worker if needed).
+    Open(OpenArgs),
     /// Check that everything is wired and healthy, and say how to fix what is not.
     #[command(after_help = DOCTOR_EXIT)]
     Doctor {
@@ -179,6 +181,13 @@ pub struct ContextArgs {
     /// The index and what went into it, as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct OpenArgs {
+    /// Print the one-time sign-in link instead of opening a browser.
+    #[arg(long)]
+    pub print: bool,
 }
 
 #[derive(clap::Args, Clone)]
@@ -310,6 +319,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Command::Timeline(args) => commands::recall::timeline(args),
         Command::Context(args) => commands::recall::context(args),
         Command::Mcp(args) => commands::mcp::run(args),
+        Command::Open(args) => commands::open::run(args),
     };
     match result {
         Ok(code) => code,

@@ -4,6 +4,7 @@ pub mod doctor;
 pub mod import_transcripts;
 pub mod install;
 pub mod mcp;
+pub mod open;
 pub mod recall;
 pub mod stats;
 pub mod transfer;
