@@ -24,7 +24,13 @@ export async function searchPage(main, { params }) {
     agent: h("select", { id: "f-agent" }, h("option", { value: "" }, "any agent"),
       h("option", { value: "claude-code" }, "claude-code")),
   };
-  for (const k of FILTERS) if (params.get(k)) f[k].value = params.get(k);
+  for (const k of FILTERS) {
+    const v = params.get(k);
+    if (!v) continue;
+    // A select takes an option's value or its label (a project's name).
+    const option = f[k].tagName === "SELECT" && [...f[k].options].find((o) => o.textContent === v);
+    f[k].value = option ? option.value : v;
+  }
   const status = h("p", { class: "muted small", id: "status" });
   const results = h("div", { class: "list", id: "results" });
   fill(
