@@ -140,12 +140,17 @@ pub struct StoreConfig {
     /// to a file instead. Parallel hooks each hold the lock for well under a
     /// millisecond, so this only runs out when something is really wrong.
     pub busy_timeout_ms: u64,
+    /// Retention: the worker drops the raw tool inputs and outputs of events
+    /// compressed more than this many days ago (observations, summaries and
+    /// prompts stay). 0 keeps them forever.
+    pub raw_payload_days: u64,
 }
 
 impl Default for StoreConfig {
     fn default() -> Self {
         StoreConfig {
             busy_timeout_ms: 3000,
+            raw_payload_days: 30,
         }
     }
 }

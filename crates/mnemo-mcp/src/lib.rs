@@ -1,13 +1,15 @@
 //! The MCP server: `mnemo mcp`, on stdio, with rmcp.
 //!
-//! Five tools over the same library as the CLI ([`mnemo_recall`]):
+//! Six tools over the same library as the CLI ([`mnemo_recall`]):
 //! `search`, `timeline` and `get_observations` are the agent's three-step
 //! workflow (find ids cheaply, look around one, fetch the few worth reading
 //! in full); `save_memory` keeps something the agent wants future sessions to
-//! know; `context` is the index a session starts with.
+//! know; `correct` fixes or forgets an observation of the current project
+//! that turned out wrong ([`mnemo_recall::curate`], as `mnemo edit|forget`);
+//! `context` is the index a session starts with.
 //!
 //! The server reads the database directly and needs no worker. It opens the
-//! database per call (read-only, except for `save_memory`), which costs a
+//! database per call (read-only, except for `save_memory` and `correct`), which costs a
 //! fraction of a millisecond and means that a database created after the
 //! server started is found, and that the server never holds a lock between
 //! calls. A missing database is an answer ("nothing captured yet"), not an
@@ -34,7 +36,7 @@ use mnemo_recall::context::{ContextRequest, build, nothing_yet};
 use mnemo_recall::render::{self, Style};
 use mnemo_recall::scope::{self, Resolved};
 use mnemo_recall::search::{FileFilter, SearchRequest, search};
-use mnemo_recall::{Clock, ItemRef, RecallError, records, save, timeline};
+use mnemo_recall::{Clock, ItemRef, RecallError, curate, records, save, timeline};
 use mnemo_store::Store;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -46,7 +48,8 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt, tool, tool_handler, tool_router};
 
 pub use params::{
-    ContextParams, GetObservationsParams, IdArg, SaveMemoryParams, SearchParams, TimelineParams,
+    ContextParams, CorrectParams, GetObservationsParams, IdArg, SaveMemoryParams, SearchParams,
+    TimelineParams,
 };
 
 /// The server's name in `mcpServers` and in tool names (`mcp__mnemo__search`).
@@ -362,6 +365,68 @@ impl MnemoServer {
         .into())
     }
 
+    fn do_correct(&self, p: CorrectParams) -> ToolResult {
+        let id = curate::observation_id(&match &p.id {
+            IdArg::Number(n) => n.to_string(),
+            IdArg::Text(t) => t.clone(),
+        })?;
+        self.read()?;
+        let mut store = Store::open(&self.options.data.db_path(), self.busy())
+            .map_err(|e| Refusal::Error(format!("cannot write the memory database: {e}")))?;
+        let Some(record) =
+            mnemo_store::shape::observation(store.conn(), id).map_err(RecallError::from)?
+        else {
+            return Err(Refusal::Error(format!(
+                "no observation #{id}; search finds ids"
+            )));
+        };
+        let own = scope::identity_of(&self.options.project_dir);
+        let own_root = own.root.to_string_lossy();
+        if record.project.as_ref().is_some_and(|p| p.root != own_root) {
+            return Err(Refusal::Error(format!(
+                "#{id} belongs to another project ({}); correct only this project's memory ({own_root})",
+                record.project.map(|p| p.root).unwrap_or_default()
+            )));
+        }
+        if p.forget {
+            let target =
+                mnemo_store::curate::Forget::Items(curate::items(&[ItemRef::observation(id)]));
+            store.forget(&target, false).map_err(curate::curate_error)?;
+            return Ok(format!(
+                "Forgot #{id} ({}); it is gone from search and the index.",
+                record.title
+            )
+            .into());
+        }
+        let sanitizer = Sanitizer::new(&self.options.config.privacy);
+        let clean = |t: &Option<String>| t.as_deref().map(|t| sanitizer.text(t).trim().to_owned());
+        let obs_type = match &p.obs_type {
+            Some(t) => Some(curate::observation_type(&store, t)?),
+            None => None,
+        };
+        let edit = mnemo_store::curate::Edit {
+            title: clean(&p.title),
+            subtitle: clean(&p.subtitle),
+            narrative: clean(&p.narrative),
+            facts: p.facts.as_ref().map(|f| {
+                f.iter()
+                    .map(|t| sanitizer.text(t).trim().to_owned())
+                    .collect()
+            }),
+            obs_type,
+        };
+        if edit.is_empty() {
+            return Err(Refusal::Error(
+                "say what to change (title, subtitle, narrative, facts, type), or forget: true"
+                    .into(),
+            ));
+        }
+        store
+            .edit_observation(id, &edit)
+            .map_err(curate::curate_error)?;
+        Ok(format!("Corrected #{id}; search and the index show the new text from now on.").into())
+    }
+
     fn do_context(&self, p: ContextParams) -> ToolResult {
         let store = match self.read() {
             Ok(store) => Some(store),
@@ -430,6 +495,17 @@ impl MnemoServer {
     )]
     async fn save_memory(&self, Parameters(p): Parameters<SaveMemoryParams>) -> CallToolResult {
         finish(self.do_save(p))
+    }
+
+    #[tool(
+        description = "Correct the memory when you find an observation of this project wrong or \
+        outdated (it contradicts the code, or misleads): give its id (#12) and the corrected \
+        title, subtitle, narrative, facts or type, which replace the stored ones and are marked \
+        as edited; or forget: true to delete it for good when it is not worth fixing. Check the \
+        record with get_observations first; do not use it to record new work (save_memory does)."
+    )]
+    async fn correct(&self, Parameters(p): Parameters<CorrectParams>) -> CallToolResult {
+        finish(self.do_correct(p))
     }
 
     #[tool(

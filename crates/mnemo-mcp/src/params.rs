@@ -96,6 +96,30 @@ pub struct SaveMemoryParams {
 }
 
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
+pub struct CorrectParams {
+    /// The observation to correct: its id from search or the index (#12).
+    pub id: IdArg,
+    /// true: delete the observation for good (it is wrong and not worth fixing).
+    #[serde(default)]
+    pub forget: bool,
+    /// A corrected title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// A corrected subtitle.
+    #[serde(default)]
+    pub subtitle: Option<String>,
+    /// A corrected narrative.
+    #[serde(default)]
+    pub narrative: Option<String>,
+    /// The corrected facts (replace the stored ones).
+    #[serde(default)]
+    pub facts: Option<Vec<String>>,
+    /// A corrected type: bugfix, feature, refactor, change, discovery, decision, memory.
+    #[serde(default, rename = "type")]
+    pub obs_type: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
 pub struct ContextParams {
     /// The project: a directory, its stored path (even if it moved), or its name (default: the current project).
     #[serde(default)]

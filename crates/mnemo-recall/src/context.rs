@@ -20,6 +20,8 @@
 //! the kinds that age well (decisions, fixes, memories the agent saved).
 //! Which files count as active is bounded by cost: those the last sessions
 //! modified and those the newest observations name, never a tree walk.
+//! Observations the user pinned (`mnemo pin`) come before all of these,
+//! however old, within the budget, and are marked `[pinned]`.
 //! Near-duplicates (same normalized title and file) collapse into one line
 //! that says how many there were. Lines are taken best-first until the
 //! budget is spent, then shown newest first, so that if anything downstream
@@ -56,6 +58,11 @@ use crate::when::Clock;
 pub const HARD_CAP_CHARS: usize = 9_000;
 /// How many of the newest observations are considered.
 pub const CANDIDATES: usize = 300;
+/// Most pinned observations considered (beyond the newest [`CANDIDATES`]).
+pub const MAX_PINNED: usize = 50;
+/// A pinned observation's score bonus: above any other bonus, so that it is
+/// taken (within the budget) before anything but the newest, and dropped last.
+const PINNED_BONUS: f64 = 100.0;
 /// Most files whose modification time is checked against git's index.
 pub const MAX_STATS: usize = 200;
 /// Most active files whose older history is pulled in.
@@ -109,6 +116,8 @@ struct Candidate {
     files_modified: Vec<String>,
     files_read: Vec<String>,
     created_at: i64,
+    /// The user pinned it: it outranks everything but the newest.
+    pinned: bool,
     score: f64,
     duplicates: usize,
     active_file: bool,
@@ -254,6 +263,7 @@ fn candidate_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Candidate> {
         files_modified: parse_json_list(&r.get::<_, String>(3)?),
         files_read: parse_json_list(&r.get::<_, String>(4)?),
         created_at: r.get(5)?,
+        pinned: r.get(6)?,
         score: 0.0,
         duplicates: 0,
         active_file: false,
@@ -262,14 +272,30 @@ fn candidate_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Candidate> {
 
 fn latest_observations(conn: &Connection, project: i64) -> Result<Vec<Candidate>> {
     let mut stmt = conn.prepare_cached(
-        "SELECT id, type, title, files_modified, files_read, created_at FROM observations
+        "SELECT id, type, title, files_modified, files_read, created_at, pinned FROM observations
          WHERE project_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
     )?;
     let rows = stmt.query_map(
         rusqlite::params![project, CANDIDATES as i64],
         candidate_from,
     )?;
-    Ok(rows.collect::<rusqlite::Result<_>>()?)
+    let mut candidates: Vec<Candidate> = rows.collect::<rusqlite::Result<_>>()?;
+    // Pinned ones however old (`mnemo pin`; a partial index finds them).
+    let have: HashSet<i64> = candidates.iter().map(|c| c.id).collect();
+    let mut pinned = conn.prepare_cached(
+        "SELECT id, type, title, files_modified, files_read, created_at, pinned FROM observations
+         WHERE project_id = ?1 AND pinned = 1 ORDER BY id DESC LIMIT ?2",
+    )?;
+    for c in pinned.query_map(
+        rusqlite::params![project, MAX_PINNED as i64],
+        candidate_from,
+    )? {
+        let c = c?;
+        if !have.contains(&c.id) {
+            candidates.push(c);
+        }
+    }
+    Ok(candidates)
 }
 
 /// Files modified in the project's last sessions (from captured events,
@@ -344,7 +370,7 @@ fn pull_active_history(
     // CROSS JOIN keeps SQLite from walking the project's observations for
     // each path: the file index is the selective side.
     let mut lookup = conn.prepare_cached(
-        "SELECT o.id, o.type, o.title, o.files_modified, o.files_read, o.created_at
+        "SELECT o.id, o.type, o.title, o.files_modified, o.files_read, o.created_at, o.pinned
          FROM observation_files f CROSS JOIN observations o ON o.id = f.observation_id
          WHERE f.path IN (?1, ?2) AND o.project_id = ?3
          ORDER BY f.observation_id DESC LIMIT 3",
@@ -389,7 +415,7 @@ fn pull_topic_history(
     let any: Vec<String> = topics.iter().take(4).map(|t| format!("\"{t}\"")).collect();
     let query = format!("{{title subtitle concepts}} : ({})", any.join(" OR "));
     let mut stmt = conn.prepare_cached(
-        "SELECT o.id, o.type, o.title, o.files_modified, o.files_read, o.created_at
+        "SELECT o.id, o.type, o.title, o.files_modified, o.files_read, o.created_at, o.pinned
          FROM observations_fts CROSS JOIN observations o ON o.id = observations_fts.rowid
          WHERE observations_fts MATCH ?1 AND o.project_id = ?2
          ORDER BY observations_fts.rowid DESC LIMIT ?3",
@@ -456,6 +482,9 @@ fn score(
         "bugfix" | "feature" => 0.02,
         _ => 0.0,
     };
+    if c.pinned {
+        s += PINNED_BONUS;
+    }
     c.score = s;
 }
 
@@ -661,6 +690,9 @@ fn observation_line(c: &Candidate, clock: &Clock, root: &Path) -> String {
     }
     if c.duplicates > 0 {
         line.push_str(&format!(" [x{}]", c.duplicates + 1));
+    }
+    if c.pinned {
+        line.push_str(" [pinned]");
     }
     line
 }

@@ -21,6 +21,8 @@
 //! - [`records`]: full records by id (`mnemo show`, `get_observations`);
 //! - [`timeline`]: what came before and after an item in its project;
 //! - [`save`]: an observation the agent asked to keep (`save_memory`);
+//! - [`curate`]: forget, edit, pin and redact requests as the interfaces
+//!   receive them, checked and turned into the store's;
 //! - [`render`]: the terminal/agent text of all of the above;
 //! - and the small vocabulary they share: [`ids`] (`#12`, `S3`, `P7`),
 //!   [`types`] (`fix` is bugfix), [`when`] (dates, ages, `7d`), [`scope`]
@@ -34,6 +36,7 @@
 //! HTTP API can return them as they are.
 
 pub mod context;
+pub mod curate;
 pub mod file_context;
 pub mod git;
 pub mod gotchas;

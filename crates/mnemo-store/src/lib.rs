@@ -10,6 +10,8 @@
 //! - [`memory`]: observations, summaries and their full-text indexes;
 //! - [`idents`]: the other spelling of compound names, indexed beside the
 //!   text (`parseConfig` / `parse_config`);
+//! - [`curate`]: what the user does afterwards: forget, edit, pin, redact,
+//!   and the retention of raw tool payloads;
 //! - [`pieces`]: partial summaries of a long turn's earlier pieces;
 //! - [`queue`]: the events table as the worker's durable queue (leases,
 //!   batches per turn, retries);
@@ -23,6 +25,7 @@
 //! keeps one open (which also spares hooks the checkpoint-on-close cost).
 
 pub mod capture;
+pub mod curate;
 pub mod export;
 pub mod idents;
 pub mod ledger;
@@ -237,9 +240,14 @@ impl Store {
             .busy_timeout(busy_timeout)
             .map_err(|e| self.err(e))?;
         // WAL makes commits durable against a crash of this process without
-        // an fsync per commit when synchronous=NORMAL.
+        // an fsync per commit when synchronous=NORMAL. secure_delete=FAST
+        // zeroes the old bytes of an updated or deleted row in the pages
+        // being written anyway (no extra I/O), so that a forgotten string
+        // does not linger in free space (see crate::curate).
         self.conn
-            .execute_batch("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
+            .execute_batch(
+                "PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON; PRAGMA secure_delete = FAST;",
+            )
             .map_err(|e| self.err(e))
     }
 

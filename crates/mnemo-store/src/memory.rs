@@ -51,7 +51,8 @@ pub struct NewSummary {
     pub created_at: i64,
 }
 
-/// Inserts an observation and indexes it; None when its uid is stored already.
+/// Inserts an observation and indexes it; None when its uid is stored
+/// already, or was forgotten (see [`crate::curate`]).
 pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Result<Option<i64>> {
     let facts = json_list(&o.facts);
     let concepts = json_list(&o.concepts);
@@ -63,7 +64,8 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
             "INSERT INTO observations (uid, project_id, session_id, prompt_number, type, title,
                     subtitle, narrative, facts, concepts, files_read, files_modified, source,
                     created_at, idents)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15
+             WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE uid = ?1)
              ON CONFLICT (uid) DO NOTHING RETURNING id",
             params![
                 o.uid,
@@ -124,7 +126,8 @@ fn index_files(conn: &Connection, id: i64, o: &NewObservation) -> rusqlite::Resu
     Ok(())
 }
 
-/// Inserts a summary and indexes it; None when its uid is stored already.
+/// Inserts a summary and indexes it; None when its uid is stored already,
+/// or was forgotten.
 pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Option<i64>> {
     let idents = summary_idents(s);
     let id: Option<i64> = conn
@@ -132,7 +135,8 @@ pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Opt
             "INSERT INTO summaries (uid, project_id, session_id, prompt_number, request,
                     investigated, learned, completed, next_steps, notes, source, created_at,
                     idents)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13
+             WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE uid = ?1)
              ON CONFLICT (uid) DO NOTHING RETURNING id",
             params![
                 s.uid,

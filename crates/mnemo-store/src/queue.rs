@@ -642,6 +642,10 @@ fn complete_in(
     result: &BatchResult,
 ) -> rusqlite::Result<Stored> {
     let mut stored = Stored::default();
+    if was_forgotten(tx, lease)? {
+        // The user forgot the session while it was being compressed.
+        return Ok(stored);
+    }
     for o in &result.observations {
         if let Some(id) = insert_observation(tx, o)? {
             stored.observation_ids.push(id);
@@ -665,6 +669,21 @@ fn complete_in(
         [ids_json(&lease.event_ids())],
     )?;
     Ok(stored)
+}
+
+/// Whether every event of the lease was deleted meanwhile (forgotten: see
+/// [`crate::curate`]); what the batch made of them is then not stored.
+fn was_forgotten(tx: &Transaction<'_>, lease: &Lease) -> rusqlite::Result<bool> {
+    let ids = lease.event_ids();
+    if ids.is_empty() {
+        return Ok(false);
+    }
+    let left: i64 = tx.query_row(
+        "SELECT count(*) FROM events WHERE id IN (SELECT value FROM json_each(?1))",
+        [ids_json(&ids)],
+        |r| r.get(0),
+    )?;
+    Ok(left == 0)
 }
 
 /// Events by status per turn, for tests and diagnostics.

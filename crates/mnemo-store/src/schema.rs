@@ -15,6 +15,7 @@ pub const MIGRATIONS: &[&str] = &[
     V4_TURN_PIECES,
     V5_RECALL_SHOWN,
     V6_IDENTIFIER_WORDS,
+    V7_CURATION,
 ];
 
 /// The migration that adds the `idents` columns: right after it runs, Rust
@@ -280,4 +281,28 @@ CREATE VIRTUAL TABLE prompts_fts USING fts5(
     text, idents,
     content='prompts', content_rowid='id', tokenize='porter unicode61 remove_diacritics 2'
 );
+"#;
+
+const V7_CURATION: &str = r#"
+-- User curation (see crate::curate): an observation the user edited keeps
+-- when (edited_at), and a pinned one is always in its project's index.
+ALTER TABLE observations ADD COLUMN edited_at INTEGER;
+ALTER TABLE observations ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS observations_pinned ON observations(project_id) WHERE pinned = 1;
+
+-- Uids of forgotten observations and summaries: a batch redone after a
+-- forget derives the same uids and must not write them back.
+CREATE TABLE IF NOT EXISTS forgotten (
+    uid           TEXT PRIMARY KEY,
+    forgotten_at  INTEGER NOT NULL
+) WITHOUT ROWID;
+
+-- Retention: when the raw input and response of an event were dropped.
+ALTER TABLE events ADD COLUMN pruned_at INTEGER;
+
+-- A deleted row's words leave the full-text index at once, not at the next
+-- merge: a forgotten or redacted string is then gone from the file's bytes.
+INSERT INTO observations_fts (observations_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO summaries_fts (summaries_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO prompts_fts (prompts_fts, rank) VALUES ('secure-delete', 1);
 "#;

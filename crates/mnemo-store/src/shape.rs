@@ -76,6 +76,10 @@ pub struct ObservationRecord {
     pub prompt_number: Option<i64>,
     /// The user's prompt of that turn.
     pub prompt: Option<String>,
+    /// The user changed it (`mnemo edit`, the viewer, the API).
+    pub edited: bool,
+    /// Always in its project's SessionStart index (`mnemo pin`).
+    pub pinned: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -173,7 +177,8 @@ pub const OBSERVATION_SELECT: &str = "o.id, o.uid, o.type, o.title, o.subtitle, 
      o.facts, o.concepts, o.files_read, o.files_modified, o.source, o.created_at,
      p.root, p.name, s.platform, s.platform_session_id, o.prompt_number,
      (SELECT q.text FROM prompts q
-      WHERE q.session_id = o.session_id AND q.prompt_number = o.prompt_number)";
+      WHERE q.session_id = o.session_id AND q.prompt_number = o.prompt_number),
+     o.edited_at IS NOT NULL, o.pinned";
 pub const OBSERVATION_FROM: &str = "observations o
      LEFT JOIN projects p ON p.id = o.project_id
      LEFT JOIN sessions s ON s.id = o.session_id";
@@ -201,6 +206,8 @@ pub fn observation_row(r: &Row<'_>) -> rusqlite::Result<ObservationRecord> {
         session: session_at(r, 14)?,
         prompt_number: r.get(16)?,
         prompt: r.get(17)?,
+        edited: r.get(18)?,
+        pinned: r.get(19)?,
     })
 }
 

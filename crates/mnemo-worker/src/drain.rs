@@ -12,6 +12,9 @@
 //! told that no LLM call is allowed (it compresses offline). The state is
 //! kept for `/api/stats` and written to `worker.json` for `mnemo doctor`.
 //!
+//! Retention runs here too: when the queue is idle, once an hour, the raw
+//! payloads of events compressed long ago are dropped (`store.raw_payload_days`).
+//!
 //! Shutdown: compression runs as its own task so that it can be aborted;
 //! aborting drops the compress future, which kills the provider's child
 //! processes, and the lease is given back untried. Storing is one short
@@ -43,6 +46,8 @@ const POLL_QUIET: Duration = Duration::from_millis(250);
 const QUIET_AFTER_MS: i64 = 60_000;
 /// How often it re-checks for turns that became ready by age or backoff.
 const RECHECK: Duration = Duration::from_secs(1);
+/// How often retention looks for raw payloads to prune.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 pub struct Drain {
     app: AppState,
@@ -52,6 +57,8 @@ pub struct Drain {
     limits: QueueLimits,
     max_attempts: i64,
     info: WorkerInfo,
+    /// When retention last pruned raw payloads (see [`Drain::prune_raw`]).
+    pruned_at: Option<Instant>,
 }
 
 /// Whether the loop goes on.
@@ -80,6 +87,7 @@ impl Drain {
             limits,
             max_attempts,
             info,
+            pruned_at: None,
         }
     }
 
@@ -102,7 +110,10 @@ impl Drain {
                         break;
                     }
                 }
-                Ok((version, None)) => self.wait_for_work(version, &mut shutdown).await,
+                Ok((version, None)) => {
+                    self.prune_raw().await;
+                    self.wait_for_work(version, &mut shutdown).await
+                }
                 Err(e) => {
                     error!("cannot read the queue: {e}");
                     sleep_or_shutdown(Duration::from_secs(2), &mut shutdown).await;
@@ -140,6 +151,25 @@ impl Drain {
                 result.map_err(|e| e.to_string())
             }
             Err(e) => Err(format!("database task failed: {e}")),
+        }
+    }
+
+    /// Retention: when the queue is idle, at most once an hour, drops the raw
+    /// inputs and outputs of events compressed more than
+    /// `store.raw_payload_days` ago (0 keeps them).
+    async fn prune_raw(&mut self) {
+        let days = self.app.config.store.raw_payload_days;
+        if days == 0 || self.pruned_at.is_some_and(|t| t.elapsed() < PRUNE_EVERY) {
+            return;
+        }
+        self.pruned_at = Some(Instant::now());
+        let cutoff = now_ms() - (days as i64).saturating_mul(86_400_000);
+        match self.with_store(move |s| s.prune_raw_payloads(cutoff)).await {
+            Ok(0) => {}
+            Ok(n) => {
+                info!("retention: dropped the raw payloads of {n} events older than {days} days")
+            }
+            Err(e) => warn!("retention: could not prune raw payloads: {e}"),
         }
     }
 

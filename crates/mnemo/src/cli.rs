@@ -99,6 +99,18 @@ pub enum Command {
     Mcp(McpArgs),
     /// Open the web viewer in the browser (starts the worker if needed).
     Open(OpenArgs),
+    /// Forget observations, summaries or prompts by id, a whole session or a
+    /// whole project: deleted for good, from the indexes and the file too.
+    Forget(ForgetArgs),
+    /// Correct an observation: title, subtitle, narrative, facts, type.
+    Edit(EditArgs),
+    /// Always show an observation in its project's session-start index.
+    Pin(PinArgs),
+    /// Stop pinning an observation.
+    Unpin(PinArgs),
+    /// Replace every stored occurrence of a text (a secret that slipped
+    /// through) with [REDACTED:manual].
+    Redact(RedactArgs),
     /// Check that everything is wired and healthy, and say how to fix what is not.
     #[command(after_help = DOCTOR_EXIT)]
     Doctor {
@@ -246,6 +258,64 @@ pub struct StatsArgs {
     pub days: u32,
 }
 
+#[derive(clap::Args, Clone)]
+#[command(group = clap::ArgGroup::new("what").required(true).args(["ids", "session", "project"]))]
+pub struct ForgetArgs {
+    /// Ids: #12 or 12 (observation), S12 (turn summary), P12 (prompt).
+    pub ids: Vec<String>,
+    /// A whole agent session: the platform's session id, exactly.
+    #[arg(long)]
+    pub session: Option<String>,
+    /// A whole project: a directory inside it, its stored path, or its name.
+    #[arg(long)]
+    pub project: Option<String>,
+    /// Count what would be forgotten; change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Then rewrite the database so that the file shrinks.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub vacuum: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct EditArgs {
+    /// The observation: #12 or 12.
+    pub id: String,
+    #[arg(long)]
+    pub title: Option<String>,
+    #[arg(long)]
+    pub subtitle: Option<String>,
+    #[arg(long)]
+    pub narrative: Option<String>,
+    /// The facts, replacing the stored ones (repeat for several).
+    #[arg(long = "fact")]
+    pub facts: Vec<String>,
+    /// bugfix (fix), feature (feat), refactor, change, discovery, decision, memory.
+    #[arg(long = "type", short = 't')]
+    pub obs_type: Option<String>,
+    /// Machine-readable output (the edited record).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct PinArgs {
+    /// The observation: #12 or 12.
+    pub id: String,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct RedactArgs {
+    /// The exact text to find (at least 4 characters).
+    pub text: String,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// `mnemo mcp` takes no arguments.
 #[derive(clap::Args, Clone)]
 pub struct McpArgs {}
@@ -320,6 +390,11 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Command::Context(args) => commands::recall::context(args),
         Command::Mcp(args) => commands::mcp::run(args),
         Command::Open(args) => commands::open::run(args),
+        Command::Forget(args) => commands::curate::forget(args),
+        Command::Edit(args) => commands::curate::edit(args),
+        Command::Pin(args) => commands::curate::pin(args, true),
+        Command::Unpin(args) => commands::curate::pin(args, false),
+        Command::Redact(args) => commands::curate::redact(args),
     };
     match result {
         Ok(code) => code,

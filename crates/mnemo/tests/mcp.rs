@@ -73,6 +73,7 @@ fn the_three_step_workflow_and_save_memory_over_stdio() {
         names,
         [
             "context",
+            "correct",
             "get_observations",
             "save_memory",
             "search",

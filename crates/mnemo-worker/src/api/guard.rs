@@ -12,6 +12,10 @@
 //! - a request that carries an `Origin` (browsers add it to cross-origin and
 //!   non-GET requests) must come from a page of the worker itself; no CORS
 //!   headers are ever granted, so other pages cannot read answers either;
+//! - a request that changes something (any method but GET, HEAD, OPTIONS)
+//!   is also refused when the browser says it comes from another site or
+//!   another port of this one (`Sec-Fetch-Site: cross-site` or `same-site`),
+//!   whatever its `Origin`;
 //! - every route but `/api/health` (and the viewer's page shell, assets and
 //!   login link) needs the token from `worker.json` (mode 0600, so other
 //!   users of the machine cannot read it) as `Authorization: Bearer …`, or
@@ -63,8 +67,32 @@ pub async fn local_only(State(app): State<AppState>, request: Request, next: Nex
             .into_response();
         }
     }
+    if let Some(refusal) = cross_site_mutation(&request) {
+        return ApiError::new(StatusCode::FORBIDDEN, refusal).into_response();
+    }
     app.touch();
     next.run(request).await
+}
+
+/// Why a request that changes memory is refused as cross-site, per the
+/// browser's `Sec-Fetch-Site` (only the worker's own pages are `same-origin`;
+/// tools that are not browsers send no such header).
+fn cross_site_mutation(request: &Request) -> Option<String> {
+    if request.method().is_safe() {
+        return None;
+    }
+    let site = request
+        .headers()
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())?
+        .trim()
+        .to_ascii_lowercase();
+    matches!(site.as_str(), "cross-site" | "same-site").then(|| {
+        format!(
+            "{} refused: a request from another site (Sec-Fetch-Site: {site}) cannot change the memory",
+            request.method()
+        )
+    })
 }
 
 /// Why a request's target is ambiguous: more than one `Host`, or a target

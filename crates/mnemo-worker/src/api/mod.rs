@@ -10,6 +10,8 @@
 //!   filters and paging, one by id, a batch by ids);
 //! - [`recall`]: search, timeline and the context index, through
 //!   [`mnemo_recall`] (the same JSON as the CLI's `--json`);
+//! - [`curate`]: forget, edit, pin, redact (mutations: token and same
+//!   origin only);
 //! - [`ops`]: health, stats, queue, retry, shutdown;
 //! - [`stream`]: `/api/stream`, new observations and summaries as
 //!   server-sent events;
@@ -23,6 +25,7 @@
 //! `protected_routes`; the guards apply by themselves.
 
 pub mod conn;
+pub mod curate;
 pub mod doctor;
 pub mod guard;
 pub mod ops;
@@ -39,7 +42,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use mnemo_core::{Config, DataDir};
 use mnemo_store::Store;
 use mnemo_store::ledger::Exhausted;
@@ -227,7 +230,13 @@ fn protected_routes() -> Router<AppState> {
         .route("/api/sessions", get(records::sessions))
         .route("/api/observations", get(records::observations))
         .route("/api/observations/batch", post(records::observations_batch))
-        .route("/api/observations/{id}", get(records::observation))
+        .route(
+            "/api/observations/{id}",
+            get(records::observation).patch(curate::edit),
+        )
+        .route("/api/observations/{id}/pin", put(curate::pin))
+        .route("/api/forget", post(curate::forget))
+        .route("/api/redact", post(curate::redact))
         .route("/api/summaries", get(records::summaries))
         .route("/api/prompts", get(records::prompts))
         .route("/api/search", get(recall::search))

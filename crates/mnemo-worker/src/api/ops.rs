@@ -32,8 +32,8 @@ pub struct StatsQuery {
 }
 
 /// `GET /api/stats?days=N`: spend per day and per project over the last N
-/// days (7 by default), the budgets and whether one is spent, the queue and
-/// the store's counts.
+/// days (7 by default), the budgets and whether one is spent, the queue,
+/// the store's counts and size (by kind, by project) and the retention.
 pub async fn stats(
     State(app): State<AppState>,
     q: Result<Query<StatsQuery>, QueryRejection>,
@@ -47,12 +47,13 @@ pub async fn stats(
     }
     let now = now_ms();
     let since = day_start_utc(now) - i64::from(days - 1) * 86_400_000;
-    let (spend, queue, counts) = app
+    let (spend, queue, counts, size) = app
         .db(move |store| {
             Ok((
                 store.spend_report(since, now)?,
                 store.queue_counts(now)?,
                 store.counts()?,
+                store.size()?,
             ))
         })
         .await?;
@@ -81,7 +82,11 @@ pub async fn stats(
             "prompts": counts.prompts,
             "observations": counts.observations,
             "summaries": counts.summaries,
+            "bytes": size.bytes,
+            "by_kind": size.by_kind,
+            "by_project": size.by_project,
         },
+        "retention": { "raw_payload_days": app.config.store.raw_payload_days },
     })))
 }
 

@@ -982,7 +982,7 @@ fn human_bytes(n: u64) -> String {
 
 // ---- the worker (issue 3): running?, failed events, budget ----
 
-/// The worker, its queue's failed events, and the token budget.
+/// The worker, its queue's failed events, the token budget, the retention.
 fn worker_checks(data: &DataDir, config: &Config) -> Vec<Check> {
     let mut checks = vec![check_worker(data)];
     let path = data.db_path();
@@ -991,8 +991,28 @@ fn worker_checks(data: &DataDir, config: &Config) -> Vec<Check> {
         if let Some(c) = check_budget(data, config, &store) {
             checks.push(c);
         }
+        checks.push(check_retention(config, &store));
     }
     checks
+}
+
+/// The retention of raw tool payloads, and how much they weigh now.
+fn check_retention(config: &Config, store: &Store) -> Check {
+    let raw: u64 = store
+        .size()
+        .map(|s| s.by_project.iter().map(|p| p.raw_bytes).sum())
+        .unwrap_or(0);
+    let kept = match config.store.raw_payload_days {
+        0 => "kept forever".to_owned(),
+        days => format!("dropped {days} days after compression"),
+    };
+    Check::ok(
+        "retention",
+        format!(
+            "raw tool payloads {kept} (store.raw_payload_days); {} stored now",
+            human_bytes(raw)
+        ),
+    )
 }
 
 fn worker_log(data: &DataDir) -> PathBuf {

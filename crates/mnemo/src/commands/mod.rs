@@ -1,5 +1,6 @@
 //! One module per command family.
 
+pub mod curate;
 pub mod doctor;
 pub mod import_transcripts;
 pub mod install;

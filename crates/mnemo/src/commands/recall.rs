@@ -28,7 +28,7 @@ fn terminal_style() -> Style {
 }
 
 /// The directory whose project is "the current one".
-fn current_dir() -> anyhow::Result<PathBuf> {
+pub(crate) fn current_dir() -> anyhow::Result<PathBuf> {
     if let Some(dir) = std::env::var_os("CLAUDE_PROJECT_DIR").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
@@ -37,13 +37,13 @@ fn current_dir() -> anyhow::Result<PathBuf> {
 
 /// Prints `text` and a newline (a closed pipe is an error that `main`
 /// ends quietly, as for every command).
-fn out(text: &str) -> anyhow::Result<()> {
+pub(crate) fn out(text: &str) -> anyhow::Result<()> {
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{text}").and_then(|()| stdout.flush())?;
     Ok(())
 }
 
-fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     out(&serde_json::to_string_pretty(value)?)
 }
 

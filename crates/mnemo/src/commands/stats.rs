@@ -1,5 +1,6 @@
-//! `mnemo stats`: LLM spend per day and per project, the budgets, and the
-//! queue, read from the database (no running worker needed).
+//! `mnemo stats`: LLM spend per day and per project, the budgets, the
+//! queue, the store's size by kind and by project, and the retention of raw
+//! tool payloads, read from the database (no running worker needed).
 
 use anyhow::Result;
 use mnemo_core::time::{format_rfc3339, now_ms};
@@ -18,6 +19,8 @@ pub fn run(args: StatsArgs) -> Result<i32> {
     let since = day_start_utc(now) - i64::from(days - 1) * 86_400_000;
     let spend = store.spend_report(since, now)?;
     let queue = store.queue_counts(now)?;
+    let size = store.size()?;
+    let retention_days = config.store.raw_payload_days;
     // The worker's own view (it may be a session budget) wins over ours.
     let worker_budget = info::read(&data)
         .filter(|_| mnemo_worker::lock::is_held(&data.worker_lock_path()).unwrap_or(false))
@@ -47,6 +50,8 @@ pub fn run(args: StatsArgs) -> Result<i32> {
             },
             "spend": spend,
             "queue": queue,
+            "store": size,
+            "retention": { "raw_payload_days": retention_days },
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
         return Ok(0);
@@ -94,7 +99,55 @@ pub fn run(args: StatsArgs) -> Result<i32> {
             ""
         }
     );
+    print_size(&size, retention_days);
     Ok(0)
+}
+
+/// The store's size by kind and by project, and the retention.
+fn print_size(size: &mnemo_store::curate::StoreSize, retention_days: u64) {
+    let mut kinds: Vec<(&String, &u64)> = size.by_kind.iter().filter(|(_, b)| **b > 0).collect();
+    kinds.sort_by(|a, b| b.1.cmp(a.1));
+    let kinds: Vec<String> = kinds
+        .iter()
+        .map(|(k, b)| format!("{k} {}", bytes(**b)))
+        .collect();
+    println!("Store: {} ({})", bytes(size.bytes), kinds.join(", "));
+    for p in size.by_project.iter().take(10) {
+        println!(
+            "  {}: {} of text, of which raw tool payloads {} ({} observations, {} events)",
+            p.name,
+            bytes(p.bytes),
+            bytes(p.raw_bytes),
+            p.observations,
+            p.events
+        );
+    }
+    if size.by_project.len() > 10 {
+        println!("  ... and {} more projects", size.by_project.len() - 10);
+    }
+    if retention_days == 0 {
+        println!("Retention: raw tool payloads kept forever (store.raw_payload_days = 0)");
+    } else {
+        println!(
+            "Retention: raw tool payloads kept {retention_days} days after compression, then \
+             dropped by the worker (store.raw_payload_days)"
+        );
+    }
+}
+
+/// `512 B`, `3.4 KB`, `12.0 MB`.
+fn bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64 / 1024.0;
+    let mut unit = 0;
+    while value >= 1024.0 && unit < UNITS.len() - 1 {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
 }
 
 fn print_spend(key: &str, rows: &[mnemo_store::ledger::Spend]) {

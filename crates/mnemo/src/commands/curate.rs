@@ -1,0 +1,126 @@
+//! `mnemo forget`, `edit`, `pin`, `unpin`, `redact`: curating the memory
+//! from the terminal, straight on the store (no worker needed), with the
+//! same checks as the HTTP API and the MCP tool ([`mnemo_recall::curate`]).
+
+use mnemo_recall::curate::{self, ForgetRequest};
+use mnemo_store::Store;
+use mnemo_store::curate::{Edit, Removed};
+use mnemo_store::shape;
+
+use super::recall::{current_dir, out, print_json};
+use crate::cli::{EditArgs, ForgetArgs, PinArgs, RedactArgs};
+use crate::output::{data_and_config, open_store};
+
+fn open() -> anyhow::Result<Store> {
+    let (data, config) = data_and_config()?;
+    if !data.db_path().exists() {
+        anyhow::bail!(
+            "no database at {} yet: nothing to curate",
+            data.db_path().display()
+        );
+    }
+    open_store(&data, &config)
+}
+
+pub fn forget(args: ForgetArgs) -> anyhow::Result<i32> {
+    let mut store = open()?;
+    let request = ForgetRequest {
+        ids: &args.ids,
+        session: args.session.as_deref(),
+        project: args.project.as_deref(),
+    };
+    let target = curate::forget_target(&store, &request, &current_dir()?)?;
+    let removed = store
+        .forget(&target, args.dry_run)
+        .map_err(curate::curate_error)?;
+    if args.vacuum {
+        store.vacuum()?;
+    }
+    if args.json {
+        print_json(&serde_json::json!({ "dry_run": args.dry_run, "removed": removed }))?;
+    } else {
+        let verb = if args.dry_run {
+            "would forget"
+        } else {
+            "forgot"
+        };
+        out(&format!("{verb}: {}", counts(&removed)))?;
+    }
+    Ok(0)
+}
+
+/// `observations 3, summaries 1, prompts 1, events 12, sessions 1`.
+fn counts(r: &Removed) -> String {
+    format!(
+        "observations {}, summaries {}, prompts {}, events {}, sessions {}",
+        r.observations, r.summaries, r.prompts, r.events, r.sessions
+    )
+}
+
+pub fn edit(args: EditArgs) -> anyhow::Result<i32> {
+    let id = curate::observation_id(&args.id)?;
+    let mut store = open()?;
+    let obs_type = args
+        .obs_type
+        .as_deref()
+        .map(|t| curate::observation_type(&store, t))
+        .transpose()?;
+    let edit = Edit {
+        title: args.title,
+        subtitle: args.subtitle,
+        narrative: args.narrative,
+        facts: (!args.facts.is_empty()).then_some(args.facts),
+        obs_type,
+    };
+    if edit.is_empty() {
+        anyhow::bail!("nothing to change: give --title, --subtitle, --narrative, --fact or --type");
+    }
+    store
+        .edit_observation(id, &edit)
+        .map_err(curate::curate_error)?;
+    let record = shape::observation(store.conn(), id)?
+        .ok_or_else(|| anyhow::anyhow!("#{id} disappeared while being edited"))?;
+    if args.json {
+        print_json(&record)?;
+    } else {
+        out(&format!(
+            "edited {} [{}] {}",
+            record.reference, record.obs_type, record.title
+        ))?;
+    }
+    Ok(0)
+}
+
+pub fn pin(args: PinArgs, pinned: bool) -> anyhow::Result<i32> {
+    let id = curate::observation_id(&args.id)?;
+    let store = open()?;
+    store
+        .pin_observation(id, pinned)
+        .map_err(curate::curate_error)?;
+    let verb = if pinned { "pinned" } else { "unpinned" };
+    out(&format!("{verb} #{id}"))?;
+    Ok(0)
+}
+
+pub fn redact(args: RedactArgs) -> anyhow::Result<i32> {
+    let mut store = open()?;
+    let redacted = store.redact(&args.text).map_err(curate::curate_error)?;
+    if args.json {
+        print_json(&redacted)?;
+    } else if redacted.replaced == 0 {
+        out("not found anywhere in the store; nothing changed")?;
+    } else {
+        let places: Vec<String> = redacted
+            .places
+            .iter()
+            .map(|(table, n)| format!("{table} {n}"))
+            .collect();
+        out(&format!(
+            "replaced in {} places with {} ({})",
+            redacted.replaced,
+            mnemo_store::curate::REDACTED,
+            places.join(", ")
+        ))?;
+    }
+    Ok(0)
+}

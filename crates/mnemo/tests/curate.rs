@@ -1,0 +1,695 @@
+//! Curation end to end: forget, edit, pin, redact and retention through the
+//! real `mnemo` binary on a real SQLite file, and the same operations over
+//! the worker's HTTP API on 127.0.0.1 (token and same-origin required).
+
+mod common;
+#[path = "common/mcp.rs"]
+mod mcp_support;
+#[path = "common/worker.rs"]
+mod worker_support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::*;
+use mcp_support::McpClient;
+use serde_json::{Value, json};
+use worker_support::*;
+
+const T: Duration = Duration::from_secs(60);
+
+/// Sends `method path` with a JSON body and extra header lines; (status, JSON).
+fn send(w: &Worker, method: &str, path: &str, body: &Value, extra: &str) -> (u16, Value) {
+    let body = body.to_string();
+    let (status, _, text) = raw(
+        w.port,
+        &format!(
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{extra}\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            w.port,
+            body.len()
+        ),
+    );
+    (status, serde_json::from_str(&text).unwrap_or(Value::Null))
+}
+
+fn auth(w: &Worker) -> String {
+    format!("Authorization: Bearer {}\r\n", w.token)
+}
+
+/// Two sessions of two turns in one project, compressed by a real worker.
+fn two_sessions(env: &Env) -> (Worker, std::path::PathBuf) {
+    let w = Worker::start(env, |_| {});
+    let proj = project(env, "shop");
+    for (session, files) in [
+        ("sess-alpha", ["a.rs", "b.rs"]),
+        ("sess-beta", ["c.rs", "d.rs"]),
+    ] {
+        session_start(env, &proj, session);
+        turn(env, &proj, session, 1, &files[..1]);
+        turn(env, &proj, session, 2, &files[1..]);
+    }
+    wait_all_done(env, T);
+    wait_for("summaries", T, || {
+        (env.count("SELECT count(*) FROM summaries") >= 4).then_some(())
+    });
+    (w, proj)
+}
+
+fn first_observation(env: &Env, session: &str) -> i64 {
+    env.db()
+        .query_row(
+            "SELECT o.id FROM observations o JOIN sessions s ON s.id = o.session_id
+             WHERE s.platform_session_id = ?1 ORDER BY o.id LIMIT 1",
+            [session],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+#[test]
+fn http_edit_pin_forget_redact_and_stats() {
+    let env = Env::new();
+    let (w, proj) = two_sessions(&env);
+    let a = auth(&w);
+    let id = first_observation(&env, "sess-alpha");
+
+    // Edit: the record comes back edited, and search finds the new words at once.
+    let (code, rec) = send(
+        &w,
+        "PATCH",
+        &format!("/api/observations/%23{id}"),
+        &json!({"title": "Quokkas hold the cache lock", "facts": ["one fact"], "type": "fix"}),
+        &a,
+    );
+    assert_eq!(code, 200, "{rec}");
+    assert_eq!(rec["title"], "Quokkas hold the cache lock");
+    assert_eq!(rec["type"], "bugfix");
+    assert_eq!(rec["facts"], json!(["one fact"]));
+    assert_eq!(
+        (rec["edited"].clone(), rec["pinned"].clone()),
+        (json!(true), json!(false))
+    );
+    let (_, hits) = w.get("/api/search?q=quokkas");
+    assert!(hits.to_string().contains(&format!("\"#{id}\"")), "{hits}");
+    let (code, err) = send(
+        &w,
+        "PATCH",
+        &format!("/api/observations/{id}"),
+        &json!({"type": "summary"}),
+        &a,
+    );
+    assert_eq!(code, 400, "{err}");
+    let (code, _) = send(
+        &w,
+        "PATCH",
+        "/api/observations/999999",
+        &json!({"title": "x"}),
+        &a,
+    );
+    assert_eq!(code, 404);
+    let (code, _) = send(
+        &w,
+        "PATCH",
+        &format!("/api/observations/{id}"),
+        &json!({}),
+        &a,
+    );
+    assert_eq!(code, 400);
+
+    // Pin, then the same record from the read route.
+    let (code, rec) = send(
+        &w,
+        "PUT",
+        &format!("/api/observations/{id}/pin"),
+        &json!({"pinned": true}),
+        &a,
+    );
+    assert_eq!((code, rec["pinned"].clone()), (200, json!(true)), "{rec}");
+    let (_, got) = w.get(&format!("/api/observations/{id}"));
+    assert_eq!(got, rec);
+
+    // Redact: every place counted, nothing left.
+    let (code, red) = send(&w, "POST", "/api/redact", &json!({"text": "sess-beta"}), &a);
+    assert_eq!(code, 200, "{red}");
+    assert!(red["replaced"].as_u64().unwrap() >= 2, "{red}");
+    assert!(red["places"]["sessions"].as_u64().unwrap() >= 1, "{red}");
+    assert_eq!(
+        env.count("SELECT count(*) FROM sessions WHERE platform_session_id = 'sess-beta'"),
+        0
+    );
+    let (code, _) = send(&w, "POST", "/api/redact", &json!({"text": "ab"}), &a);
+    assert_eq!(code, 400);
+
+    // Stats: the store's size by kind and by project, and the retention.
+    let (_, stats) = w.get("/api/stats");
+    assert!(stats["store"]["bytes"].as_u64().unwrap() > 0);
+    assert!(
+        stats["store"]["by_kind"]["observations"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
+    assert!(
+        stats["store"]["by_kind"]["events"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
+    assert_eq!(stats["store"]["by_project"][0]["project"], json!(proj));
+    assert_eq!(stats["retention"]["raw_payload_days"], 30);
+    assert!(stats["store"]["observations"].as_u64().unwrap() >= 4);
+
+    // Forget: a dry run counts and keeps, the real one removes.
+    let before = env.count("SELECT count(*) FROM observations");
+    let (code, dry) = send(
+        &w,
+        "POST",
+        "/api/forget",
+        &json!({"session": "sess-alpha", "dry_run": true}),
+        &a,
+    );
+    assert_eq!(code, 200, "{dry}");
+    assert_eq!(dry["dry_run"], true);
+    assert_eq!(dry["removed"]["sessions"], 1);
+    assert_eq!(dry["removed"]["prompts"], 2);
+    assert!(dry["removed"]["events"].as_u64().unwrap() >= 4, "{dry}");
+    assert_eq!(env.count("SELECT count(*) FROM observations"), before);
+    let (code, done) = send(
+        &w,
+        "POST",
+        "/api/forget",
+        &json!({"session": "sess-alpha"}),
+        &a,
+    );
+    assert_eq!(code, 200, "{done}");
+    assert_eq!(done["removed"], dry["removed"]);
+    assert_eq!(done["dry_run"], false);
+    let (code, _) = w.get(&format!("/api/observations/{id}"));
+    assert_eq!(code, 404);
+    let (_, hits) = w.get("/api/search?q=quokkas");
+    assert!(!hits.to_string().contains("Quokkas"), "{hits}");
+
+    // Errors: unknown ids name what is missing and change nothing; one selector only.
+    let other = first_observation(&env, "[REDACTED:manual]");
+    let (code, err) = send(
+        &w,
+        "POST",
+        "/api/forget",
+        &json!({"ids": [format!("#{other}"), "S999999"]}),
+        &a,
+    );
+    assert_eq!(code, 404, "{err}");
+    assert_eq!(err["missing"], json!(["S999999"]));
+    assert_eq!(
+        env.count(&format!(
+            "SELECT count(*) FROM observations WHERE id = {other}"
+        )),
+        1
+    );
+    let (code, _) = send(
+        &w,
+        "POST",
+        "/api/forget",
+        &json!({"ids": [other], "session": "x"}),
+        &a,
+    );
+    assert_eq!(code, 400);
+    let (code, _) = send(
+        &w,
+        "POST",
+        "/api/forget",
+        &json!({"session": "no-such-session"}),
+        &a,
+    );
+    assert_eq!(code, 400);
+    let (code, done) = send(&w, "POST", "/api/forget", &json!({"ids": [other]}), &a);
+    assert_eq!(
+        (code, done["removed"]["observations"].clone()),
+        (200, json!(1)),
+        "{done}"
+    );
+}
+
+#[test]
+fn mutations_need_the_token_and_the_same_origin() {
+    let env = Env::new();
+    let (w, _) = two_sessions(&env);
+    let a = auth(&w);
+    let id = first_observation(&env, "sess-alpha");
+    let observations = env.count("SELECT count(*) FROM observations");
+    let forget = json!({"ids": [id]});
+    let port = w.port;
+    let refused = [
+        ("no token", String::new(), 401),
+        (
+            "foreign origin",
+            format!("{a}Origin: http://evil.example\r\n"),
+            403,
+        ),
+        (
+            "another port",
+            format!("{a}Origin: http://127.0.0.1:{}\r\n", port + 1),
+            403,
+        ),
+        (
+            "cross-site",
+            format!("{a}Sec-Fetch-Site: cross-site\r\n"),
+            403,
+        ),
+        (
+            "same-site",
+            format!("{a}Sec-Fetch-Site: same-site\r\n"),
+            403,
+        ),
+    ];
+    for (what, headers, status) in &refused {
+        for (method, path, body) in [
+            ("POST", "/api/forget".to_owned(), &forget),
+            (
+                "PATCH",
+                format!("/api/observations/{id}"),
+                &json!({"title": "pwned"}),
+            ),
+            (
+                "PUT",
+                format!("/api/observations/{id}/pin"),
+                &json!({"pinned": true}),
+            ),
+            (
+                "POST",
+                "/api/redact".to_owned(),
+                &json!({"text": "sess-alpha"}),
+            ),
+        ] {
+            let (code, body) = send(&w, method, &path, body, headers);
+            assert_eq!(code, *status, "{what}: {method} {path}: {body}");
+        }
+    }
+    assert_eq!(env.count("SELECT count(*) FROM observations"), observations);
+    assert_eq!(
+        env.count("SELECT count(*) FROM observations WHERE title = 'pwned' OR pinned = 1"),
+        0
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM sessions WHERE platform_session_id = 'sess-alpha'"),
+        1
+    );
+    // The worker's own page may.
+    let own = format!("{a}Origin: http://127.0.0.1:{port}\r\nSec-Fetch-Site: same-origin\r\n");
+    let (code, body) = send(&w, "POST", "/api/forget", &forget, &own);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(
+        env.count("SELECT count(*) FROM observations"),
+        observations - 1
+    );
+}
+
+/// Every byte of the data directory's database files.
+fn db_bytes(env: &Env) -> Vec<u8> {
+    let mut out = Vec::new();
+    for suffix in ["", "-wal"] {
+        let mut path = env.db_path().into_os_string();
+        path.push(suffix);
+        if let Ok(bytes) = std::fs::read(Path::new(&path)) {
+            out.extend(bytes);
+        }
+    }
+    out
+}
+
+#[test]
+fn a_forgotten_session_leaves_no_bytes_and_is_never_recompressed() {
+    let env = Env::new();
+    let proj = project(&env, "vault");
+    let secret = "zebracorn-unique-7f3a";
+    {
+        let w = Worker::start(&env, |_| {});
+        session_start(&env, &proj, "sess-keep");
+        turn(&env, &proj, "sess-keep", 1, &["keep.rs"]);
+        session_start(&env, &proj, "sess-gone");
+        turn(&env, &proj, "sess-gone", 1, &[&format!("{secret}.rs")]);
+        wait_all_done(&env, T);
+        drop(w);
+    }
+    assert!(contains_bytes(&db_bytes(&env), secret.as_bytes()));
+
+    let out = env
+        .mnemo()
+        .args(["forget", "--session", "sess-gone"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("sessions 1"), "{text}");
+    assert!(
+        !contains_bytes(&db_bytes(&env), secret.as_bytes()),
+        "the forgotten string is still in the database or its WAL"
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM sessions WHERE platform_session_id = 'sess-keep'"),
+        1
+    );
+
+    // Retried or redone batches never bring a forgotten observation back.
+    let keep = first_observation(&env, "sess-keep");
+    let uid: String = env
+        .db()
+        .query_row("SELECT uid FROM observations WHERE id = ?1", [keep], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    let out = env
+        .mnemo()
+        .args(["forget", &format!("#{keep}")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    env.db()
+        .execute("UPDATE events SET status = 'failed', attempts = 9", [])
+        .unwrap();
+    let out = env
+        .mnemo()
+        .args(["worker", "retry", "--all"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let w = Worker::start(&env, |_| {});
+    wait_all_done(&env, T);
+    drop(w);
+    assert_eq!(
+        env.count(&format!(
+            "SELECT count(*) FROM observations WHERE uid = '{uid}'"
+        )),
+        0
+    );
+    assert!(!contains_bytes(&db_bytes(&env), secret.as_bytes()));
+
+    // --vacuum shrinks the file.
+    let out = env
+        .mnemo()
+        .args(["forget", "--project", proj.to_str().unwrap(), "--vacuum"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.count("SELECT count(*) FROM projects"), 0);
+    assert_eq!(env.count("SELECT count(*) FROM events"), 0);
+}
+
+/// `mnemo ARGS` in `dir`; (success, stdout, stderr).
+fn cli(env: &Env, dir: &Path, args: &[&str]) -> (bool, String, String) {
+    let out = env.mnemo().current_dir(dir).args(args).output().unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `count` observations in `shop`, one a day going back, imported.
+fn imported_project(env: &Env, count: usize) -> std::path::PathBuf {
+    let shop = project(env, "shop");
+    let now = mnemo_core::time::now_ms();
+    let lines: String = (0..count)
+        .map(|i| {
+            let at = mnemo_core::time::format_rfc3339(now - (i as i64) * 86_400_000);
+            format!(
+                "{}\n",
+                json!({"project": shop, "type": "change", "title": format!("Step {i} of the rollout"),
+                       "subtitle": "", "narrative": format!("Narrative {i}."), "facts": [],
+                       "concepts": [], "files_read": [], "files_modified": [format!("src/m{i}.rs")],
+                       "created_at": at})
+            )
+        })
+        .collect();
+    let file = env.dir.path().join("import.jsonl");
+    std::fs::write(&file, lines).unwrap();
+    let (ok, _, err) = cli(env, env.dir.path(), &["import", file.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    shop
+}
+
+fn id_of(env: &Env, title: &str) -> i64 {
+    env.db()
+        .query_row(
+            "SELECT id FROM observations WHERE title = ?1",
+            [title],
+            |r| r.get(0),
+        )
+        .unwrap()
+}
+
+#[test]
+fn a_pinned_observation_is_always_in_the_index_and_marked() {
+    let env = Env::new();
+    let shop = imported_project(&env, 400);
+    let old = id_of(&env, "Step 399 of the rollout");
+    let (_, index, _) = cli(&env, &shop, &["context"]);
+    assert!(!index.contains(&format!("#{old} ")), "{index}");
+
+    let (ok, out, err) = cli(&env, &shop, &["pin", &format!("#{old}")]);
+    assert!(ok, "{err}");
+    assert!(out.contains(&format!("pinned #{old}")));
+    let (_, index, _) = cli(&env, &shop, &["context"]);
+    let line = index
+        .lines()
+        .find(|l| l.starts_with(&format!("#{old} ")))
+        .unwrap_or_else(|| panic!("pinned #{old} missing from:\n{index}"));
+    assert!(line.ends_with("[pinned]"), "{line}");
+    let (_, shown, _) = cli(&env, &shop, &["show", &old.to_string(), "--json"]);
+    assert!(shown.contains("\"pinned\": true"), "{shown}");
+
+    let (ok, _, _) = cli(&env, &shop, &["unpin", &old.to_string()]);
+    assert!(ok);
+    let (_, index, _) = cli(&env, &shop, &["context"]);
+    assert!(!index.contains(&format!("#{old} ")), "{index}");
+
+    // Clear errors: unknown id, a summary id, no id at all.
+    let (ok, _, err) = cli(&env, &shop, &["pin", "#999999"]);
+    assert!(!ok && err.contains("no such item: #999999"), "{err}");
+    let (ok, _, err) = cli(&env, &shop, &["pin", "S1"]);
+    assert!(!ok && err.contains("only observations"), "{err}");
+}
+
+#[test]
+fn edits_are_kept_marked_and_searchable_at_once() {
+    let env = Env::new();
+    let shop = imported_project(&env, 3);
+    let id = id_of(&env, "Step 1 of the rollout");
+    let (ok, out, err) = cli(
+        &env,
+        &shop,
+        &[
+            "edit",
+            &format!("#{id}"),
+            "--title",
+            "Rollout paused for the wombat migration",
+            "--fact",
+            "first fact",
+            "--fact",
+            "second fact",
+            "--type",
+            "dec",
+        ],
+    );
+    assert!(ok, "{err}");
+    assert!(
+        out.contains(&format!("edited #{id} [decision] Rollout paused")),
+        "{out}"
+    );
+    let (_, found, _) = cli(&env, &shop, &["search", "wombat", "--json"]);
+    assert!(found.contains(&format!("\"#{id}\"")), "{found}");
+    let (_, old, _) = cli(&env, &shop, &["search", "\"Step 1 of\"", "--json"]);
+    assert!(
+        !old.contains(&format!("\"#{id}\"")),
+        "the old title still matches: {old}"
+    );
+    let (_, shown, _) = cli(&env, &shop, &["show", &format!("#{id}"), "--json"]);
+    let rec: Value = serde_json::from_str(&shown).unwrap();
+    let rec = &rec["records"][0];
+    assert_eq!(rec["edited"], true, "{rec}");
+    assert_eq!(rec["facts"], json!(["first fact", "second fact"]));
+    assert_eq!(rec["type"], "decision");
+    assert_eq!(rec["narrative"], "Narrative 1.");
+    // The full-text index agrees with the table.
+    env.db()
+        .execute(
+            "INSERT INTO observations_fts (observations_fts, rank) VALUES ('integrity-check', 1)",
+            [],
+        )
+        .expect("the full-text index matches the edited table");
+
+    let (ok, _, err) = cli(&env, &shop, &["edit", &id.to_string(), "--type", "summary"]);
+    assert!(!ok && err.contains("not an observation type"), "{err}");
+    let (ok, _, err) = cli(&env, &shop, &["edit", &id.to_string()]);
+    assert!(!ok && err.contains("nothing to change"), "{err}");
+    let (ok, _, err) = cli(&env, &shop, &["edit", &id.to_string(), "--title", " "]);
+    assert!(!ok && err.contains("title cannot be empty"), "{err}");
+}
+
+#[test]
+fn redact_replaces_everywhere_and_counts_places() {
+    let env = Env::new();
+    let proj = project(&env, "leaky");
+    let secret = "hunter2-leaked-passphrase";
+    {
+        let w = Worker::start(&env, |_| {});
+        session_start(&env, &proj, "sess-leak");
+        turn(&env, &proj, "sess-leak", 1, &[&format!("{secret}.txt")]);
+        wait_all_done(&env, T);
+        drop(w);
+    }
+    let (ok, out, err) = cli(&env, &proj, &["redact", secret, "--json"]);
+    assert!(ok, "{err}");
+    let red: Value = serde_json::from_str(&out).unwrap();
+    for table in ["events", "observations", "prompts"] {
+        assert!(
+            red["places"][table].as_u64().unwrap_or(0) >= 1,
+            "{table}: {red}"
+        );
+    }
+    assert!(!contains_bytes(&db_bytes(&env), secret.as_bytes()));
+    let (_, found, _) = cli(&env, &proj, &["search", "REDACTED", "--json"]);
+    assert!(found.contains("[REDACTED:manual]"), "{found}");
+    let (ok, out, _) = cli(&env, &proj, &["redact", secret]);
+    assert!(ok && out.contains("nothing changed"), "{out}");
+    let (ok, _, err) = cli(&env, &proj, &["redact", "abc"]);
+    assert!(!ok && err.contains("at least 4"), "{err}");
+    let (ok, _, err) = cli(&env, &proj, &["forget", "--session", "sess-leak", "#1"]);
+    assert!(!ok && err.contains("cannot be used with"), "{err}");
+}
+
+#[test]
+fn retention_prunes_old_raw_payloads_and_stats_show_the_size() {
+    let env = Env::new();
+    let proj = project(&env, "old");
+    {
+        let w = Worker::start(&env, |_| {});
+        session_start(&env, &proj, "sess-old");
+        turn(&env, &proj, "sess-old", 1, &["big.rs"]);
+        wait_all_done(&env, T);
+        drop(w);
+    }
+    let observations = env.count("SELECT count(*) FROM observations");
+    // Captured 40 days ago.
+    env.db()
+        .execute(
+            "UPDATE events SET created_at = created_at - 40 * 86400000",
+            [],
+        )
+        .unwrap();
+    let raw = "SELECT count(*) FROM events WHERE response IS NOT NULL";
+    assert!(env.count(raw) > 0);
+    let (_, stats, _) = cli(&env, &proj, &["stats", "--json"]);
+    let stats: Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["retention"]["raw_payload_days"], 30, "{stats}");
+    assert!(
+        stats["store"]["by_kind"]["events"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
+    assert_eq!(stats["store"]["by_project"][0]["project"], json!(proj));
+    let raw_before = stats["store"]["by_project"][0]["raw_bytes"]
+        .as_u64()
+        .unwrap();
+    assert!(raw_before > 0);
+
+    let w = Worker::start(&env, |_| {});
+    wait_for("the raw payloads pruned", T, || {
+        (env.count(raw) == 0).then_some(())
+    });
+    drop(w);
+    assert_eq!(env.count("SELECT count(*) FROM observations"), observations);
+    assert_eq!(env.count("SELECT count(*) FROM prompts"), 1);
+    let (_, stats, _) = cli(&env, &proj, &["stats", "--json"]);
+    let stats: Value = serde_json::from_str(&stats).unwrap();
+    assert!(
+        stats["store"]["by_project"][0]["raw_bytes"]
+            .as_u64()
+            .unwrap()
+            < raw_before
+    );
+    let (_, text, _) = cli(&env, &proj, &["stats"]);
+    assert!(text.contains("raw tool payloads kept 30 days"), "{text}");
+}
+
+#[test]
+fn the_agent_corrects_or_forgets_an_observation_of_its_project_only() {
+    let env = Env::new();
+    let shop = imported_project(&env, 3);
+    let blog = project(&env, "blog");
+    let file = env.dir.path().join("blog.jsonl");
+    let line = json!({"project": blog, "type": "feature", "title": "RSS feed added",
+                      "subtitle": "", "narrative": "", "facts": [], "concepts": [],
+                      "files_read": [], "files_modified": [], "created_at": "2026-11-20T12:00:00Z"});
+    std::fs::write(&file, format!("{line}\n")).unwrap();
+    let (ok, _, err) = cli(&env, env.dir.path(), &["import", file.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let step = id_of(&env, "Step 2 of the rollout");
+    let rss = id_of(&env, "RSS feed added");
+
+    let mut mcp = McpClient::start(&env, &shop, &[]);
+    let (text, err) = mcp.call(
+        "correct",
+        json!({"id": format!("#{step}"), "narrative": "Rolled back: the flag was inverted. api_key=sk-live-abcdefghijklmnopqrstuvwx",
+               "type": "fix"}),
+    );
+    assert!(!err, "{text}");
+    let (found, _) = mcp.call(
+        "search",
+        json!({"query": "inverted flag", "format": "json"}),
+    );
+    assert!(found.contains(&format!("\"#{step}\"")), "{found}");
+    let narrative: String = env
+        .db()
+        .query_row(
+            "SELECT narrative FROM observations WHERE id = ?1",
+            [step],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        !narrative.contains("sk-live-abcdefghijklmnopqrstuvwx"),
+        "secrets are redacted: {narrative}"
+    );
+    assert_eq!(env.count(&format!("SELECT count(*) FROM observations WHERE id = {step} AND edited_at IS NOT NULL AND type = 'bugfix'")), 1);
+
+    let (text, err) = mcp.call("correct", json!({"id": rss, "title": "hijacked"}));
+    assert!(err && text.contains("another project"), "{text}");
+    let (text, err) = mcp.call("correct", json!({"id": rss, "forget": true}));
+    assert!(err && text.contains("another project"), "{text}");
+    let (text, err) = mcp.call("correct", json!({"id": "#999999", "forget": true}));
+    assert!(err && text.contains("no observation #999999"), "{text}");
+    let (text, err) = mcp.call("correct", json!({"id": step}));
+    assert!(err && text.contains("say what to change"), "{text}");
+
+    let (text, err) = mcp.call("correct", json!({"id": step, "forget": true}));
+    assert!(
+        !err && text.starts_with(&format!("Forgot #{step}")),
+        "{text}"
+    );
+    assert_eq!(
+        env.count(&format!(
+            "SELECT count(*) FROM observations WHERE id = {step}"
+        )),
+        0
+    );
+    assert_eq!(
+        env.count(&format!(
+            "SELECT count(*) FROM observations WHERE id = {rss}"
+        )),
+        1
+    );
+    mcp.close();
+}
