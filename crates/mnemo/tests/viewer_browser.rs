@@ -1,8 +1,9 @@
 //! The web viewer in a real headless Chromium, against a real worker on a
 //! real store, signed in through `mnemo open --print`: the feed updates
-//! live when a hook captures an event, search finds and highlights, the
-//! context preview is what `mnemo context` prints, and a page on another
-//! loopback origin can neither read nor change the memory.
+//! live when a hook captures an event, search finds and highlights, an
+//! edit shows up in `mnemo show`, a forgotten observation is gone from
+//! search, the context preview is what `mnemo context` prints, and a page
+//! on another loopback origin can neither read nor change the memory.
 //!
 //! One browser serves the whole file (tests take turns on it). Without
 //! Chromium the tests say SKIPPED, unless `CI` is set, where that fails.
@@ -329,11 +330,105 @@ fn the_context_preview_is_what_mnemo_context_prints() {
     }
 }
 
+#[test]
+fn an_edit_pin_and_forget_in_the_browser_reach_the_store() {
+    let Some(b) = browser() else { return };
+    let env = Env::new();
+    let (shop, _) = remembered(&env);
+    let w = Worker::start(&env, |_| {});
+    let (_, found) = w.get("/api/search?q=rounding");
+    let id = found["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == "observation")
+        .and_then(|h| h["id"].as_i64())
+        .unwrap_or_else(|| panic!("{found}"));
+    sign_in(&b, &env, &w, &format!("o/{id}"));
+
+    // Edit: the new title is in the page, in `mnemo show`, and in search.
+    b.click(&b.wait("#edit", T).unwrap()).unwrap();
+    let title = b.wait("#e-title", T).unwrap();
+    b.clear(&title).unwrap();
+    b.type_into(&title, "Checkout totals are rounded once per order")
+        .unwrap();
+    let facts = b.wait("#e-facts", T).unwrap();
+    b.type_into(&facts, "\nthe tax is rounded the same way")
+        .unwrap();
+    b.click(&b.wait("#e-save", T).unwrap()).unwrap();
+    b.wait_until("the edited title", T, || {
+        Ok((b.text_of("#o-title")? == "Checkout totals are rounded once per order").then_some(()))
+    })
+    .unwrap();
+    assert!(b.text_of("#record").unwrap().contains("edited by you"));
+    let out = env
+        .mnemo()
+        .current_dir(&shop)
+        .args(["show", &id.to_string()])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        shown.contains("Checkout totals are rounded once per order"),
+        "{shown}"
+    );
+    assert!(shown.contains("the tax is rounded the same way"), "{shown}");
+    let (_, by_new_word) = w.get("/api/search?q=tax");
+    assert_eq!(by_new_word["hits"][0]["id"], id, "{by_new_word}");
+
+    // Pin.
+    b.click(&b.wait("#pin", T).unwrap()).unwrap();
+    b.wait("#o-pinned", T).unwrap();
+    let (_, record) = w.get(&format!("/api/observations/{id}"));
+    assert_eq!(record["pinned"], true, "{record}");
+    screenshot(&b, "edit");
+
+    // Forget: asked once more, then gone from search in the page and the API.
+    b.click(&b.wait("#forget", T).unwrap()).unwrap();
+    b.click(&b.wait("#forget-yes", T).unwrap()).unwrap();
+    b.wait("#forgotten", T).unwrap();
+    let (code, _) = w.get(&format!("/api/observations/{id}"));
+    assert_eq!(code, 404);
+    b.goto(&format!(
+        "http://127.0.0.1:{}/#/search?q=checkout+totals",
+        w.port
+    ))
+    .unwrap();
+    b.wait_until("the search to answer", T, || {
+        Ok(b.text_of("#status")?.contains("result").then_some(()))
+    })
+    .unwrap();
+    let titles: Vec<String> = b
+        .find_all("#results .item .title")
+        .unwrap()
+        .iter()
+        .map(|e| b.text(e).unwrap())
+        .collect();
+    assert!(
+        !titles.iter().any(|t| t.contains("rounded once")),
+        "{titles:?}"
+    );
+    let (_, after) = w.get("/api/search?q=rounding");
+    assert!(
+        after["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["ref"] != format!("#{id}").as_str()),
+        "{after}"
+    );
+}
+
 fn fmt_thousands(n: usize) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
