@@ -49,22 +49,25 @@ fn start_worker(bin: &std::path::Path, data: &std::path::Path) -> Worker {
         .stderr(Stdio::null())
         .spawn()
         .expect("mnemo worker run");
+    // Killed on drop from here on, whatever happens.
+    let mut w = Worker {
+        child,
+        port: 0,
+        token: String::new(),
+    };
     let deadline = Instant::now() + TIMEOUT;
     loop {
         let info = std::fs::read_to_string(data.join("worker.json"))
             .ok()
             .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
-            .filter(|i| i["pid"].as_u64() == Some(u64::from(child.id())));
+            .filter(|i| i["pid"].as_u64() == Some(u64::from(w.child.id())));
         if let Some(info) = info {
-            let port = info["port"].as_u64().unwrap() as u16;
-            if client::request(port, "GET", "/api/health", None, None, TIMEOUT)
+            w.port = info["port"].as_u64().unwrap() as u16;
+            w.token = info["token"].as_str().unwrap().to_owned();
+            if client::request(w.port, "GET", "/api/health", None, None, TIMEOUT)
                 .is_ok_and(|r| r.status == 200)
             {
-                return Worker {
-                    child,
-                    port,
-                    token: info["token"].as_str().unwrap().to_owned(),
-                };
+                return w;
             }
         }
         assert!(Instant::now() < deadline, "the worker did not start");
