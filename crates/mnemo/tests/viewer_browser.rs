@@ -660,3 +660,72 @@ fn the_first_load_is_small() {
     assert!(total < 300 * 1024, "first load is {total} bytes");
     eprintln!("first load: {total} bytes in {} files", seen.len() + 1);
 }
+
+/// The README's screenshots, of real Claude Code sessions:
+/// `MNEMO_SCREENSHOTS=docs/screenshots MNEMO_SCREENSHOT_TRANSCRIPTS=DIR
+/// cargo test -p mnemo --test viewer_browser -- --ignored screenshots`
+/// (DIR holds Claude Code transcripts, e.g. the spotter fixtures).
+#[test]
+#[ignore = "makes docs/screenshots; needs MNEMO_SCREENSHOTS and MNEMO_SCREENSHOT_TRANSCRIPTS"]
+fn screenshots_of_real_sessions() {
+    let (Some(_), Some(transcripts)) = (
+        std::env::var_os("MNEMO_SCREENSHOTS"),
+        std::env::var_os("MNEMO_SCREENSHOT_TRANSCRIPTS"),
+    ) else {
+        eprintln!("SKIPPED: set MNEMO_SCREENSHOTS and MNEMO_SCREENSHOT_TRANSCRIPTS");
+        return;
+    };
+    let Some(b) = browser() else { return };
+    let env = Env::new();
+    let out = env
+        .mnemo()
+        .args(["import", "--transcripts"])
+        .arg(transcripts)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let w = Worker::start(&env, |_| {});
+    wait_for("the backlog to drain", Duration::from_secs(300), || {
+        let (_, q) = w.get("/api/queue");
+        (q["counts"]["pending"] == 0 && q["counts"]["leased"] == 0).then_some(())
+    });
+    let (_, obs) = w.get("/api/observations?limit=1");
+    let id = obs["items"][0]["id"].as_i64().unwrap();
+    let session = obs["items"][0]["session"]["session_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    sign_in(&b, &env, &w, "feed");
+    b.set_size(1280, 900).unwrap();
+    let base = format!("http://127.0.0.1:{}", w.port);
+    for (name, page, ready) in [
+        ("feed", "feed".to_owned(), "#feed .item"),
+        ("search", "search?q=test".to_owned(), "#results .item"),
+        ("detail", format!("o/{id}"), "#record"),
+        ("session", format!("session/{session}"), ".turn"),
+        ("projects", "projects".to_owned(), "#projects"),
+        ("health", "health".to_owned(), "#doctor"),
+        ("context", "context".to_owned(), "#c-text"),
+    ] {
+        b.goto(&format!("{base}/#/{page}")).unwrap();
+        b.wait(ready, T).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        screenshot(&b, name);
+    }
+    b.execute("document.documentElement.dataset.theme = 'dark'", json!([]))
+        .unwrap();
+    b.goto(&format!("{base}/#/search?q=test")).unwrap();
+    b.wait("#results .item", T).unwrap();
+    screenshot(&b, "search-dark");
+    b.set_size(400, 860).unwrap();
+    b.goto(&format!("{base}/#/o/{id}")).unwrap();
+    b.wait("#record", T).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    screenshot(&b, "phone-detail-dark");
+    b.execute("localStorage.clear()", json!([])).unwrap();
+    b.set_size(1280, 900).unwrap();
+}
