@@ -422,6 +422,39 @@ fn an_edit_pin_and_forget_in_the_browser_reach_the_store() {
             .all(|h| h["ref"] != format!("#{id}").as_str()),
         "{after}"
     );
+
+    // Forget a whole project from the projects page: the counts are shown
+    // first, then it is gone.
+    b.goto(&format!("http://127.0.0.1:{}/#/projects", w.port))
+        .unwrap();
+    b.wait("#projects", T).unwrap();
+    b.execute(
+        "[...document.querySelectorAll('#projects tbody tr')]\
+           .find((r) => r.textContent.includes('blog')).querySelector('button').click()",
+        json!([]),
+    )
+    .unwrap();
+    let yes = b.wait("#forget-project-yes", T).unwrap();
+    assert!(
+        b.text_of("#message").unwrap().contains("1 observations"),
+        "{}",
+        b.text_of("#message").unwrap()
+    );
+    b.click(&yes).unwrap();
+    b.wait_until("the project forgotten", T, || {
+        Ok(b.text_of("#message")?.starts_with("Forgot").then_some(()))
+    })
+    .unwrap();
+    let (_, projects) = w.get("/api/projects");
+    let names: Vec<&str> = projects["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(names, ["shop"], "{projects}");
+    let (_, in_shop) = w.get("/api/observations?project=shop");
+    assert_eq!(in_shop["total"], 1, "the other project stays: {in_shop}");
 }
 
 fn fmt_thousands(n: usize) -> String {
@@ -628,6 +661,72 @@ fn pages_carry_a_strict_csp_and_the_session_cookie_serves_only_the_viewer() {
     ));
     assert_eq!(code, 401);
     assert!(body.contains("mnemo open"), "{body}");
+}
+
+#[test]
+fn mnemo_open_starts_the_worker_and_hands_the_link_to_the_browser() {
+    let env = Env::new();
+    let _guard = DetachedGuard(env.data());
+    let opened = env.dir.path().join("opened.txt");
+    let browser = env.dir.path().join("browser.sh");
+    std::fs::write(
+        &browser,
+        format!("#!/bin/sh\necho \"$1\" > '{}'\n", opened.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &browser,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    // No worker runs yet: `mnemo open` starts one.
+    let mut c = env.mnemo();
+    worker_env(&mut c);
+    let out = c.arg("open").env("BROWSER", &browser).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("opened the viewer"), "{stdout}");
+    assert!(
+        !stdout.contains("login?t="),
+        "the link goes to the browser only: {stdout}"
+    );
+    let info = worker_json(&env).expect("a worker was started");
+    let port = info["port"].as_u64().unwrap() as u16;
+    let link = std::fs::read_to_string(&opened).unwrap().trim().to_owned();
+    let path = link
+        .strip_prefix(&format!("http://127.0.0.1:{port}"))
+        .unwrap_or_else(|| panic!("{link}"));
+    let (code, head, _) = raw(
+        port,
+        &format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"),
+    );
+    assert_eq!(code, 303);
+    assert!(
+        header(&head, "set-cookie")
+            .unwrap()
+            .starts_with("mnemo_session=")
+    );
+
+    // A browser that cannot start: the link is printed instead.
+    let out = env
+        .mnemo()
+        .arg("open")
+        .env("BROWSER", env.dir.path().join("no-such-browser"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        printed
+            .trim()
+            .starts_with(&format!("http://127.0.0.1:{port}/login?t=")),
+        "{printed}"
+    );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("could not open a browser"));
 }
 
 #[test]

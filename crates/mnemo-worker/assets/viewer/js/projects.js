@@ -21,8 +21,9 @@ export async function projectsPage(main) {
             onclick: async () => {
               try {
                 const done = await post("/api/forget", { project: p.root });
-                fill(message, h("p", {}, `Forgot ${counts(done.removed)}.`));
-                projectsPage(main);
+                await projectsPage(main);
+                fill(document.getElementById("message"),
+                  h("p", { class: "card" }, `Forgot ${counts(done.removed)} of ${p.name}.`));
               } catch (e) {
                 fill(message, errorBox(e));
               }
