@@ -98,7 +98,7 @@ export function card(item, words = []) {
       h("span", {}, item.ref),
       item.project ? h("span", {}, item.project.name) : null,
       item.session ? h("span", {}, `${item.session.platform} ${item.session.session_id.slice(0, 8)}`) : null,
-      item.file ? h("span", {}, item.file) : null,
+      item.file ? h("code", { title: item.file }, relative(item.file, item.project ? item.project.root : "")) : null,
       h("span", { title: item.created_at }, when(item.created_at_ms)),
     ),
   );
