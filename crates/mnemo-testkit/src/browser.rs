@@ -92,6 +92,7 @@ impl Browser {
                 "args": [
                     "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                     "--no-first-run", "--disable-extensions", "--window-size=1280,900",
+                    "--disable-breakpad", "--disable-crash-reporter",
                     format!("--user-data-dir={}", browser._profile.path().display()),
                 ],
             },

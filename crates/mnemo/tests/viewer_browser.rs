@@ -5,7 +5,7 @@
 //! search, the context preview is what `mnemo context` prints, and a page
 //! on another loopback origin can neither read nor change the memory.
 //!
-//! One browser serves the whole file (tests take turns on it). Without
+//! Each test has its own browser, one test at a time. Without
 //! Chromium the tests say SKIPPED, unless `CI` is set, where that fails.
 //! `MNEMO_SCREENSHOTS=DIR` also writes screenshots of the pages there
 //! (how `docs/screenshots/` is made).
@@ -17,7 +17,7 @@ mod worker_support;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use common::*;
@@ -27,17 +27,30 @@ use worker_support::*;
 
 const T: Duration = Duration::from_secs(30);
 
-/// The file's one browser, taken in turn.
-fn browser() -> Option<MutexGuard<'static, Browser>> {
-    static BROWSER: OnceLock<Option<Mutex<Browser>>> = OnceLock::new();
-    BROWSER
-        .get_or_init(|| {
-            Browser::launch()
-                .expect("headless Chromium starts")
-                .map(Mutex::new)
-        })
-        .as_ref()
-        .map(|m| m.lock().unwrap_or_else(|e| e.into_inner()))
+/// A fresh browser for one test, the tests taking turns (two Chromiums at
+/// once would only slow each other down). Each test ends its own browser
+/// (on drop, also when it fails): one kept for the whole file would outlive
+/// the test process, since statics are never dropped.
+struct TestBrowser {
+    browser: Browser,
+    _turn: MutexGuard<'static, ()>,
+}
+
+impl std::ops::Deref for TestBrowser {
+    type Target = Browser;
+    fn deref(&self) -> &Browser {
+        &self.browser
+    }
+}
+
+fn browser() -> Option<TestBrowser> {
+    static TURN: Mutex<()> = Mutex::new(());
+    let turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let browser = Browser::launch().expect("headless Chromium starts")?;
+    Some(TestBrowser {
+        browser,
+        _turn: turn,
+    })
 }
 
 /// A one-time link from the real `mnemo open --print`.
