@@ -199,7 +199,18 @@ fn observation(o: &ObservationRecord, clock: &Clock, style: Style) -> String {
         "session",
         session_text(&o.session, o.prompt_number),
     );
-    field(&mut out, style, "source", Some(o.source.clone()));
+    let curated = [(o.edited, "edited by the user"), (o.pinned, "pinned")]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, what)| *what)
+        .collect::<Vec<_>>()
+        .join(", ");
+    let source = if curated.is_empty() {
+        o.source.clone()
+    } else {
+        format!("{} ({curated})", o.source)
+    };
+    field(&mut out, style, "source", Some(source));
     let root = o.project.as_ref().map(|p| Path::new(p.root.as_str()));
     block(&mut out, style, "Subtitle", &o.subtitle);
     block(&mut out, style, "Narrative", &o.narrative);

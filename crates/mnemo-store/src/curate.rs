@@ -257,16 +257,17 @@ impl Store {
         Ok(redacted)
     }
 
-    /// Drops the raw input and response of compressed events captured
-    /// before `cutoff_ms` (a failure keeps its input and error: the
-    /// recurring gotchas read them); the number of events pruned.
+    /// Drops the raw input and response of events compressed before
+    /// `cutoff_ms` (a failure keeps its input and error: the recurring
+    /// gotchas read them); the number of events pruned.
     pub fn prune_raw_payloads(&self, cutoff_ms: i64) -> Result<usize> {
         self.conn
             .execute(
                 "UPDATE events SET response = NULL,
                         input = CASE WHEN kind = 'tool_failure' THEN input END,
                         pruned_at = ?2
-                 WHERE status = 'done' AND pruned_at IS NULL AND created_at < ?1
+                 WHERE status = 'done' AND pruned_at IS NULL
+                   AND coalesce(compressed_at, created_at) < ?1
                    AND (input IS NOT NULL OR response IS NOT NULL)",
                 params![cutoff_ms, mnemo_core::time::now_ms()],
             )
@@ -357,12 +358,17 @@ fn forget_items(tx: &Transaction<'_>, items: &Items) -> Result<Removed, Failed> 
 
 fn forget_sessions(tx: &Transaction<'_>, sessions: &[i64]) -> Result<Removed, Failed> {
     let json = ids_json(sessions);
+    // One indexed lookup per session: with `IN (json_each)` the planner
+    // may scan the whole table instead of its `*_by_session` index.
     let in_sessions = |table: &str| -> rusqlite::Result<Vec<i64>> {
-        tx.prepare(&format!(
-            "SELECT id FROM {table} WHERE session_id IN (SELECT value FROM json_each(?1))"
-        ))?
-        .query_map([&json], |r| r.get(0))?
-        .collect()
+        let mut stmt = tx.prepare(&format!("SELECT id FROM {table} WHERE session_id = ?1"))?;
+        let mut ids = Vec::new();
+        for session in sessions {
+            for id in stmt.query_map([session], |r| r.get(0))? {
+                ids.push(id?);
+            }
+        }
+        Ok(ids)
     };
     let mut removed = Removed {
         observations: delete_observations(tx, &in_sessions("observations")?)?,

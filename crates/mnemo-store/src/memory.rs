@@ -346,6 +346,11 @@ mod tests {
 
     /// Takes a new database back to the schema before the idents migration.
     const UNDO_V4: &str = "
+        DROP INDEX observations_pinned; DROP TABLE forgotten;
+        ALTER TABLE observations DROP COLUMN edited_at;
+        ALTER TABLE observations DROP COLUMN pinned;
+        ALTER TABLE events DROP COLUMN compressed_at;
+        ALTER TABLE events DROP COLUMN pruned_at;
         DROP TABLE observations_fts; DROP TABLE summaries_fts; DROP TABLE prompts_fts;
         ALTER TABLE observations DROP COLUMN idents;
         ALTER TABLE summaries DROP COLUMN idents;

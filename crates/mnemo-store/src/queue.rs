@@ -664,7 +664,8 @@ fn complete_in(
         insert_call(tx, call)?;
     }
     tx.execute(
-        "UPDATE events SET status = 'done', lease_until = NULL, last_error = NULL
+        "UPDATE events SET status = 'done', lease_until = NULL, last_error = NULL,
+                compressed_at = CAST(unixepoch('subsec') * 1000 AS INTEGER)
          WHERE id IN (SELECT value FROM json_each(?1))",
         [ids_json(&lease.event_ids())],
     )?;
@@ -808,6 +809,30 @@ mod tests {
             calls: Vec::new(),
         };
         store.complete_lease(lease, &result).unwrap()
+    }
+
+    #[test]
+    fn a_batch_of_a_session_forgotten_meanwhile_stores_nothing() {
+        let (_t, mut store) = store();
+        prompt(&mut store, "s1", "p1", "fix login", 1_000);
+        tool(&mut store, "s1", "Edit", Priority::High, 1_001);
+        stop(&mut store, "s1", "Fixed it.", 1_002);
+        let lease = store.lease_next_turn(2_000, &LIMITS).unwrap().unwrap();
+        let sessions = store.sessions_by_platform_id("s1").unwrap();
+        store
+            .forget(&crate::curate::Forget::Sessions(sessions), false)
+            .unwrap();
+        let stored = finish(&mut store, &lease);
+        assert_eq!(stored, Stored::default());
+        let rows: i64 = store
+            .conn()
+            .query_row(
+                "SELECT (SELECT count(*) FROM observations) + (SELECT count(*) FROM summaries)",
+                [],
+                |r| r.get(0),
+            )
+            .unwrap();
+        assert_eq!(rows, 0);
     }
 
     #[test]

@@ -297,7 +297,10 @@ CREATE TABLE IF NOT EXISTS forgotten (
     forgotten_at  INTEGER NOT NULL
 ) WITHOUT ROWID;
 
--- Retention: when the raw input and response of an event were dropped.
+-- Retention: when an event was compressed (NULL for those compressed
+-- before this column: their capture time stands in), and when its raw input
+-- and response were dropped.
+ALTER TABLE events ADD COLUMN compressed_at INTEGER;
 ALTER TABLE events ADD COLUMN pruned_at INTEGER;
 
 -- A deleted row's words leave the full-text index at once, not at the next

@@ -284,10 +284,13 @@ pub struct ForgetArgs {
 pub struct EditArgs {
     /// The observation: #12 or 12.
     pub id: String,
+    /// The new title (one line).
     #[arg(long)]
     pub title: Option<String>,
+    /// The new subtitle.
     #[arg(long)]
     pub subtitle: Option<String>,
+    /// The new narrative.
     #[arg(long)]
     pub narrative: Option<String>,
     /// The facts, replacing the stored ones (repeat for several).

@@ -583,15 +583,28 @@ fn retention_prunes_old_raw_payloads_and_stats_show_the_size() {
         drop(w);
     }
     let observations = env.count("SELECT count(*) FROM observations");
-    // Captured 40 days ago.
+    let raw = "SELECT count(*) FROM events WHERE response IS NOT NULL";
+    // Captured 40 days ago but compressed just now (an imported transcript):
+    // kept.
     env.db()
         .execute(
             "UPDATE events SET created_at = created_at - 40 * 86400000",
             [],
         )
         .unwrap();
-    let raw = "SELECT count(*) FROM events WHERE response IS NOT NULL";
-    assert!(env.count(raw) > 0);
+    {
+        let w = Worker::start(&env, |_| {});
+        std::thread::sleep(Duration::from_millis(700));
+        drop(w);
+    }
+    assert!(env.count(raw) > 0, "pruned by capture time");
+    // Compressed 40 days ago: pruned.
+    env.db()
+        .execute(
+            "UPDATE events SET compressed_at = compressed_at - 40 * 86400000",
+            [],
+        )
+        .unwrap();
     let (_, stats, _) = cli(&env, &proj, &["stats", "--json"]);
     let stats: Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(stats["retention"]["raw_payload_days"], 30, "{stats}");
