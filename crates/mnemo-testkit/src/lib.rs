@@ -16,6 +16,8 @@
 //! - [`codex`]: the real Codex CLI, installed the same way ([`codex_binary`]),
 //!   and [`CodexRun`], which runs `codex exec` against a [`StandIn`] serving
 //!   the OpenAI Responses API.
+//! - [`browser`]: [`Browser`], a real headless Chromium driven over W3C
+//!   WebDriver (`chromedriver` on loopback), for the web viewer's tests.
 //! - [`sandbox`]: [`Sandbox`], a throw-away directory with a fake `HOME`, a
 //!   mnemo data dir and a project dir, and [`git_init`] for real git repos.
 //!
@@ -23,6 +25,7 @@
 //! plain `#[test]` functions can use it; the server runs its own tokio
 //! runtime on its own thread.
 
+pub mod browser;
 pub mod claude_code;
 pub mod codex;
 pub mod gemini;
@@ -32,6 +35,7 @@ pub mod opencode;
 mod process;
 pub mod sandbox;
 
+pub use browser::{Browser, Element};
 pub use claude_code::{CLAUDE_CODE_VERSION, ClaudeOutput, ClaudeRun, claude_binary, claude_dir};
 pub use codex::{CODEX_VERSION, CodexOutput, CodexRun, codex_binary, codex_dir};
 pub use gemini::{GEMINI_CLI_VERSION, GeminiOutput, GeminiRun, gemini_binary};

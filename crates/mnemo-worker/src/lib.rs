@@ -8,6 +8,7 @@
 //! store, within the token budgets, with the why of each turn read from the
 //! host's transcript by [`narrative`]; [`logging`] writes the rotating log;
 //! [`orphans`] ends what a killed predecessor left running.
+//! [`viewer`] is the web viewer's pages and sign-in.
 //! [`probe`] answers "is a worker running, and is it healthy?" for the CLI
 //! and `doctor`.
 
@@ -20,6 +21,7 @@ pub mod logging;
 pub mod narrative;
 pub mod orphans;
 pub mod service;
+pub mod viewer;
 
 use std::time::Duration;
 

@@ -190,6 +190,7 @@ async fn serve(
         budget: Mutex::new(None),
         shutdown,
         config,
+        logins: Default::default(),
     }));
     let worker_info = WorkerInfo {
         pid,

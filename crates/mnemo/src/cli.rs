@@ -114,6 +114,8 @@ pub enum Command {
     Context(ContextArgs),
     /// The MCP server on stdio (what Claude Code runs).
     Mcp(McpArgs),
+    /// Open the web viewer in the browser (starts the worker if needed).
+    Open(OpenArgs),
     /// Forget observations, summaries or prompts by id, a whole session or a
     /// whole project: deleted for good, from the indexes and the file too.
     Forget(ForgetArgs),
@@ -217,6 +219,13 @@ pub struct ContextArgs {
     /// The index and what went into it, as JSON.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct OpenArgs {
+    /// Print the one-time sign-in link instead of opening a browser.
+    #[arg(long)]
+    pub print: bool,
 }
 
 #[derive(clap::Args, Clone)]
@@ -424,6 +433,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Command::Timeline(args) => commands::recall::timeline(args),
         Command::Context(args) => commands::recall::context(args),
         Command::Mcp(args) => commands::mcp::run(args),
+        Command::Open(args) => commands::open::run(args),
         Command::Forget(args) => commands::curate::forget(args),
         Command::Edit(args) => commands::curate::edit(args),
         Command::Pin(args) => commands::curate::pin(args, true),

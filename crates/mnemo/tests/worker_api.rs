@@ -57,10 +57,11 @@ fn token_host_and_origin_checks_hold() {
     assert!(body["error"].as_str().unwrap().contains("wrong token"));
     let (code, _, _) = request(p, &format!("GET /api/stats HTTP/1.1\r\n{host}{auth}"));
     assert_eq!(code, 200);
-    // The viewer's cookie works as well.
+    // The token is no cookie: the viewer's session cookie comes from a
+    // one-time link (tests/viewer_browser.rs).
     let cookie = format!("Cookie: theme=dark; mnemo_token={}\r\n", w.token);
     let (code, _, _) = request(p, &format!("GET /api/stats HTTP/1.1\r\n{host}{cookie}"));
-    assert_eq!(code, 200);
+    assert_eq!(code, 401);
     let (code, _, _) = request(
         p,
         &format!("GET /api/stats HTTP/1.1\r\n{host}Cookie: mnemo_token=nope\r\n"),

@@ -16,18 +16,27 @@
 //!   is also refused when the browser says it comes from another site or
 //!   another port of this one (`Sec-Fetch-Site: cross-site` or `same-site`),
 //!   whatever its `Origin`;
-//! - every route but `/api/health` needs the token from `worker.json`
-//!   (mode 0600, so other users of the machine cannot read it): as
-//!   `Authorization: Bearer …`, or as the `mnemo_token` cookie that a later
-//!   viewer sets. The comparison takes the same time wherever it differs.
+//! - every route but `/api/health` (and the viewer's page shell, assets and
+//!   login link) needs the token from `worker.json` (mode 0600, so other
+//!   users of the machine cannot read it) as `Authorization: Bearer …`, or
+//!   the viewer's session cookie from a one-time link
+//!   ([`crate::viewer::login`]). Comparisons take the same time wherever
+//!   they differ;
+//! - a request that rides on the cookie must come from the viewer's own
+//!   pages: a browser that says where a request comes from
+//!   (`Sec-Fetch-Site`) must say `same-origin` (a page on another port of
+//!   127.0.0.1 is `same-site`, and refused), and a mutation must carry our
+//!   `Origin`. The cookie is `SameSite=Strict` besides, so other sites'
+//!   requests do not carry it at all.
 
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::{ApiError, AppState};
 use crate::info::constant_time_eq;
+use crate::viewer::login;
 
 /// Host and Origin checks, for every route.
 pub async fn local_only(State(app): State<AppState>, request: Request, next: Next) -> Response {
@@ -104,29 +113,42 @@ fn ambiguous_target(request: &Request) -> Option<String> {
     None
 }
 
-/// The token check, for every route but health.
+/// The credentials check, for every route but health and the viewer's
+/// public files.
 pub async fn require_token(State(app): State<AppState>, request: Request, next: Next) -> Response {
-    match presented_token(request.headers()) {
-        Some(token) if constant_time_eq(token.as_bytes(), app.token.as_bytes()) => {
-            next.run(request).await
+    let refusal = match presented(request.headers()) {
+        Credentials::Bearer(token) if constant_time_eq(token.as_bytes(), app.token.as_bytes()) => {
+            return next.run(request).await;
         }
-        presented => {
-            let message = if presented.is_some() {
-                "wrong token; use the one in worker.json of the data directory"
-            } else {
-                "missing token: send `Authorization: Bearer <token>` with the token from worker.json"
-            };
-            let mut response = ApiError::new(StatusCode::UNAUTHORIZED, message).into_response();
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                header::HeaderValue::from_static("Bearer"),
-            );
-            response
+        Credentials::Session(id) if app.logins.is_session(&id) => match cross_site(&request) {
+            None => return next.run(request).await,
+            Some(why) => return ApiError::new(StatusCode::FORBIDDEN, why).into_response(),
+        },
+        Credentials::Bearer(_) => "wrong token; use the one in worker.json of the data directory",
+        Credentials::Session(_) => {
+            "the viewer's session has ended (the worker restarted?): run `mnemo open` to sign in again"
         }
-    }
+        Credentials::None => {
+            "missing token: send `Authorization: Bearer <token>` with the token from worker.json"
+        }
+    };
+    let mut response = ApiError::new(StatusCode::UNAUTHORIZED, refusal).into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        header::HeaderValue::from_static("Bearer"),
+    );
+    response
 }
 
-fn presented_token(headers: &HeaderMap) -> Option<String> {
+/// What a request presents.
+#[derive(Debug, PartialEq, Eq)]
+enum Credentials {
+    Bearer(String),
+    Session(String),
+    None,
+}
+
+fn presented(headers: &HeaderMap) -> Credentials {
     if let Some(value) = headers
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -136,7 +158,7 @@ fn presented_token(headers: &HeaderMap) -> Option<String> {
             .strip_prefix("Bearer ")
             .or_else(|| value.strip_prefix("bearer "))
             .unwrap_or("");
-        return Some(token.trim().to_owned());
+        return Credentials::Bearer(token.trim().to_owned());
     }
     headers
         .get_all(header::COOKIE)
@@ -144,8 +166,32 @@ fn presented_token(headers: &HeaderMap) -> Option<String> {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == "mnemo_token")
-        .map(|(_, value)| value.trim().to_owned())
+        .find(|(name, _)| *name == login::COOKIE)
+        .map_or(Credentials::None, |(_, value)| {
+            Credentials::Session(value.trim().to_owned())
+        })
+}
+
+/// Why a cookie-authenticated request is refused as cross-site, if it is.
+/// (`local_only` has already refused a foreign `Origin`.)
+fn cross_site(request: &Request) -> Option<String> {
+    let headers = request.headers();
+    let site = headers
+        .get("sec-fetch-site")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !site.is_empty() && site != "same-origin" && site != "none" {
+        return Some(format!(
+            "a {site} request cannot use the viewer's session: only the viewer's own pages can"
+        ));
+    }
+    let safe = matches!(*request.method(), Method::GET | Method::HEAD);
+    if !safe && !headers.contains_key(header::ORIGIN) {
+        return Some(
+            "a change made with the viewer's session must carry the viewer's Origin".to_owned(),
+        );
+    }
+    None
 }
 
 /// `127.0.0.1`, `localhost`, either with our port.
@@ -191,12 +237,46 @@ mod tests {
     }
 
     #[test]
-    fn tokens_from_header_or_cookie() {
+    fn token_from_header_or_session_from_cookie() {
         let mut h = HeaderMap::new();
-        assert_eq!(presented_token(&h), None);
+        assert_eq!(presented(&h), Credentials::None);
         h.insert(header::COOKIE, "a=b; mnemo_token=xyz".parse().unwrap());
-        assert_eq!(presented_token(&h).as_deref(), Some("xyz"));
+        assert_eq!(
+            presented(&h),
+            Credentials::None,
+            "the old token cookie is gone"
+        );
+        h.insert(header::COOKIE, "a=b; mnemo_session=xyz".parse().unwrap());
+        assert_eq!(presented(&h), Credentials::Session("xyz".into()));
         h.insert(header::AUTHORIZATION, "Bearer abc".parse().unwrap());
-        assert_eq!(presented_token(&h).as_deref(), Some("abc"));
+        assert_eq!(presented(&h), Credentials::Bearer("abc".into()));
+    }
+
+    fn request(method: Method, headers: &[(&str, &str)]) -> Request {
+        let mut b = Request::builder().method(method).uri("/api/stats");
+        for (k, v) in headers {
+            b = b.header(*k, *v);
+        }
+        b.body(axum::body::Body::empty()).unwrap()
+    }
+
+    #[test]
+    fn the_session_serves_only_same_origin_requests() {
+        assert_eq!(cross_site(&request(Method::GET, &[])), None);
+        let same = [("sec-fetch-site", "same-origin")];
+        assert_eq!(cross_site(&request(Method::GET, &same)), None);
+        for site in ["same-site", "cross-site"] {
+            let r = request(Method::GET, &[("sec-fetch-site", site)]);
+            assert!(cross_site(&r).unwrap().contains(site));
+        }
+        assert!(
+            cross_site(&request(Method::POST, &same)).is_some(),
+            "no Origin"
+        );
+        let with_origin = [
+            ("sec-fetch-site", "same-origin"),
+            ("origin", "http://127.0.0.1:1"),
+        ];
+        assert_eq!(cross_site(&request(Method::POST, &with_origin)), None);
     }
 }

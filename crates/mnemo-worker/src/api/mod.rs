@@ -14,7 +14,10 @@
 //!   origin only);
 //! - [`ops`]: health, stats, queue, retry, shutdown;
 //! - [`stream`]: `/api/stream`, new observations and summaries as
-//!   server-sent events.
+//!   server-sent events;
+//! - [`projects`], [`doctor`]: read-only routes for the viewer (projects
+//!   with counts, the doctor's checks); the viewer's pages themselves are
+//!   [`crate::viewer`].
 //!
 //! Adding a route: write a handler that takes `State<AppState>` and runs its
 //! query through [`AppState::db`] (a pooled connection on a blocking
@@ -23,8 +26,10 @@
 
 pub mod conn;
 pub mod curate;
+pub mod doctor;
 pub mod guard;
 pub mod ops;
+pub mod projects;
 pub mod recall;
 pub mod records;
 pub mod stream;
@@ -173,6 +178,8 @@ pub struct Shared {
     pub budget: Mutex<Option<Exhausted>>,
     /// Set to true to stop the worker gracefully.
     pub shutdown: watch::Sender<bool>,
+    /// The viewer's one-time links and sessions.
+    pub logins: crate::viewer::login::Logins,
 }
 
 #[derive(Clone)]
@@ -240,6 +247,9 @@ fn protected_routes() -> Router<AppState> {
         .route("/api/queue/retry", post(ops::retry))
         .route("/api/shutdown", post(ops::shutdown))
         .route("/api/stream", get(stream::stream))
+        .route("/api/projects", get(projects::projects))
+        .route("/api/doctor", get(doctor::doctor))
+        .route("/api/viewer/link", post(crate::viewer::login::link))
 }
 
 /// The whole API.
@@ -250,11 +260,15 @@ pub fn router(state: AppState) -> Router {
     ));
     Router::new()
         .route("/api/health", get(ops::health))
+        .merge(crate::viewer::public_routes())
         .merge(protected)
         .fallback(|| async { ApiError::not_found("no such route") })
         .layer(axum::middleware::from_fn_with_state(
             state.clone(),
             guard::local_only,
+        ))
+        .layer(axum::middleware::from_fn(
+            crate::viewer::headers::security_headers,
         ))
         .with_state(state)
 }

@@ -7,6 +7,7 @@ pub mod import_claude_mem;
 pub mod import_transcripts;
 pub mod install;
 pub mod mcp;
+pub mod open;
 pub mod recall;
 pub mod stats;
 pub mod switch_claude_mem;

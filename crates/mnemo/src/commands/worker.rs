@@ -53,7 +53,7 @@ fn run_here() -> Result<i32> {
     }
 }
 
-const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const PROBE_TIMEOUT: Duration = Duration::from_secs(2);
 
 fn log_path(data: &DataDir) -> std::path::PathBuf {
     data.log_dir().join(mnemo_worker::logging::WORKER_LOG_FILE)
@@ -93,7 +93,11 @@ fn start(data: &DataDir, timeout: Duration) -> Result<i32> {
     Ok(0)
 }
 
-fn wait_until_healthy(data: &DataDir, child: &mut Child, timeout: Duration) -> Result<WorkerInfo> {
+pub(crate) fn wait_until_healthy(
+    data: &DataDir,
+    child: &mut Child,
+    timeout: Duration,
+) -> Result<WorkerInfo> {
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(exit) = child.try_wait()? {

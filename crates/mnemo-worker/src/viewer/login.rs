@@ -1,0 +1,169 @@
+//! Signing in to the viewer: one-time links and the session cookies they
+//! become.
+//!
+//! `mnemo open` (holding the API token from `worker.json`) asks
+//! `POST /api/viewer/link` for a link `/login?t=…`. The link works once,
+//! within [`LINK_TTL_MS`]; following it sets the `mnemo_session` cookie
+//! (`HttpOnly; SameSite=Strict; Path=/`: scripts cannot read it and other
+//! sites' requests do not carry it) and redirects to the viewer. Sessions
+//! live in memory, so they end with the worker; the API token itself never
+//! reaches the browser.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use axum::Json;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use mnemo_core::time::now_ms;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::api::{ApiError, AppState};
+use crate::info::{constant_time_eq, new_token};
+
+/// How long a login link stays valid.
+pub const LINK_TTL_MS: i64 = 120_000;
+/// The name of the session cookie.
+pub const COOKIE: &str = "mnemo_session";
+/// At most this many unused links and open sessions are kept (the oldest go).
+const MAX_KEPT: usize = 64;
+
+/// Unused links and open sessions, each with when it was made (epoch ms).
+#[derive(Default)]
+pub struct Logins {
+    links: Mutex<HashMap<String, i64>>,
+    sessions: Mutex<HashMap<String, i64>>,
+}
+
+impl Logins {
+    /// A new one-time link secret.
+    pub fn issue_link(&self, now: i64) -> std::io::Result<String> {
+        let secret = new_token()?;
+        let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+        links.retain(|_, made| now - *made < LINK_TTL_MS);
+        keep_newest(&mut links);
+        links.insert(secret.clone(), now);
+        Ok(secret)
+    }
+
+    /// Uses up a link: a new session id, or None when the link is unknown,
+    /// already used or expired.
+    pub fn redeem(&self, secret: &str, now: i64) -> std::io::Result<Option<String>> {
+        let made = {
+            let mut links = self.links.lock().unwrap_or_else(|e| e.into_inner());
+            let key = links
+                .keys()
+                .find(|k| constant_time_eq(k.as_bytes(), secret.as_bytes()))
+                .cloned();
+            key.and_then(|k| links.remove(&k))
+        };
+        match made {
+            Some(made) if now - made < LINK_TTL_MS => {
+                let session = new_token()?;
+                let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+                keep_newest(&mut sessions);
+                sessions.insert(session.clone(), now);
+                Ok(Some(session))
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether `id` is an open session.
+    pub fn is_session(&self, id: &str) -> bool {
+        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions
+            .keys()
+            .any(|k| constant_time_eq(k.as_bytes(), id.as_bytes()))
+    }
+}
+
+fn keep_newest(map: &mut HashMap<String, i64>) {
+    while map.len() >= MAX_KEPT {
+        let Some(oldest) = map.iter().min_by_key(|(_, t)| **t).map(|(k, _)| k.clone()) else {
+            break;
+        };
+        map.remove(&oldest);
+    }
+}
+
+/// `POST /api/viewer/link` (needs the token): a one-time login link.
+pub async fn link(State(app): State<AppState>) -> Result<Json<Value>, ApiError> {
+    let secret = app
+        .logins
+        .issue_link(now_ms())
+        .map_err(|e| ApiError::internal(format!("cannot make a login link: {e}")))?;
+    Ok(Json(json!({
+        "url": format!("http://127.0.0.1:{}/login?t={secret}", app.port),
+        "expires_in_secs": LINK_TTL_MS / 1000,
+        "single_use": true,
+    })))
+}
+
+#[derive(Debug, Deserialize)]
+pub struct LinkQuery {
+    t: Option<String>,
+}
+
+/// `GET /login?t=…`: sets the session cookie and redirects to the viewer.
+pub async fn redeem(
+    State(app): State<AppState>,
+    q: Result<Query<LinkQuery>, QueryRejection>,
+) -> Response {
+    let secret = q.ok().and_then(|Query(q)| q.t).unwrap_or_default();
+    match app.logins.redeem(&secret, now_ms()) {
+        Ok(Some(session)) => {
+            let cookie = format!("{COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/");
+            let mut response = (StatusCode::SEE_OTHER, "signed in").into_response();
+            let h = response.headers_mut();
+            h.insert(header::LOCATION, HeaderValue::from_static("/"));
+            if let Ok(v) = HeaderValue::from_str(&cookie) {
+                h.insert(header::SET_COOKIE, v);
+            }
+            response
+        }
+        Ok(None) => (
+            StatusCode::FORBIDDEN,
+            "This sign-in link was already used or has expired. Run `mnemo open` for a new one.\n",
+        )
+            .into_response(),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot open a session: {e}\n"),
+        )
+            .into_response(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_link_works_once_and_not_after_it_expires() {
+        let logins = Logins::default();
+        let link = logins.issue_link(1_000).unwrap();
+        let session = logins.redeem(&link, 2_000).unwrap().expect("first use");
+        assert!(logins.is_session(&session));
+        assert_eq!(logins.redeem(&link, 2_001).unwrap(), None, "second use");
+        assert!(!logins.is_session(&link), "a link is not a session");
+
+        let late = logins.issue_link(10_000).unwrap();
+        assert_eq!(logins.redeem(&late, 10_000 + LINK_TTL_MS).unwrap(), None);
+        assert_eq!(logins.redeem("", 10_001).unwrap(), None);
+        assert!(!logins.is_session(""));
+    }
+
+    #[test]
+    fn old_links_and_sessions_are_dropped_beyond_the_cap() {
+        let logins = Logins::default();
+        let first = logins.issue_link(0).unwrap();
+        for t in 1..=MAX_KEPT as i64 {
+            logins.issue_link(t).unwrap();
+        }
+        assert_eq!(logins.redeem(&first, 100).unwrap(), None);
+    }
+}
