@@ -17,7 +17,6 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
@@ -505,12 +504,12 @@ struct Finished {
 /// briefly.
 fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> io::Result<Finished> {
     let started = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()?;
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(cmd, 0);
+    let mut child = cmd.spawn()?;
     let (done_tx, done_rx) = mpsc::channel();
     let stdout = collect(child.stdout.take(), done_tx.clone());
     let stderr = collect(child.stderr.take(), done_tx);
@@ -606,7 +605,8 @@ fn tail(bytes: &[u8], max: usize) -> String {
     format!("...{}", &text[start..])
 }
 
-#[cfg(test)]
+// The tests drive shell scripts and process groups: Unix only.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
