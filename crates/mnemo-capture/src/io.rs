@@ -348,7 +348,41 @@ fn wait_readable(until: Instant) -> bool {
     }
 }
 
-#[cfg(not(unix))]
+/// Windows has no `poll` for pipes: peek at the pipe until it holds data,
+/// reports end of input (a broken pipe makes the peek fail) or `until`
+/// passes. A stdin that is not a pipe (a file, the console) fails the peek
+/// too and is left to `read`. Sleeps a millisecond between peeks (the
+/// timer may round that up to ~15 ms while the host has written nothing).
+#[cfg(windows)]
+fn wait_readable(until: Instant) -> bool {
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::System::Pipes::PeekNamedPipe;
+    let handle = std::io::stdin().as_raw_handle();
+    loop {
+        let mut available = 0u32;
+        // SAFETY: the handle is this process's stdin, valid while we run;
+        // null buffers are allowed and only `available` is written.
+        let ok = unsafe {
+            PeekNamedPipe(
+                handle as _,
+                std::ptr::null_mut(),
+                0,
+                std::ptr::null_mut(),
+                &mut available,
+                std::ptr::null_mut(),
+            )
+        };
+        if ok == 0 || available > 0 {
+            return true;
+        }
+        if Instant::now() >= until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[cfg(not(any(unix, windows)))]
 fn wait_readable(_until: Instant) -> bool {
     true
 }
@@ -432,5 +466,56 @@ fn error(message: String) -> Diagnostic {
     Diagnostic {
         level: Level::Error,
         message,
+    }
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+    use std::process::{ChildStdin, Command, Stdio};
+
+    /// Not a test of its own: the child of the tests below. Exits 0 when
+    /// its stdin became readable, 3 when 300 ms passed first.
+    #[test]
+    #[ignore]
+    fn stdin_waiter() {
+        let readable = wait_readable(Instant::now() + Duration::from_millis(300));
+        std::process::exit(if readable { 0 } else { 3 });
+    }
+
+    /// Runs the waiter; `feed` does what it likes with the waiter's stdin
+    /// (dropping it closes the pipe, returning it keeps it open).
+    fn waiter(feed: impl FnOnce(ChildStdin) -> Option<ChildStdin>) -> i32 {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "io::windows_tests::stdin_waiter", "--ignored"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let kept = feed(child.stdin.take().unwrap());
+        let status = child.wait().unwrap();
+        drop(kept);
+        status.code().unwrap()
+    }
+
+    #[test]
+    fn a_silent_open_pipe_times_out() {
+        assert_eq!(waiter(Some), 3);
+    }
+
+    #[test]
+    fn data_on_the_pipe_is_readable() {
+        assert_eq!(
+            waiter(|mut stdin| {
+                stdin.write_all(b"{}").unwrap();
+                Some(stdin)
+            }),
+            0
+        );
+    }
+
+    #[test]
+    fn a_closed_pipe_is_readable() {
+        assert_eq!(waiter(|_| None), 0);
     }
 }

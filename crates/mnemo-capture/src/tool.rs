@@ -143,10 +143,18 @@ pub fn files_touched(tool: &str, input: &Value, cwd: Option<&str>) -> (Vec<Strin
     (read, modified)
 }
 
+/// `path` resolved against `cwd` when relative. On Windows the relative
+/// part's `/` become `\`, so that `src/a.rs` under `C:\r` is stored as
+/// `C:\r\src\a.rs`, the same string as the host's own absolute paths.
 fn absolute(path: &str, cwd: Option<&str>) -> String {
     match cwd {
         Some(cwd) if !Path::new(path).is_absolute() => {
-            Path::new(cwd).join(path).to_string_lossy().into_owned()
+            let relative = if cfg!(windows) {
+                path.replace('/', "\\")
+            } else {
+                path.to_owned()
+            };
+            Path::new(cwd).join(relative).to_string_lossy().into_owned()
         }
         _ => path.to_owned(),
     }
@@ -443,7 +451,7 @@ mod tests {
             Some("/p"),
             &policy(&s),
         );
-        assert_eq!(shaped.files_modified, ["/p/a.py"]);
+        assert_eq!(shaped.files_modified, [joined("/p", &["a.py"])]);
         assert_eq!(shaped.priority, Priority::High);
         let stored: Value = serde_json::from_str(shaped.response.as_deref().unwrap()).unwrap();
         assert_eq!(
@@ -568,6 +576,16 @@ mod tests {
     fn codex_patches_name_their_files() {
         let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n*** Add File: b.rs\n*** End Patch";
         let (_, modified) = files_touched("apply_patch", &json!({"command": patch}), Some("/r"));
-        assert_eq!(modified, ["/r/src/a.rs", "/r/b.rs"]);
+        assert_eq!(
+            modified,
+            [joined("/r", &["src", "a.rs"]), joined("/r", &["b.rs"])]
+        );
+    }
+
+    /// `base` joined with `parts` by this OS's separator.
+    fn joined(base: &str, parts: &[&str]) -> String {
+        let mut path = std::path::PathBuf::from(base);
+        path.extend(parts);
+        path.to_string_lossy().into_owned()
     }
 }

@@ -6,7 +6,8 @@
 //! OS lock on it). Getting the lock means nobody runs a worker: it is let go
 //! at once and `mnemo worker run` is spawned detached (its own session, so
 //! the host's terminal and process group never touch it; stdio to
-//! /dev/null; no other inherited descriptors) with this data directory. No
+//! /dev/null; no other inherited descriptors; on Windows detached, without
+//! a console window and out of the host's job) with this data directory. No
 //! HTTP, no async runtime, no waiting: the hook returns right away and the
 //! worker is up a few milliseconds later. Two hooks racing here may spawn
 //! two workers; the lock lets one run and the other exit at once.
@@ -80,12 +81,11 @@ pub fn spawn_detached(data: &DataDir) -> std::io::Result<Child> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    detach(&mut command);
-    command.spawn()
+    spawn_apart(&mut command)
 }
 
 #[cfg(unix)]
-fn detach(command: &mut Command) {
+fn spawn_apart(command: &mut Command) -> std::io::Result<Child> {
     use std::os::unix::process::CommandExt;
     // SAFETY: between fork and exec only async-signal-safe calls are made
     // (setsid, close_range), and nothing is allocated.
@@ -109,19 +109,38 @@ fn detach(command: &mut Command) {
             Ok(())
         });
     }
+    command.spawn()
 }
 
+/// Windows: no console, no console window, its own process group (Ctrl-C
+/// in the host's console does not reach it), and out of the host's Job
+/// Object when the job allows it (a host that runs in a kill-on-close job
+/// would otherwise take the worker down with it); a job that forbids
+/// breaking away refuses with ERROR_ACCESS_DENIED, and the worker starts
+/// inside it instead. Standard handles are not inherited (null stdio).
 #[cfg(windows)]
-fn detach(command: &mut Command) {
+fn spawn_apart(command: &mut Command) -> std::io::Result<Child> {
     use std::os::windows::process::CommandExt;
     const DETACHED_PROCESS: u32 = 0x0000_0008;
     const CREATE_NEW_PROCESS_GROUP: u32 = 0x0000_0200;
+    const CREATE_BREAKAWAY_FROM_JOB: u32 = 0x0100_0000;
     const CREATE_NO_WINDOW: u32 = 0x0800_0000;
-    command.creation_flags(DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW);
+    const ERROR_ACCESS_DENIED: i32 = 5;
+    let apart = DETACHED_PROCESS | CREATE_NEW_PROCESS_GROUP | CREATE_NO_WINDOW;
+    command.creation_flags(apart | CREATE_BREAKAWAY_FROM_JOB);
+    match command.spawn() {
+        Err(e) if e.raw_os_error() == Some(ERROR_ACCESS_DENIED) => {
+            command.creation_flags(apart);
+            command.spawn()
+        }
+        spawned => spawned,
+    }
 }
 
 #[cfg(not(any(unix, windows)))]
-fn detach(_command: &mut Command) {}
+fn spawn_apart(command: &mut Command) -> std::io::Result<Child> {
+    command.spawn()
+}
 
 #[cfg(test)]
 mod tests {
@@ -135,7 +154,8 @@ mod tests {
         let holder = std::fs::File::open(data.worker_lock_path()).unwrap();
         holder.lock().unwrap();
         assert!(worker_running(&data).unwrap());
-        holder.unlock().unwrap();
+        // Closing the handle lets the lock go, as a worker's exit does.
+        drop(holder);
         assert!(!worker_running(&data).unwrap());
     }
 }

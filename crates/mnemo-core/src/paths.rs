@@ -1,8 +1,16 @@
-//! Where mnemo keeps its files: one data directory, `$MNEMO_DATA_DIR` or `~/.mnemo`.
+//! Where mnemo keeps its files: one data directory, `$MNEMO_DATA_DIR`, else
+//! `~/.mnemo` (Unix) or `%LOCALAPPDATA%\mnemo` (Windows).
 //!
 //! Everything mnemo writes lives below it (database, logs, spool, config,
 //! worker state), so that "delete the directory" is a complete uninstall of the
 //! data and a test can isolate itself with one variable.
+//!
+//! Privacy: on Unix the directory is mode 0700 and its files 0600, and a
+//! directory others may write to is refused. On Windows the default lives in
+//! the user's profile, whose inherited ACL already grants access only to the
+//! user, SYSTEM and Administrators (the 0600 equivalent); mnemo sets no ACL
+//! of its own, so a `MNEMO_DATA_DIR` elsewhere keeps whatever ACL that
+//! folder gives.
 
 use std::path::{Path, PathBuf};
 
@@ -32,13 +40,14 @@ pub enum PathError {
 }
 
 impl DataDir {
-    /// `$MNEMO_DATA_DIR` when set and non-empty, else `~/.mnemo`.
+    /// `$MNEMO_DATA_DIR` when set and non-empty, else the OS default
+    /// (see [`default_root`]).
     pub fn resolve() -> Result<DataDir, PathError> {
         if let Some(dir) = std::env::var_os("MNEMO_DATA_DIR").filter(|v| !v.is_empty()) {
             return Ok(DataDir::at(PathBuf::from(dir)));
         }
-        home_dir()
-            .map(|home| DataDir::at(home.join(".mnemo")))
+        default_root(cfg!(windows), |name| std::env::var_os(name), |p| p.exists())
+            .map(DataDir::at)
             .ok_or(PathError::NoHome)
     }
 
@@ -106,6 +115,32 @@ impl DataDir {
     pub fn ensure(&self) -> std::io::Result<()> {
         create_private_dir(&self.root)
     }
+}
+
+/// The data directory when `MNEMO_DATA_DIR` is not set. Unix: `~/.mnemo`.
+/// Windows: `%LOCALAPPDATA%\mnemo` (local, not roaming: a SQLite database
+/// must not be synced between machines), else `%APPDATA%\mnemo`, else
+/// `%USERPROFILE%\.mnemo`; a `%USERPROFILE%\.mnemo` that already exists
+/// (made by an earlier build) stays in use so that nothing is stranded.
+/// `var` reads an environment variable and `exists` checks a path, so the
+/// rule is tested on every OS.
+fn default_root(
+    windows: bool,
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+    exists: impl Fn(&Path) -> bool,
+) -> Option<PathBuf> {
+    let dir = |name: &str| var(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    if !windows {
+        return dir("HOME").map(|home| home.join(".mnemo"));
+    }
+    let legacy = dir("USERPROFILE").map(|home| home.join(".mnemo"));
+    if let Some(legacy) = legacy.as_ref().filter(|p| exists(p)) {
+        return Some(legacy.clone());
+    }
+    dir("LOCALAPPDATA")
+        .or_else(|| dir("APPDATA"))
+        .map(|base| base.join("mnemo"))
+        .or(legacy)
 }
 
 fn fallback_dirs(root: &Path, runtime: Option<&Path>, temp: &Path) -> Vec<PathBuf> {
@@ -294,6 +329,48 @@ mod tests {
         assert!(dirs[1].starts_with("/tmp"));
         assert_eq!(dirs[0].file_name(), dirs[1].file_name());
         assert_eq!(fallback_dirs(root, None, Path::new("/tmp")), &dirs[1..]);
+    }
+
+    fn env<'a>(vars: &'a [(&str, &str)]) -> impl Fn(&str) -> Option<std::ffi::OsString> + 'a {
+        move |name| vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.into())
+    }
+
+    #[test]
+    fn unix_default_is_dot_mnemo_in_home() {
+        let vars = [("HOME", "/home/me"), ("LOCALAPPDATA", "/elsewhere")];
+        let root = default_root(false, env(&vars), |_| false);
+        assert_eq!(root.unwrap(), Path::new("/home/me/.mnemo"));
+        assert_eq!(default_root(false, env(&[("HOME", "")]), |_| false), None);
+    }
+
+    #[test]
+    fn windows_default_is_local_app_data() {
+        let local = r"C:\Users\Me\AppData\Local";
+        let roaming = r"C:\Users\Me\AppData\Roaming";
+        let profile = r"C:\Users\Me";
+        let all = [
+            ("USERPROFILE", profile),
+            ("LOCALAPPDATA", local),
+            ("APPDATA", roaming),
+            ("HOME", "/home/me"),
+        ];
+        let root = default_root(true, env(&all), |_| false).unwrap();
+        assert_eq!(root, Path::new(local).join("mnemo"));
+        let root = default_root(true, env(&all[..1]), |_| false).unwrap();
+        assert_eq!(root, Path::new(profile).join(".mnemo"));
+        let no_local = [all[0], all[2]];
+        let root = default_root(true, env(&no_local), |_| false).unwrap();
+        assert_eq!(root, Path::new(roaming).join("mnemo"));
+        assert_eq!(default_root(true, env(&all[3..]), |_| false), None);
+    }
+
+    #[test]
+    fn windows_keeps_an_existing_dot_mnemo() {
+        let profile = r"C:\Users\Me";
+        let vars = [("USERPROFILE", profile), ("LOCALAPPDATA", r"C:\L")];
+        let legacy = Path::new(profile).join(".mnemo");
+        let root = default_root(true, env(&vars), |p| p == legacy).unwrap();
+        assert_eq!(root, legacy);
     }
 
     #[cfg(unix)]

@@ -12,6 +12,13 @@
 //! contains is untrusted: a `.git` that is a FIFO, `/dev/zero`, a huge file
 //! or a symlink loop must neither block a hook nor feed it without end, so
 //! every file is read through [`read_small`].
+//!
+//! On Windows the identity is written as hosts write it (`C:\src\api`): the
+//! verbatim prefix that `canonicalize` adds (`\\?\`) is taken off and the
+//! drive letter is uppercased (see [`plain_windows_path`]). Folders that
+//! exist get the case they have on disk from `canonicalize`, so `c:\SRC\api`
+//! and `C:\src\api` are one project; a folder that does not exist keeps the
+//! case it was given.
 
 use std::path::{Component, Path, PathBuf};
 
@@ -38,6 +45,14 @@ pub fn resolve(project_dir: Option<&str>, cwd: Option<&str>) -> Option<ProjectId
 pub fn identify(dir: &Path) -> ProjectIdentity {
     let start = std::fs::canonicalize(dir).unwrap_or_else(|_| normalize(dir));
     let root = git_project_root(&start).unwrap_or(start);
+    let root = if cfg!(windows) {
+        match root.to_str() {
+            Some(text) => PathBuf::from(plain_windows_path(text)),
+            None => root,
+        }
+    } else {
+        root
+    };
     ProjectIdentity {
         name: display_name(&root),
         root,
@@ -125,6 +140,63 @@ fn display_name(root: &Path) -> String {
     }
 }
 
+/// A Windows path as hosts and people write it. `canonicalize` on Windows
+/// returns verbatim paths (`\\?\C:\src\api`, `\\?\UNC\server\share\api`)
+/// while hooks receive `C:\src\api`; both must give one identity. The
+/// drive letter is uppercased (`c:` and `C:` are one drive). A verbatim path
+/// that would mean something else without its prefix (a volume GUID path, a
+/// component named like a device such as `CON`, or ending in a dot or a
+/// space) is kept as it is. Pure string work, tested on every OS.
+pub fn plain_windows_path(path: &str) -> String {
+    let (unc, rest) = if let Some(rest) = path.strip_prefix(r"\\?\UNC\") {
+        (true, rest)
+    } else if let Some(rest) = path.strip_prefix(r"\\?\") {
+        (false, rest)
+    } else {
+        return upper_drive(path);
+    };
+    if (!unc && !has_drive(rest)) || rest.split('\\').any(needs_verbatim) {
+        return path.to_owned();
+    }
+    if unc {
+        format!(r"\\{rest}")
+    } else {
+        upper_drive(rest)
+    }
+}
+
+/// `C:` or `C:\...`.
+fn has_drive(path: &str) -> bool {
+    match path.as_bytes() {
+        [letter, b':'] => letter.is_ascii_alphabetic(),
+        [letter, b':', b'\\', ..] => letter.is_ascii_alphabetic(),
+        _ => false,
+    }
+}
+
+fn upper_drive(path: &str) -> String {
+    let mut out = path.to_owned();
+    if has_drive(path) {
+        out[..1].make_ascii_uppercase();
+    }
+    out
+}
+
+/// A component that Win32 would read differently without the verbatim
+/// prefix: a DOS device name (with any extension) or a trailing dot or space.
+fn needs_verbatim(component: &str) -> bool {
+    if component.ends_with(['.', ' ']) {
+        return true;
+    }
+    let stem = component.split('.').next().unwrap_or_default();
+    let stem = stem.trim_end().to_ascii_uppercase();
+    let numbered = |prefix: &str| {
+        stem.strip_prefix(prefix)
+            .is_some_and(|n| n.len() == 1 && n.as_bytes()[0].is_ascii_digit())
+    };
+    matches!(stem.as_str(), "CON" | "PRN" | "AUX" | "NUL") || numbered("COM") || numbered("LPT")
+}
+
 /// Lexical clean-up for paths that do not exist (payloads from elsewhere):
 /// drops `.` and resolves `..` without touching the file system.
 fn normalize(path: &Path) -> PathBuf {
@@ -163,12 +235,58 @@ mod tests {
         assert!(status.status.success(), "{args:?}: {status:?}");
     }
 
+    /// What `identify` makes of an existing folder without git.
+    fn canonical(dir: &Path) -> PathBuf {
+        let real = dir.canonicalize().unwrap();
+        if cfg!(windows) {
+            PathBuf::from(plain_windows_path(real.to_str().unwrap()))
+        } else {
+            real
+        }
+    }
+
     fn repo(dir: &Path) {
         std::fs::create_dir_all(dir).unwrap();
         git(dir, &["init", "-q"]);
         std::fs::write(dir.join("README"), "x").unwrap();
         git(dir, &["add", "."]);
         git(dir, &["commit", "-qm", "init"]);
+    }
+
+    #[test]
+    fn windows_verbatim_paths_become_plain() {
+        assert_eq!(plain_windows_path(r"\\?\C:\src\api"), r"C:\src\api");
+        assert_eq!(plain_windows_path(r"\\?\c:\src\api"), r"C:\src\api");
+        assert_eq!(plain_windows_path(r"c:\src\api"), r"C:\src\api");
+        assert_eq!(plain_windows_path(r"C:\src\api"), r"C:\src\api");
+        assert_eq!(plain_windows_path(r"\\?\D:"), r"D:");
+        assert_eq!(
+            plain_windows_path(r"\\?\UNC\server\share\api"),
+            r"\\server\share\api"
+        );
+        assert_eq!(
+            plain_windows_path(r"\\server\share\api"),
+            r"\\server\share\api"
+        );
+    }
+
+    #[test]
+    fn windows_verbatim_paths_that_need_the_prefix_keep_it() {
+        for kept in [
+            r"\\?\Volume{0b1c2d3e-0000-0000-0000-100000000000}\src",
+            r"\\?\C:\src\con",
+            r"\\?\C:\src\Aux.txt",
+            r"\\?\C:\src\COM1",
+            r"\\?\C:\src\api.",
+            r"\\?\C:\src\api ",
+        ] {
+            assert_eq!(plain_windows_path(kept), kept);
+        }
+        // Names that only look like devices are not devices.
+        assert_eq!(plain_windows_path(r"\\?\C:\console"), r"C:\console");
+        assert_eq!(plain_windows_path(r"\\?\C:\COM10"), r"C:\COM10");
+        // Unix paths pass through.
+        assert_eq!(plain_windows_path("/home/me/api"), "/home/me/api");
     }
 
     #[test]
@@ -179,9 +297,9 @@ mod tests {
         std::fs::create_dir_all(&a).unwrap();
         std::fs::create_dir_all(&b).unwrap();
         let id = resolve(a.to_str(), b.to_str()).unwrap();
-        assert_eq!(id.root, a.canonicalize().unwrap());
+        assert_eq!(id.root, canonical(&a));
         let id = resolve(Some(""), b.to_str()).unwrap();
-        assert_eq!(id.root, b.canonicalize().unwrap());
+        assert_eq!(id.root, canonical(&b));
         assert_eq!(resolve(None, None), None);
     }
 
@@ -240,7 +358,7 @@ mod tests {
         let deep = root.join("src/billing");
         std::fs::create_dir_all(&deep).unwrap();
         let id = identify(&deep);
-        assert_eq!(id.root, root.canonicalize().unwrap());
+        assert_eq!(id.root, canonical(&root));
         assert_eq!(id.name, "shop");
     }
 
@@ -252,7 +370,7 @@ mod tests {
         let wt = tmp.path().join("elsewhere/feature-x");
         git(&main, &["worktree", "add", "-q", wt.to_str().unwrap()]);
         let id = identify(&wt.join("."));
-        assert_eq!(id.root, main.canonicalize().unwrap());
+        assert_eq!(id.root, canonical(&main));
         assert_eq!(id.name, "main-repo");
     }
 

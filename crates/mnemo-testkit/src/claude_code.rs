@@ -312,7 +312,8 @@ fn parse_output(stdout: &str) -> Option<Value> {
     })
 }
 
-#[cfg(test)]
+// The tests drive shell scripts and process groups: Unix only.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

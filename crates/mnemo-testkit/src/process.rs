@@ -3,7 +3,6 @@
 //! message. Shared by the installers ([`crate::npm`]) and the host runners.
 
 use std::io::{self, Read};
-use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
@@ -25,12 +24,12 @@ pub(crate) struct Finished {
 /// briefly.
 pub(crate) fn run_with_timeout(cmd: &mut Command, timeout: Duration) -> io::Result<Finished> {
     let started = Instant::now();
-    let mut child = cmd
-        .stdin(Stdio::null())
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .spawn()?;
+        .stderr(Stdio::piped());
+    #[cfg(unix)]
+    std::os::unix::process::CommandExt::process_group(cmd, 0);
+    let mut child = cmd.spawn()?;
     let (done_tx, done_rx) = mpsc::channel();
     let stdout = collect(child.stdout.take(), done_tx.clone());
     let stderr = collect(child.stderr.take(), done_tx);
@@ -126,7 +125,8 @@ pub(crate) fn tail(bytes: &[u8], max: usize) -> String {
     format!("...{}", &text[start..])
 }
 
-#[cfg(test)]
+// The tests drive shell scripts and process groups: Unix only.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

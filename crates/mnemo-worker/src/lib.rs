@@ -16,6 +16,8 @@ pub mod api;
 pub mod client;
 pub mod drain;
 pub mod info;
+#[cfg(windows)]
+pub mod job;
 pub mod lock;
 pub mod logging;
 pub mod narrative;

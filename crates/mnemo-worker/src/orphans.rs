@@ -8,7 +8,8 @@
 //! environment before it starts anything (children inherit it, and their
 //! children too) and in `worker.json`. A worker that finds a `worker.json`
 //! left behind (its predecessor did not exit cleanly) ends every process
-//! whose environment carries the predecessor's id. Linux only (/proc).
+//! whose environment carries the predecessor's id. Linux only (/proc); on
+//! Windows the worker's Job Object (see `job`) ends them with the worker.
 
 /// The environment variable that marks a worker's descendants.
 pub const INSTANCE_ENV: &str = "MNEMO_WORKER_INSTANCE";

@@ -102,6 +102,10 @@ pub fn run(data: &DataDir, config: Config, warnings: &[String]) -> Result<(), Ru
         }
     }
     orphans::mark_descendants(&instance);
+    #[cfg(windows)]
+    if let Err(e) = crate::job::contain_descendants() {
+        warn!("cannot put the worker in a job object ({e}); a provider's processes may outlive it");
+    }
 
     // Dates in API answers are local; the offset can only be read while
     // this process has one thread.

@@ -178,7 +178,8 @@ fn stop(data: &DataDir, timeout: Duration) -> Result<i32> {
     Ok(0)
 }
 
-/// SIGTERM, for a worker that does not answer over HTTP.
+/// SIGTERM, for a worker that does not answer over HTTP. Windows has no
+/// SIGTERM: the process is terminated, and its Job Object ends what it started.
 fn terminate(pid: u32) {
     #[cfg(unix)]
     {
@@ -187,7 +188,22 @@ fn terminate(pid: u32) {
             libc::kill(pid as libc::pid_t, libc::SIGTERM);
         }
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    {
+        use windows_sys::Win32::Foundation::CloseHandle;
+        use windows_sys::Win32::System::Threading::{
+            OpenProcess, PROCESS_TERMINATE, TerminateProcess,
+        };
+        // SAFETY: the handle is checked before use and closed once.
+        unsafe {
+            let process = OpenProcess(PROCESS_TERMINATE, 0, pid);
+            if !process.is_null() {
+                TerminateProcess(process, 1);
+                CloseHandle(process);
+            }
+        }
+    }
+    #[cfg(not(any(unix, windows)))]
     {
         let _ = pid;
     }
