@@ -245,7 +245,8 @@ fn workspace_root() -> PathBuf {
         .to_path_buf()
 }
 
-#[cfg(test)]
+// The tests make executable shell scripts: Unix only.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
