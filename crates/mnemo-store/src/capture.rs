@@ -332,16 +332,30 @@ fn link_continued(
     Ok(())
 }
 
-/// Whether the same turn end (same turn, same last message) is recorded.
+/// Whether this turn end is recorded already: the same one (same turn, same
+/// last message); one without the last message once the turn has ended (a
+/// host that fires two turn ends, as Cursor does with its Claude-style `stop`
+/// beside `afterAgentResponse`); or one whose message fills in a turn end
+/// recorded without it, which it then completes instead of adding another.
 fn turn_end_seen(tx: &Transaction<'_>, session_id: i64, e: &EventRecord) -> rusqlite::Result<bool> {
-    tx.query_row(
-        "SELECT EXISTS (SELECT 1 FROM events
-                        WHERE session_id = ?1 AND kind = 'turn_end'
-                          AND platform_prompt_id IS ?2 AND response IS ?3
-                          AND prompt_number = (SELECT prompt_count FROM sessions WHERE id = ?1))",
+    const THIS_TURN: &str = "session_id = ?1 AND kind = 'turn_end' AND platform_prompt_id IS ?2
+         AND prompt_number = (SELECT prompt_count FROM sessions WHERE id = ?1)";
+    let same = tx.query_row(
+        &format!(
+            "SELECT EXISTS (SELECT 1 FROM events WHERE {THIS_TURN}
+                AND (response IS ?3 OR ?3 IS NULL))"
+        ),
         params![session_id, e.platform_prompt_id, e.response],
         |r| r.get(0),
-    )
+    )?;
+    if same || e.response.is_none() {
+        return Ok(same);
+    }
+    let completed = tx.execute(
+        &format!("UPDATE events SET response = ?3 WHERE {THIS_TURN} AND response IS NULL"),
+        params![session_id, e.platform_prompt_id, e.response],
+    )?;
+    Ok(completed > 0)
 }
 
 /// Inserts an event; None when the same tool call was recorded already.
@@ -854,6 +868,47 @@ mod tests {
         // The same call a minute later ran again.
         store.apply(&capture(&s, call("ls"), 61_000)).unwrap();
         assert_eq!(count(&store, "SELECT count(*) FROM events"), 3);
+    }
+
+    #[test]
+    fn a_turn_has_one_turn_end_whichever_hook_says_it_first() {
+        let (_t, mut store) = store();
+        let s = session("abc", None);
+        let prompt = CaptureOp::Prompt {
+            platform_prompt_id: None,
+            text: Some("go".into()),
+            origin: PromptOrigin::User,
+        };
+        let end = |response: Option<&str>| {
+            let mut e = EventRecord::new(EventKind::TurnEnd, Priority::High);
+            e.response = response.map(str::to_owned);
+            CaptureOp::Event(e)
+        };
+        // Message-less first, then the one with the message: one, completed.
+        store.apply(&capture(&s, prompt.clone(), 1_000)).unwrap();
+        store.apply(&capture(&s, end(None), 2_000)).unwrap();
+        let with = store
+            .apply(&capture(&s, end(Some("\"done\"")), 2_010))
+            .unwrap();
+        assert_eq!(with, Applied::Duplicate);
+        // The message first, then the message-less one: still one.
+        store.apply(&capture(&s, prompt, 3_000)).unwrap();
+        store
+            .apply(&capture(&s, end(Some("\"again\"")), 4_000))
+            .unwrap();
+        let without = store.apply(&capture(&s, end(None), 4_010)).unwrap();
+        assert_eq!(without, Applied::Duplicate);
+        assert_eq!(
+            count(
+                &store,
+                "SELECT count(*) FROM events WHERE kind = 'turn_end'"
+            ),
+            2
+        );
+        assert_eq!(
+            count(&store, "SELECT count(*) FROM events WHERE response IS NULL"),
+            0
+        );
     }
 
     #[test]

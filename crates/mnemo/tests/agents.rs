@@ -134,24 +134,28 @@ fn cursor_fixture(name: &str, project: &Path) -> String {
 
 /// The recorded Cursor session (camelCase events), and the same payloads
 /// named as Claude Code names them, as Cursor may hand them to the hooks it
-/// runs from `.claude/settings.json`.
+/// runs from `.claude/settings.json` (`afterAgentResponse` has no Claude
+/// name: the turn's end then comes twice, with and without the answer).
 fn cursor_session(project: &Path) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (name, claude_name) in [
-        ("sessionStart", "SessionStart"),
-        ("beforeSubmitPrompt", "UserPromptSubmit"),
-        ("postToolUse.Shell", "PostToolUse"),
-        ("postToolUse.Write", "PostToolUse"),
-        ("postToolUseFailure.Shell", "PostToolUseFailure"),
-        ("stop", "Stop"),
-        ("sessionEnd", "SessionEnd"),
+        ("sessionStart", Some("SessionStart")),
+        ("beforeSubmitPrompt", Some("UserPromptSubmit")),
+        ("postToolUse.Shell", Some("PostToolUse")),
+        ("postToolUse.Write", Some("PostToolUse")),
+        ("postToolUseFailure.Shell", Some("PostToolUseFailure")),
+        ("afterAgentResponse", None),
+        ("stop", Some("Stop")),
+        ("sessionEnd", Some("SessionEnd")),
     ] {
         let payload = cursor_fixture(name, project);
         let event = name.split('.').next().unwrap().to_owned();
-        let mut renamed: Value = serde_json::from_str(&payload).unwrap();
-        renamed["hook_event_name"] = json!(claude_name);
+        if let Some(claude_name) = claude_name {
+            let mut renamed: Value = serde_json::from_str(&payload).unwrap();
+            renamed["hook_event_name"] = json!(claude_name);
+            out.push((claude_name.to_owned(), renamed.to_string()));
+        }
         out.push((event, payload));
-        out.push((claude_name.to_owned(), renamed.to_string()));
     }
     out
 }
@@ -198,6 +202,20 @@ fn cursor_payloads_through_both_commands_are_stored_once() {
         recorded(&both)
     );
     assert_eq!(recorded(&both), recorded(&alone));
+    // One turn, one turn end, with the answer `afterAgentResponse` carried.
+    for env in [&alone, &both] {
+        assert_eq!(
+            env.strings(
+                "SELECT coalesce(e.response, 'NULL') FROM events e
+                 JOIN sessions s ON s.id = e.session_id
+                 WHERE e.kind = 'turn_end' AND s.platform = 'cursor'"
+            )
+            .len(),
+            1,
+            "{:#?}",
+            recorded(env)
+        );
+    }
     assert_eq!(
         both.count(
             "SELECT count(*) FROM (SELECT tool_use_id FROM events
