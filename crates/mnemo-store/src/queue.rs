@@ -96,6 +96,8 @@ pub struct TurnInfo {
     pub prompt: Option<String>,
     /// The host's transcript of the session, when it gave one.
     pub transcript_path: Option<String>,
+    /// The host that ran the session (`claude-code`, `codex`, ...).
+    pub platform: String,
 }
 
 /// Events of one turn, leased to the worker.
@@ -332,6 +334,37 @@ impl Store {
             )
             .map(|_| ())
             .map_err(|e| self.err(e))
+    }
+
+    /// Tool calls found to have failed after they were captured (a Codex
+    /// command whose exit code only its rollout tells): each `(event id,
+    /// error)` becomes a `tool_failure` with that error in place of its
+    /// response, at failure priority, as if the host had reported the
+    /// failure. Events that are not tool uses are left alone. Returns how
+    /// many changed.
+    pub fn record_tool_failures(&mut self, failures: &[(i64, String)]) -> Result<usize> {
+        let path = self.path.clone();
+        let tx = self
+            .conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(|e| sql_err(&path, e))?;
+        let mut changed = 0;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "UPDATE events SET kind = 'tool_failure', error = ?2, response = NULL,
+                            priority = min(priority, ?3)
+                     WHERE id = ?1 AND kind = 'tool_use'",
+                )
+                .map_err(|e| sql_err(&path, e))?;
+            for (id, error) in failures {
+                changed += stmt
+                    .execute(params![id, error, mnemo_core::model::Priority::High as i64])
+                    .map_err(|e| sql_err(&path, e))?;
+            }
+        }
+        tx.commit().map_err(|e| sql_err(&path, e))?;
+        Ok(changed)
     }
 
     /// Takes back leases nobody is working on. The worker calls this at
@@ -609,7 +642,7 @@ fn turn_info(
     tx.query_row(
         "SELECT s.platform_session_id, s.project_id, p.root, p.name,
                 (SELECT text FROM prompts WHERE session_id = s.id AND prompt_number = ?2),
-                s.transcript_path
+                s.transcript_path, s.platform
          FROM sessions s LEFT JOIN projects p ON p.id = s.project_id
          WHERE s.id = ?1",
         params![session_id, prompt_number],
@@ -623,6 +656,7 @@ fn turn_info(
                 project_name: r.get(3)?,
                 prompt: r.get(4)?,
                 transcript_path: r.get(5)?,
+                platform: r.get(6)?,
             })
         },
     )
@@ -809,6 +843,49 @@ mod tests {
             calls: Vec::new(),
         };
         store.complete_lease(lease, &result).unwrap()
+    }
+
+    #[test]
+    fn a_tool_use_found_failed_later_becomes_a_failure_and_nothing_else_does() {
+        let (_t, mut store) = store();
+        prompt(&mut store, "s1", "p1", "run the tests", 1_000);
+        tool(&mut store, "s1", "Bash", Priority::Low, 1_001);
+        stop(&mut store, "s1", "Done.", 1_002);
+        let lease = store.lease_next_turn(2_000, &LIMITS).unwrap().unwrap();
+        assert_eq!(lease.turn.platform, "claude-code");
+        let (bash, end) = (lease.events[0].id, lease.turn_ends[0].id);
+        let changed = store
+            .record_tool_failures(&[(bash, "Exit code 3\nboom".into()), (end, "no".into())])
+            .unwrap();
+        assert_eq!(changed, 1);
+        let row = |id: i64| {
+            store
+                .conn()
+                .query_row(
+                    "SELECT kind, error, response, priority FROM events WHERE id = ?1",
+                    [id],
+                    |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, Option<String>>(1)?,
+                            r.get::<_, Option<String>>(2)?,
+                            r.get::<_, i64>(3)?,
+                        ))
+                    },
+                )
+                .unwrap()
+        };
+        assert_eq!(
+            row(bash),
+            (
+                "tool_failure".into(),
+                Some("Exit code 3\nboom".into()),
+                None,
+                0
+            )
+        );
+        assert_eq!(row(end).0, "turn_end");
+        assert_eq!(row(end).1, None);
     }
 
     #[test]

@@ -18,10 +18,12 @@
 //! The path, one module per step: [`claude_code`] turns lines into turns;
 //! [`clean`] owns the privacy rules applied to what it keeps; [`locate`]
 //! finds the turn a batch of captured events belongs to; [`files`] finds
-//! transcripts on disk.
+//! transcripts on disk. [`codex`] reads Codex's rollout file for the one
+//! thing its hooks leave out: each tool call's exit code.
 
 pub mod claude_code;
 pub mod clean;
+pub mod codex;
 pub mod files;
 pub mod locate;
 pub mod model;

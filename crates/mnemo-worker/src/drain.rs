@@ -36,6 +36,7 @@ use tokio::sync::watch;
 use tracing::{error, info, warn};
 
 use crate::api::{AppState, StreamEvent};
+use crate::exits::CodexExits;
 use crate::info::{ExhaustedInfo, WorkerInfo};
 use crate::narrative::Narratives;
 
@@ -54,6 +55,7 @@ pub struct Drain {
     store: Option<Store>,
     compressor: Arc<Compressor>,
     narratives: Arc<Narratives>,
+    exits: Arc<CodexExits>,
     limits: QueueLimits,
     max_attempts: i64,
     info: WorkerInfo,
@@ -84,6 +86,7 @@ impl Drain {
             store: Some(store),
             compressor: Arc::new(compressor),
             narratives,
+            exits: Arc::default(),
             limits,
             max_attempts,
             info,
@@ -197,8 +200,9 @@ impl Drain {
         }
     }
 
-    async fn process(&mut self, lease: Lease, shutdown: &mut watch::Receiver<bool>) -> Flow {
+    async fn process(&mut self, mut lease: Lease, shutdown: &mut watch::Receiver<bool>) -> Flow {
         let started = Instant::now();
+        self.record_codex_failures(&mut lease).await;
         let mut batch = build_batch(&lease);
         batch.narrative = read_narrative(self.narratives.clone(), &lease).await;
         // Every piece sees the earlier ones: the checks they left failing
@@ -281,6 +285,36 @@ impl Drain {
         }
         self.app.touch();
         Flow::Continue
+    }
+
+    /// Makes the lease's Codex tool calls that exited non-zero failures,
+    /// in the store first and then in the lease, so that the compressor,
+    /// the stored events and the gotchas agree. When the store cannot take
+    /// it, the lease stays as captured.
+    async fn record_codex_failures(&mut self, lease: &mut Lease) {
+        if lease.turn.platform != "codex" || lease.turn.transcript_path.is_none() {
+            return;
+        }
+        let (exits, copy) = (self.exits.clone(), lease.clone());
+        let failures = tokio::task::spawn_blocking(move || exits.failures(&copy))
+            .await
+            .unwrap_or_default();
+        if failures.is_empty() {
+            return;
+        }
+        let to_store = failures.clone();
+        match self
+            .with_store(move |s| s.record_tool_failures(&to_store))
+            .await
+        {
+            Ok(_) => crate::exits::apply(lease, &failures),
+            Err(e) => warn!(
+                "turn {} of session {}: could not record {} failed Codex calls ({e})",
+                lease.turn.prompt_number,
+                lease.turn.platform_session_id,
+                failures.len()
+            ),
+        }
     }
 
     /// The partial summaries the turn's earlier pieces left (none when they

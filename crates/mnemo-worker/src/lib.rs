@@ -6,7 +6,8 @@
 //! [`client`] is the CLI's side). [`service`] runs the process from start to
 //! exit; [`drain`] moves the durable queue through the compressor into the
 //! store, within the token budgets, with the why of each turn read from the
-//! host's transcript by [`narrative`]; [`logging`] writes the rotating log;
+//! host's transcript by [`narrative`] and a Codex command's exit code from
+//! its rollout by [`exits`]; [`logging`] writes the rotating log;
 //! [`orphans`] ends what a killed predecessor left running.
 //! [`viewer`] is the web viewer's pages and sign-in.
 //! [`probe`] answers "is a worker running, and is it healthy?" for the CLI
@@ -15,6 +16,7 @@
 pub mod api;
 pub mod client;
 pub mod drain;
+pub mod exits;
 pub mod info;
 #[cfg(windows)]
 pub mod job;
