@@ -3,7 +3,9 @@
 //! against the stand-in Responses API. A session that writes and runs a file
 //! is captured and compressed; the next session's first model request
 //! carries the memory; and work a Claude Code session did in a repository
-//! reaches a Codex session in the same repository.
+//! reaches a Codex session in the same repository. A command that exits
+//! non-zero (Codex's hook does not say so; its rollout does) is remembered
+//! as a failure.
 
 mod common;
 
@@ -231,5 +233,67 @@ fn what_claude_code_did_in_a_repository_reaches_codex_there() -> anyhow::Result<
         .query_map([], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
     assert_eq!(platforms, ["claude-code", "codex"]);
+    Ok(())
+}
+
+/// The kind and error of the captured Bash call, and every stored
+/// observation and summary as text.
+fn remembered(sandbox: &Sandbox) -> anyhow::Result<(String, Option<String>, String)> {
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    let (kind, error): (String, Option<String>) = db.query_row(
+        "SELECT kind, error FROM events WHERE tool_name = 'Bash'",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let memory: String = db.query_row(
+        "SELECT (SELECT group_concat(title || ' ' || narrative || ' ' || facts, '\n')
+                 FROM observations)
+                || '\n' ||
+                (SELECT group_concat(request || ' ' || completed || ' ' || learned || ' '
+                                     || next_steps || ' ' || notes, '\n') FROM summaries)",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok((kind, error, memory))
+}
+
+/// Codex's PostToolUse carries no exit code; the worker reads it from the
+/// rollout, so a command that exited 3 is remembered as failed, and one
+/// that exited 0 is not.
+#[test]
+fn a_codex_command_that_exits_non_zero_is_remembered_as_a_failure() -> anyhow::Result<()> {
+    for (code, failed) in [(3, true), (0, false)] {
+        let sandbox = Sandbox::new();
+        git_init(&sandbox.project())?;
+        install_codex(&sandbox)?;
+        let _stop = StopWorker(&sandbox);
+        let command =
+            format!("python3 -c 'import sys; print(\"reconcile ledger: done\"); sys.exit({code})'");
+        let server = StandIn::with_script([
+            Step::bash(&command),
+            Step::text("Ran the ledger reconciliation."),
+        ]);
+        codex(&sandbox, &server, "reconcile the ledger")
+            .run()?
+            .expect_success();
+        wait_compressed(&sandbox)?;
+        let (kind, error, memory) = remembered(&sandbox)?;
+        let said_failed = memory.contains("failed");
+        if failed {
+            assert_eq!(kind, "tool_failure", "exit {code}: {error:?}");
+            let error = error.unwrap_or_default();
+            assert!(
+                error.starts_with("Exit code 3") && error.contains("reconcile ledger: done"),
+                "{error}"
+            );
+            assert!(
+                said_failed && memory.contains("exit"),
+                "exit {code}: {memory}"
+            );
+        } else {
+            assert_eq!((kind.as_str(), error), ("tool_use", None));
+            assert!(!said_failed, "exit {code}: {memory}");
+        }
+    }
     Ok(())
 }
