@@ -14,6 +14,7 @@ use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstObjectPr
 
 use crate::command::is_mnemo_hook_command_for;
 use crate::edit::{Change, ChangeKind, ParseError, SettingsEdit};
+use crate::host::HookPlanners;
 use crate::jsonc::{
     Document, describe, removal_drops_comments_outside, string_property, string_value,
 };
@@ -31,6 +32,13 @@ pub struct HookSpec {
     /// `mnemo_core::host::HookTimeout`).
     pub timeout_secs: u32,
 }
+
+/// The planners of a Claude-style hooks file, for any host that has one.
+pub const PLANNERS: HookPlanners = HookPlanners {
+    install: |platform, text, _program, specs| plan_install_for(platform.as_str(), text, specs),
+    uninstall: |platform, text| plan_uninstall_for(platform.as_str(), text),
+    find: |platform, text| find_mnemo_hooks_for(platform.as_str(), text),
+};
 
 /// [`plan_install_for`] Claude Code.
 pub fn plan_install(existing: &str, hooks: &[HookSpec]) -> Result<SettingsEdit, ParseError> {

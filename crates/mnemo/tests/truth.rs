@@ -382,7 +382,14 @@ fn help_lists_the_environment_variables() {
 fn an_unknown_host_says_so_and_doctor_counts_what_was_ignored() {
     let env = installed();
     let (_, out, _) = run(&env, &["hook", "--help"]);
-    for host in ["claude-code", "codex", "gemini", "cursor", "opencode", "raw"] {
+    for host in [
+        "claude-code",
+        "codex",
+        "gemini",
+        "cursor",
+        "opencode",
+        "raw",
+    ] {
         assert!(out.contains(host), "{host} missing from: {out}");
     }
 

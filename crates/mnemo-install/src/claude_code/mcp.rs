@@ -7,9 +7,24 @@
 use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp};
 
 use crate::command::shell_quote;
-use crate::edit::{Change, ChangeKind, ParseError, SettingsEdit};
-use crate::host::McpEntry;
+use crate::edit::{Change, ChangeKind, ParseError, ParseErrorKind, SettingsEdit};
+use crate::host::{McpEntry, McpPlanners};
 use crate::jsonc::{Document, describe, removal_drops_comments_outside, string_property};
+
+/// The planners of `~/.claude.json`, which Claude Code reads as strict JSON.
+pub const CLAUDE_PLANNERS: McpPlanners = McpPlanners {
+    install: plan_mcp_install,
+    uninstall: plan_mcp_uninstall,
+    find: find_mcp_server_strict,
+};
+
+/// The planners of an `mcpServers` file of plain `{"command", "args"}` entries (Gemini CLI's
+/// `settings.json`, Cursor's `mcp.json`), read as JSONC.
+pub const PLAIN_PLANNERS: McpPlanners = McpPlanners {
+    install: plan_mcp_install_plain,
+    uninstall: plan_mcp_uninstall,
+    find: find_mcp_server,
+};
 
 /// Register the stdio MCP server `name` running `command args...`, adding or updating
 /// `mcpServers.<name>`.
@@ -175,7 +190,37 @@ pub fn find_mcp_server(existing: &str, name: &str) -> Result<Option<McpEntry>, P
     let server = doc
         .unique_property(&servers, name, &format!("mcpServers.{name}"))?
         .and_then(|prop| prop.to_serde_value());
-    Ok(super::install::json_entry(server.as_ref()))
+    Ok(json_entry(server.as_ref()))
+}
+
+/// [`find_mcp_server`] in a file the host reads as strict JSON: comments or trailing commas are
+/// an error there.
+pub fn find_mcp_server_strict(existing: &str, name: &str) -> Result<Option<McpEntry>, ParseError> {
+    let value: serde_json::Value = serde_json::from_str(existing).map_err(|e| ParseError {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+        kind: ParseErrorKind::Syntax,
+    })?;
+    Ok(json_entry(
+        value.get("mcpServers").and_then(|s| s.get(name)),
+    ))
+}
+
+/// `{"command": ..., "args": [...]}` as an entry.
+fn json_entry(server: Option<&serde_json::Value>) -> Option<McpEntry> {
+    let server = server?;
+    Some(McpEntry {
+        command: server
+            .get("command")
+            .and_then(|c| c.as_str())
+            .unwrap_or_default()
+            .to_owned(),
+        args: server
+            .get("args")
+            .and_then(|a| serde_json::from_value::<Vec<String>>(a.clone()).ok())
+            .unwrap_or_default(),
+    })
 }
 
 fn unchanged(existing: &str) -> SettingsEdit {

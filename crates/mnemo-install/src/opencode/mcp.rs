@@ -6,11 +6,18 @@ use jsonc_parser::cst::{CstInputValue, CstObject};
 use serde_json::{Value, json};
 
 use crate::edit::{Change, ChangeKind, ParseError, SettingsEdit};
-use crate::host::McpEntry;
+use crate::host::{McpEntry, McpPlanners};
 use crate::jsonc::{Document, describe};
 
 /// The key holding OpenCode's MCP servers.
 const KEY: &str = "mcp";
+
+/// The planners of `opencode.json`.
+pub const PLANNERS: McpPlanners = McpPlanners {
+    install: plan_mcp_install,
+    uninstall: plan_mcp_uninstall,
+    find: find_mcp_entry,
+};
 
 /// Register (or bring up to date) the local server `name` running `command args...`.
 pub fn plan_mcp_install(
