@@ -89,13 +89,17 @@ pub fn plan_install(
                 ChangeKind::Added
             }
         };
-        changes.push(change(kind, &spec.event, &spec.command));
+        changes.push(Change::new(kind, &spec.event, &spec.command));
     }
     for (entry, _) in ours.iter().zip(&claimed).filter(|(_, c)| !**c) {
-        changes.push(change(ChangeKind::Removed, &entry.event, &entry.command));
+        changes.push(Change::new(
+            ChangeKind::Removed,
+            &entry.event,
+            &entry.command,
+        ));
     }
     if changes.iter().all(|c| c.kind == ChangeKind::Unchanged) {
-        return Ok(unchanged(existing, changes));
+        return Ok(SettingsEdit::unchanged(existing, changes));
     }
     let root = doc.root_object_or_create();
     if root.get("version").is_none() {
@@ -127,15 +131,19 @@ pub fn plan_uninstall(
 ) -> Result<SettingsEdit, ParseError> {
     let doc = Document::parse(existing)?;
     let Some(section) = read_section(&doc, &is_ours)? else {
-        return Ok(unchanged(existing, Vec::new()));
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     };
     if section.ours.is_empty() {
-        return Ok(unchanged(existing, Vec::new()));
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     }
     let mut changes = Vec::new();
     for entry in &section.ours {
         remove(entry);
-        changes.push(change(ChangeKind::Removed, &entry.event, &entry.command));
+        changes.push(Change::new(
+            ChangeKind::Removed,
+            &entry.event,
+            &entry.command,
+        ));
     }
     if section.object.properties().is_empty() {
         section.prop.clone().remove();
@@ -265,21 +273,6 @@ fn entry_value(spec: &HookSpec) -> CstInputValue {
         ("command".to_string(), spec.command.as_str().into()),
         ("timeout".to_string(), spec.timeout_secs.into()),
     ])
-}
-
-fn change(kind: ChangeKind, event: &str, command: &str) -> Change {
-    Change {
-        kind,
-        event: event.to_string(),
-        command: command.to_string(),
-    }
-}
-
-fn unchanged(existing: &str, changes: Vec<Change>) -> SettingsEdit {
-    SettingsEdit {
-        new_text: existing.to_string(),
-        changes,
-    }
 }
 
 #[cfg(test)]

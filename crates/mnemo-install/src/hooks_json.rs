@@ -85,17 +85,17 @@ pub fn plan_install_for(
             Pairing::Differs(_) => ChangeKind::Updated,
             Pairing::Missing => ChangeKind::Added,
         };
-        changes.push(change(kind, &spec.event, &spec.command));
+        changes.push(Change::new(kind, &spec.event, &spec.command));
     }
     for &index in &plan.leftovers {
-        changes.push(change(
+        changes.push(Change::new(
             ChangeKind::Removed,
             &ours[index].event,
             &ours[index].command,
         ));
     }
     if changes.iter().all(|c| c.kind == ChangeKind::Unchanged) {
-        return Ok(unchanged(existing, changes));
+        return Ok(SettingsEdit::unchanged(existing, changes));
     }
 
     // Updates first, while every node still sits where it was found; then additions; removals go
@@ -135,16 +135,16 @@ pub fn plan_uninstall_for(host: &str, existing: &str) -> Result<SettingsEdit, Pa
         None => None,
     };
     let Some(section) = section else {
-        return Ok(unchanged(existing, Vec::new()));
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     };
     let ours = section.our_handlers();
     if ours.is_empty() {
-        return Ok(unchanged(existing, Vec::new()));
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     }
     let mut changes = Vec::new();
     for handler in &ours {
         section.remove(handler);
-        changes.push(change(
+        changes.push(Change::new(
             ChangeKind::Removed,
             &handler.event,
             &handler.command,
@@ -173,21 +173,6 @@ pub fn find_mnemo_hooks_for(
         .into_iter()
         .map(|handler| (handler.event, handler.command))
         .collect())
-}
-
-fn change(kind: ChangeKind, event: &str, command: &str) -> Change {
-    Change {
-        kind,
-        event: event.to_string(),
-        command: command.to_string(),
-    }
-}
-
-fn unchanged(existing: &str, changes: Vec<Change>) -> SettingsEdit {
-    SettingsEdit {
-        new_text: existing.to_string(),
-        changes,
-    }
 }
 
 /// The `hooks` object of the settings, checked to be the shape Claude Code accepts.

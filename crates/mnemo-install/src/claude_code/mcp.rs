@@ -141,13 +141,13 @@ fn plan(
 pub fn plan_mcp_uninstall(existing: &str, name: &str) -> Result<SettingsEdit, ParseError> {
     let doc = Document::parse(existing)?;
     let Some(root) = doc.existing_root_object()? else {
-        return Ok(unchanged(existing));
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     };
     let Some((servers_prop, servers)) = servers_object(&doc, &root)? else {
-        return Ok(unchanged(existing));
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     };
     let Some(entry) = doc.unique_property(&servers, name, &format!("mcpServers.{name}"))? else {
-        return Ok(unchanged(existing));
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     };
     let server = entry.object_value();
     let command = server
@@ -221,13 +221,6 @@ fn json_entry(server: Option<&serde_json::Value>) -> Option<McpEntry> {
             .and_then(|a| serde_json::from_value::<Vec<String>>(a.clone()).ok())
             .unwrap_or_default(),
     })
-}
-
-fn unchanged(existing: &str) -> SettingsEdit {
-    SettingsEdit {
-        new_text: existing.to_string(),
-        changes: Vec::new(),
-    }
 }
 
 /// The top-level `mcpServers` property and its object, if there is one.
