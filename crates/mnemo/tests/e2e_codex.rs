@@ -35,16 +35,14 @@ fn mnemo_dir() -> std::path::PathBuf {
 }
 
 fn codex(sandbox: &Sandbox, server: &StandIn, prompt: &str) -> CodexRun {
-    CodexRun::new(
-        prompt,
-        sandbox.project(),
-        sandbox.home(),
-        server.openai_base_url(),
-    )
-    .env("MNEMO_DATA_DIR", sandbox.data())
-    .env("MNEMO_PORT", "0")
-    .env("MNEMO_WORKER_IDLE_EXIT_SECS", "120")
-    .path_prepend(mnemo_dir())
+    CodexRun::new(prompt)
+        .project_dir(sandbox.project())
+        .home(sandbox.home())
+        .base_url(server.openai_base_url())
+        .env("MNEMO_DATA_DIR", sandbox.data())
+        .env("MNEMO_PORT", "0")
+        .env("MNEMO_WORKER_IDLE_EXIT_SECS", "120")
+        .path_prepend(mnemo_dir())
 }
 
 fn responses(server: &StandIn) -> Vec<RecordedRequest> {
