@@ -227,3 +227,97 @@ impl<C: Cli> Run<C> {
         .with_context(|| format!("{} run: a PATH entry contains ':'", C::TITLE))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `sh` as a CLI whose recipe sets a variable and prints what the
+    /// session gave it.
+    #[derive(Debug, Clone)]
+    struct Shell;
+
+    impl Cli for Shell {
+        const TITLE: &'static str = "Shell";
+        const TIMEOUT: Duration = Duration::from_secs(30);
+        type Output = Finished;
+
+        fn binary() -> anyhow::Result<PathBuf> {
+            Ok(PathBuf::from("/bin/sh"))
+        }
+
+        fn recipe(session: &Session<'_>, cmd: &mut Command) -> anyhow::Result<()> {
+            cmd.env("RECIPE", "recipe")
+                .env("BASE_URL", session.base_url)
+                .arg("-c")
+                .arg(
+                    "printf '%s|%s|%s|%s|%s|%s|%s' \"$(pwd)\" \"$HOME\" \"$TERM\" \
+                     \"${PATH%%:*}\" \"$RECIPE\" \"$BASE_URL\" \"$1\"",
+                )
+                .arg("sh");
+            Ok(())
+        }
+
+        fn output(finished: Finished) -> Finished {
+            finished
+        }
+    }
+
+    #[test]
+    fn the_session_gets_the_shared_environment_then_the_recipe_then_the_extras() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = std::fs::canonicalize(dir.path()).unwrap();
+        let done = Run::<Shell>::new("unused")
+            .project_dir(&project)
+            .home("/fake/home")
+            .base_url("http://127.0.0.1:9")
+            .path_prepend("/second")
+            .path_prepend("/first")
+            .env("RECIPE", "extra")
+            .arg("an extra arg")
+            .run()
+            .unwrap();
+        assert!(done.status.success(), "{}", done.stderr);
+        assert_eq!(
+            done.stdout,
+            format!(
+                "{}|/fake/home|dumb|/first|extra|http://127.0.0.1:9|an extra arg",
+                project.display()
+            )
+        );
+    }
+
+    #[test]
+    fn an_unset_setting_is_named() {
+        let err = Run::<Shell>::new("p")
+            .project_dir("/")
+            .base_url("http://127.0.0.1:9")
+            .command()
+            .unwrap_err();
+        assert_eq!(err.to_string(), "Shell run: home is not set");
+    }
+
+    #[test]
+    fn a_session_out_of_time_is_an_error_with_its_output() {
+        use std::os::unix::fs::PermissionsExt;
+        let slow = tempfile::tempdir().unwrap();
+        let script = slow.path().join("slow");
+        std::fs::write(&script, "#!/bin/sh\necho started\nsleep 30\n").unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let err = Run::<Shell>::new("p")
+            .project_dir("/")
+            .home("/")
+            .base_url("u")
+            .binary(&script)
+            .timeout(Duration::from_millis(500))
+            .run()
+            .err()
+            .expect("timed out");
+        let message = err.to_string();
+        assert!(
+            message.starts_with("Shell did not finish within"),
+            "{message}"
+        );
+        assert!(message.contains("started"), "{message}");
+    }
+}
