@@ -194,15 +194,8 @@ fn read_section(
     let Some(root) = doc.existing_root_object()? else {
         return Ok(None);
     };
-    let Some(prop) = doc.unique_property(&root, "hooks", "hooks")? else {
+    let Some((prop, object)) = doc.object_property(&root, "hooks")? else {
         return Ok(None);
-    };
-    let Some(value) = prop.value() else {
-        return Ok(None);
-    };
-    let Some(object) = value.as_object() else {
-        let message = format!("`hooks` must be an object, but it is {}", describe(&value));
-        return Err(doc.shape_error(&value, message));
     };
     let mut ours = Vec::new();
     for event_prop in object.properties() {

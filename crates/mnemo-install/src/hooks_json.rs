@@ -208,15 +208,8 @@ impl HooksSection {
     /// Reads `hooks` from the top-level object. Only what mnemo has to walk is checked: `hooks`
     /// must be an object of arrays; inside the arrays anything unexpected is skipped, not refused.
     fn read(doc: &Document, root: &CstObject, host: &str) -> Result<Option<Self>, ParseError> {
-        let Some(prop) = doc.unique_property(root, "hooks", "hooks")? else {
+        let Some((prop, object)) = doc.object_property(root, "hooks")? else {
             return Ok(None);
-        };
-        let Some(value) = prop.value() else {
-            return Ok(None);
-        };
-        let Some(object) = value.as_object() else {
-            let message = format!("`hooks` must be an object, but it is {}", describe(&value));
-            return Err(doc.shape_error(&value, message));
         };
         let mut events = Vec::new();
         let mut seen = HashSet::new();

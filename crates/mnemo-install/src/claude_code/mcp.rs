@@ -4,12 +4,12 @@
 //! That file is Claude Code's own state (projects, counters, account data) and can be large, so
 //! only the one key is touched; everything else is carried through the CST untouched.
 
-use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp};
+use jsonc_parser::cst::{CstInputValue, CstObject};
 
 use crate::command::shell_quote;
 use crate::edit::{Change, ChangeKind, ParseError, ParseErrorKind, SettingsEdit};
 use crate::host::{McpEntry, McpPlanners};
-use crate::jsonc::{Document, describe, removal_drops_comments_outside, string_property};
+use crate::jsonc::{Document, removal_drops_comments_outside, string_property};
 
 /// The planners of `~/.claude.json`, which Claude Code reads as strict JSON.
 pub const CLAUDE_PLANNERS: McpPlanners = McpPlanners {
@@ -69,7 +69,9 @@ fn plan(
 ) -> Result<SettingsEdit, ParseError> {
     let doc = Document::parse(existing)?;
     let servers = match doc.existing_root_object()? {
-        Some(root) => servers_object(&doc, &root)?.map(|(_, servers)| servers),
+        Some(root) => doc
+            .object_property(&root, "mcpServers")?
+            .map(|(_, servers)| servers),
         None => None,
     };
     let entry = match &servers {
@@ -143,7 +145,7 @@ pub fn plan_mcp_uninstall(existing: &str, name: &str) -> Result<SettingsEdit, Pa
     let Some(root) = doc.existing_root_object()? else {
         return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     };
-    let Some((servers_prop, servers)) = servers_object(&doc, &root)? else {
+    let Some((servers_prop, servers)) = doc.object_property(&root, "mcpServers")? else {
         return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     };
     let Some(entry) = doc.unique_property(&servers, name, &format!("mcpServers.{name}"))? else {
@@ -184,7 +186,7 @@ pub fn find_mcp_server(existing: &str, name: &str) -> Result<Option<McpEntry>, P
     let Some(root) = doc.existing_root_object()? else {
         return Ok(None);
     };
-    let Some((_, servers)) = servers_object(&doc, &root)? else {
+    let Some((_, servers)) = doc.object_property(&root, "mcpServers")? else {
         return Ok(None);
     };
     let server = doc
@@ -221,29 +223,6 @@ fn json_entry(server: Option<&serde_json::Value>) -> Option<McpEntry> {
             .and_then(|a| serde_json::from_value::<Vec<String>>(a.clone()).ok())
             .unwrap_or_default(),
     })
-}
-
-/// The top-level `mcpServers` property and its object, if there is one.
-fn servers_object(
-    doc: &Document,
-    root: &CstObject,
-) -> Result<Option<(CstObjectProp, CstObject)>, ParseError> {
-    let Some(prop) = doc.unique_property(root, "mcpServers", "mcpServers")? else {
-        return Ok(None);
-    };
-    let Some(value) = prop.value() else {
-        return Ok(None);
-    };
-    match value.as_object() {
-        Some(object) => Ok(Some((prop, object))),
-        None => {
-            let message = format!(
-                "`mcpServers` must be an object, but it is {}",
-                describe(&value)
-            );
-            Err(doc.shape_error(&value, message))
-        }
-    }
 }
 
 fn server_value(command: &str, args: CstInputValue, style: Style) -> CstInputValue {
