@@ -11,24 +11,30 @@
 //! ([`crate::claude_code::plan_mcp_install_plain`]).
 
 use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstObjectProp};
-use mnemo_core::host::{Host, Scope, host};
+use mnemo_core::host::{Host, host};
 use mnemo_core::model::Platform;
 
-use crate::MCP_SERVER_NAME;
-use crate::claude_code::{HookSpec, find_mcp_server, plan_mcp_install_plain, plan_mcp_uninstall};
-use crate::command::{is_mnemo_hook_command_for, shell_quote};
+use crate::claude_code::{HookSpec, PLAIN_PLANNERS};
+use crate::command::is_mnemo_hook_command_for;
 use crate::edit::{Change, ChangeKind, ParseError, SettingsEdit};
-use crate::host::{FilePlan, Installer, McpEntry, Target, no_home};
+use crate::host::{HookPlanners, Installer, McpPlanners};
 use crate::jsonc::{Document, describe, string_property};
-use crate::settings_file::{self, FileError};
 
 pub struct Cursor;
 
 pub static INSTALLER: Cursor = Cursor;
 
-/// Is this hook command one of mnemo's for Cursor?
-fn ours(command: &str) -> bool {
-    is_mnemo_hook_command_for(command, Platform::Cursor.as_str())
+/// The planners of Cursor's flat hooks file; an entry is ours when its command is
+/// `mnemo hook <platform> ...`.
+pub const PLANNERS: HookPlanners = HookPlanners {
+    install: |platform, text, _program, specs| plan_install(text, specs, ours(platform)),
+    uninstall: |platform, text| plan_uninstall(text, ours(platform)),
+    find: |platform, text| find_hooks(text, ours(platform)),
+};
+
+/// Is a hook command one of mnemo's for `platform`?
+fn ours(platform: Platform) -> impl Fn(&str) -> bool {
+    move |command| is_mnemo_hook_command_for(command, platform.as_str())
 }
 
 impl Installer for Cursor {
@@ -36,62 +42,12 @@ impl Installer for Cursor {
         host(Platform::Cursor)
     }
 
-    /// User hooks run from `~/.cursor/`, so the binary's absolute path; project hooks are
-    /// committed, so `mnemo` from PATH.
-    fn program(&self, target: &Target) -> String {
-        match target.scope {
-            Scope::User => shell_quote(&target.binary.to_string_lossy()),
-            Scope::Project => "mnemo".to_owned(),
-        }
+    fn hook_planners(&self) -> &'static HookPlanners {
+        &PLANNERS
     }
 
-    fn plan_hooks(&self, target: &Target) -> Result<FilePlan, FileError> {
-        let path = self
-            .hook_file(target.scope, &target.project_dir)
-            .ok_or_else(no_home)?;
-        let specs = self.hooks(target);
-        FilePlan::new(path, move |text| plan_install(text, &specs, ours))
-    }
-
-    fn plan_unhooks(&self, target: &Target) -> Result<Option<FilePlan>, FileError> {
-        let path = self
-            .hook_file(target.scope, &target.project_dir)
-            .ok_or_else(no_home)?;
-        if settings_file::read(&path)?.is_none() {
-            return Ok(None);
-        }
-        FilePlan::new(path, |text| plan_uninstall(text, ours)).map(Some)
-    }
-
-    fn find_hooks(&self, text: &str) -> Result<Vec<(String, String)>, ParseError> {
-        find_hooks(text, ours)
-    }
-
-    fn plan_mcp(&self, target: &Target) -> Option<Result<FilePlan, FileError>> {
-        let wanted = self.mcp_wanted(target);
-        let path = self.host().mcp_file()?;
-        Some(FilePlan::new(path, move |text| {
-            plan_mcp_install_plain(text, MCP_SERVER_NAME, &wanted.command, &wanted.args)
-        }))
-    }
-
-    fn plan_unmcp(&self) -> Option<Result<FilePlan, FileError>> {
-        let path = self.host().mcp_file()?;
-        match settings_file::read(&path) {
-            Ok(None) => None,
-            Ok(Some(_)) => Some(FilePlan::new(path, |text| {
-                plan_mcp_uninstall(text, MCP_SERVER_NAME)
-            })),
-            Err(e) => Some(Err(e)),
-        }
-    }
-
-    fn mcp_entry(&self) -> Result<Option<McpEntry>, FileError> {
-        let path = self.host().mcp_file().ok_or_else(no_home)?;
-        let Some(text) = settings_file::read(&path)? else {
-            return Ok(None);
-        };
-        find_mcp_server(&text, MCP_SERVER_NAME).map_err(|e| FileError::invalid(&path, e))
+    fn mcp_planners(&self) -> &'static McpPlanners {
+        &PLAIN_PLANNERS
     }
 }
 
@@ -133,13 +89,17 @@ pub fn plan_install(
                 ChangeKind::Added
             }
         };
-        changes.push(change(kind, &spec.event, &spec.command));
+        changes.push(Change::new(kind, &spec.event, &spec.command));
     }
     for (entry, _) in ours.iter().zip(&claimed).filter(|(_, c)| !**c) {
-        changes.push(change(ChangeKind::Removed, &entry.event, &entry.command));
+        changes.push(Change::new(
+            ChangeKind::Removed,
+            &entry.event,
+            &entry.command,
+        ));
     }
     if changes.iter().all(|c| c.kind == ChangeKind::Unchanged) {
-        return Ok(unchanged(existing, changes));
+        return Ok(SettingsEdit::unchanged(existing, changes));
     }
     let root = doc.root_object_or_create();
     if root.get("version").is_none() {
@@ -171,15 +131,19 @@ pub fn plan_uninstall(
 ) -> Result<SettingsEdit, ParseError> {
     let doc = Document::parse(existing)?;
     let Some(section) = read_section(&doc, &is_ours)? else {
-        return Ok(unchanged(existing, Vec::new()));
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     };
     if section.ours.is_empty() {
-        return Ok(unchanged(existing, Vec::new()));
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     }
     let mut changes = Vec::new();
     for entry in &section.ours {
         remove(entry);
-        changes.push(change(ChangeKind::Removed, &entry.event, &entry.command));
+        changes.push(Change::new(
+            ChangeKind::Removed,
+            &entry.event,
+            &entry.command,
+        ));
     }
     if section.object.properties().is_empty() {
         section.prop.clone().remove();
@@ -230,15 +194,8 @@ fn read_section(
     let Some(root) = doc.existing_root_object()? else {
         return Ok(None);
     };
-    let Some(prop) = doc.unique_property(&root, "hooks", "hooks")? else {
+    let Some((prop, object)) = doc.object_property(&root, "hooks")? else {
         return Ok(None);
-    };
-    let Some(value) = prop.value() else {
-        return Ok(None);
-    };
-    let Some(object) = value.as_object() else {
-        let message = format!("`hooks` must be an object, but it is {}", describe(&value));
-        return Err(doc.shape_error(&value, message));
     };
     let mut ours = Vec::new();
     for event_prop in object.properties() {
@@ -309,21 +266,6 @@ fn entry_value(spec: &HookSpec) -> CstInputValue {
         ("command".to_string(), spec.command.as_str().into()),
         ("timeout".to_string(), spec.timeout_secs.into()),
     ])
-}
-
-fn change(kind: ChangeKind, event: &str, command: &str) -> Change {
-    Change {
-        kind,
-        event: event.to_string(),
-        command: command.to_string(),
-    }
-}
-
-fn unchanged(existing: &str, changes: Vec<Change>) -> SettingsEdit {
-    SettingsEdit {
-        new_text: existing.to_string(),
-        changes,
-    }
 }
 
 #[cfg(test)]

@@ -40,6 +40,16 @@ pub struct Change {
     pub command: String,
 }
 
+impl Change {
+    pub fn new(kind: ChangeKind, event: &str, command: &str) -> Change {
+        Change {
+            kind,
+            event: event.to_owned(),
+            command: command.to_owned(),
+        }
+    }
+}
+
 /// A planned edit of one settings file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SettingsEdit {
@@ -49,6 +59,14 @@ pub struct SettingsEdit {
 }
 
 impl SettingsEdit {
+    /// The file left as it is, with what was found of ours.
+    pub fn unchanged(existing: &str, changes: Vec<Change>) -> SettingsEdit {
+        SettingsEdit {
+            new_text: existing.to_owned(),
+            changes,
+        }
+    }
+
     /// Whether writing `new_text` would change nothing, so the file need not be touched.
     pub fn is_noop(&self) -> bool {
         self.changes.iter().all(|c| c.kind == ChangeKind::Unchanged)

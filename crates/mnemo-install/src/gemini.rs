@@ -11,15 +11,9 @@ use std::path::{Path, PathBuf};
 use mnemo_core::host::{Host, Scope, host};
 use mnemo_core::model::Platform;
 
-use crate::MCP_SERVER_NAME;
-use crate::claude_code::{find_mcp_server, plan_mcp_install_plain, plan_mcp_uninstall};
-use crate::command::shell_quote;
-use crate::edit::ParseError;
+use crate::claude_code::PLAIN_PLANNERS;
 use crate::hooks_json;
-use crate::host::{
-    FilePlan, Installer, McpEntry, Target, no_home, plan_hooks_json, plan_unhooks_json,
-};
-use crate::settings_file::{self, FileError};
+use crate::host::{HookPlanners, Installer, McpPlanners};
 
 /// The variable that stands in for the home directory of Gemini CLI.
 pub const HOME_ENV: &str = "GEMINI_CLI_HOME";
@@ -47,11 +41,12 @@ impl Installer for Gemini {
         host(Platform::Gemini)
     }
 
-    fn program(&self, target: &Target) -> String {
-        match target.scope {
-            Scope::User => shell_quote(&target.binary.to_string_lossy()),
-            Scope::Project => "mnemo".to_owned(),
-        }
+    fn hook_planners(&self) -> &'static HookPlanners {
+        &hooks_json::PLANNERS
+    }
+
+    fn mcp_planners(&self) -> &'static McpPlanners {
+        &PLAIN_PLANNERS
     }
 
     fn hook_file(&self, scope: Scope, project_dir: &Path) -> Option<PathBuf> {
@@ -64,56 +59,14 @@ impl Installer for Gemini {
     fn mcp_file(&self) -> Option<PathBuf> {
         user_settings()
     }
-
-    fn plan_hooks(&self, target: &Target) -> Result<FilePlan, FileError> {
-        let path = self
-            .hook_file(target.scope, &target.project_dir)
-            .ok_or_else(no_home)?;
-        plan_hooks_json(path, Platform::Gemini, self.hooks(target))
-    }
-
-    fn plan_unhooks(&self, target: &Target) -> Result<Option<FilePlan>, FileError> {
-        let path = self
-            .hook_file(target.scope, &target.project_dir)
-            .ok_or_else(no_home)?;
-        plan_unhooks_json(path, Platform::Gemini)
-    }
-
-    fn find_hooks(&self, text: &str) -> Result<Vec<(String, String)>, ParseError> {
-        hooks_json::find_mnemo_hooks_for(Platform::Gemini.as_str(), text)
-    }
-
-    fn plan_mcp(&self, target: &Target) -> Option<Result<FilePlan, FileError>> {
-        let wanted = self.mcp_wanted(target);
-        let path = user_settings()?;
-        Some(FilePlan::new(path, move |text| {
-            plan_mcp_install_plain(text, MCP_SERVER_NAME, &wanted.command, &wanted.args)
-        }))
-    }
-
-    fn plan_unmcp(&self) -> Option<Result<FilePlan, FileError>> {
-        let path = user_settings()?;
-        match settings_file::read(&path) {
-            Ok(None) => None,
-            Ok(Some(_)) => Some(FilePlan::new(path, |text| {
-                plan_mcp_uninstall(text, MCP_SERVER_NAME)
-            })),
-            Err(e) => Some(Err(e)),
-        }
-    }
-
-    fn mcp_entry(&self) -> Result<Option<McpEntry>, FileError> {
-        let path = user_settings().ok_or_else(no_home)?;
-        let Some(text) = settings_file::read(&path)? else {
-            return Ok(None);
-        };
-        find_mcp_server(&text, MCP_SERVER_NAME).map_err(|e| FileError::invalid(&path, e))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::MCP_SERVER_NAME;
+    use crate::claude_code::{find_mcp_server, plan_mcp_install_plain, plan_mcp_uninstall};
+    use crate::host::{McpEntry, Target};
 
     fn target() -> Target {
         Target {

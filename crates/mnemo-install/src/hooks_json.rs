@@ -14,6 +14,7 @@ use jsonc_parser::cst::{CstArray, CstInputValue, CstNode, CstObject, CstObjectPr
 
 use crate::command::is_mnemo_hook_command_for;
 use crate::edit::{Change, ChangeKind, ParseError, SettingsEdit};
+use crate::host::HookPlanners;
 use crate::jsonc::{
     Document, describe, removal_drops_comments_outside, string_property, string_value,
 };
@@ -31,6 +32,13 @@ pub struct HookSpec {
     /// `mnemo_core::host::HookTimeout`).
     pub timeout_secs: u32,
 }
+
+/// The planners of a Claude-style hooks file, for any host that has one.
+pub const PLANNERS: HookPlanners = HookPlanners {
+    install: |platform, text, _program, specs| plan_install_for(platform.as_str(), text, specs),
+    uninstall: |platform, text| plan_uninstall_for(platform.as_str(), text),
+    find: |platform, text| find_mnemo_hooks_for(platform.as_str(), text),
+};
 
 /// [`plan_install_for`] Claude Code.
 pub fn plan_install(existing: &str, hooks: &[HookSpec]) -> Result<SettingsEdit, ParseError> {
@@ -77,17 +85,17 @@ pub fn plan_install_for(
             Pairing::Differs(_) => ChangeKind::Updated,
             Pairing::Missing => ChangeKind::Added,
         };
-        changes.push(change(kind, &spec.event, &spec.command));
+        changes.push(Change::new(kind, &spec.event, &spec.command));
     }
     for &index in &plan.leftovers {
-        changes.push(change(
+        changes.push(Change::new(
             ChangeKind::Removed,
             &ours[index].event,
             &ours[index].command,
         ));
     }
     if changes.iter().all(|c| c.kind == ChangeKind::Unchanged) {
-        return Ok(unchanged(existing, changes));
+        return Ok(SettingsEdit::unchanged(existing, changes));
     }
 
     // Updates first, while every node still sits where it was found; then additions; removals go
@@ -127,16 +135,16 @@ pub fn plan_uninstall_for(host: &str, existing: &str) -> Result<SettingsEdit, Pa
         None => None,
     };
     let Some(section) = section else {
-        return Ok(unchanged(existing, Vec::new()));
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     };
     let ours = section.our_handlers();
     if ours.is_empty() {
-        return Ok(unchanged(existing, Vec::new()));
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     }
     let mut changes = Vec::new();
     for handler in &ours {
         section.remove(handler);
-        changes.push(change(
+        changes.push(Change::new(
             ChangeKind::Removed,
             &handler.event,
             &handler.command,
@@ -165,21 +173,6 @@ pub fn find_mnemo_hooks_for(
         .into_iter()
         .map(|handler| (handler.event, handler.command))
         .collect())
-}
-
-fn change(kind: ChangeKind, event: &str, command: &str) -> Change {
-    Change {
-        kind,
-        event: event.to_string(),
-        command: command.to_string(),
-    }
-}
-
-fn unchanged(existing: &str, changes: Vec<Change>) -> SettingsEdit {
-    SettingsEdit {
-        new_text: existing.to_string(),
-        changes,
-    }
 }
 
 /// The `hooks` object of the settings, checked to be the shape Claude Code accepts.
@@ -215,15 +208,8 @@ impl HooksSection {
     /// Reads `hooks` from the top-level object. Only what mnemo has to walk is checked: `hooks`
     /// must be an object of arrays; inside the arrays anything unexpected is skipped, not refused.
     fn read(doc: &Document, root: &CstObject, host: &str) -> Result<Option<Self>, ParseError> {
-        let Some(prop) = doc.unique_property(root, "hooks", "hooks")? else {
+        let Some((prop, object)) = doc.object_property(root, "hooks")? else {
             return Ok(None);
-        };
-        let Some(value) = prop.value() else {
-            return Ok(None);
-        };
-        let Some(object) = value.as_object() else {
-            let message = format!("`hooks` must be an object, but it is {}", describe(&value));
-            return Err(doc.shape_error(&value, message));
         };
         let mut events = Vec::new();
         let mut seen = HashSet::new();

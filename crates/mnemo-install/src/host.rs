@@ -6,14 +6,19 @@
 //! write the file meanwhile), and the CLI shows, backs up and writes them all the same way. Hooks
 //! and the MCP registration are planned apart, because a broken MCP file must not cost the hooks
 //! (the CLI then says "partly installed").
+//!
+//! The planning steps are the trait's own: an install module names the planners of its files'
+//! formats ([`HookPlanners`], [`McpPlanners`]) and overrides only what its host does otherwise.
 
 use std::path::{Path, PathBuf};
 
 use mnemo_core::host::{Host, Scope};
 use mnemo_core::model::Platform;
 
+use crate::MCP_SERVER_NAME;
+use crate::command::shell_quote;
 use crate::edit::{ParseError, SettingsEdit};
-use crate::hooks_json::{self, HookSpec};
+use crate::hooks_json::HookSpec;
 use crate::settings_file::{self, FileError};
 
 /// Where and with which program hooks are installed.
@@ -63,12 +68,67 @@ pub struct McpEntry {
     pub args: Vec<String>,
 }
 
-/// What each host's install module does. `host()` is its row.
+/// How one kind of hook file is edited and read: plain functions an install module names, each
+/// given the host's platform (whose `mnemo hook <platform> ...` entries are mnemo's).
+pub struct HookPlanners {
+    /// Adds or updates mnemo's hooks in a file's text ("" when there is none): `specs`, one per
+    /// event, whose commands run `program`.
+    pub install: fn(
+        platform: Platform,
+        text: &str,
+        program: &str,
+        specs: &[HookSpec],
+    ) -> Result<SettingsEdit, ParseError>,
+    /// Takes mnemo's hooks out of the text.
+    pub uninstall: fn(platform: Platform, text: &str) -> Result<SettingsEdit, ParseError>,
+    /// mnemo's hook entries in the text, as (event, command).
+    pub find: fn(platform: Platform, text: &str) -> Result<FoundHooks, ParseError>,
+}
+
+/// Hook entries found in a file, as (event, command).
+pub type FoundHooks = Vec<(String, String)>;
+
+/// How one kind of MCP registry file is edited and read, for the server `name`.
+pub struct McpPlanners {
+    /// Adds or updates the server running `command args...`.
+    pub install: fn(
+        text: &str,
+        name: &str,
+        command: &str,
+        args: &[String],
+    ) -> Result<SettingsEdit, ParseError>,
+    /// Removes the server.
+    pub uninstall: fn(text: &str, name: &str) -> Result<SettingsEdit, ParseError>,
+    /// The server as the host would read it.
+    pub find: fn(text: &str, name: &str) -> Result<Option<McpEntry>, ParseError>,
+}
+
+/// What each host's install module does. `host()` is its row; an install module states its
+/// planners and overrides only where its host differs (a program named otherwise, files the row
+/// cannot place).
 pub trait Installer: Sync {
     fn host(&self) -> &'static Host;
 
-    /// How hooks name mnemo at `scope`.
-    fn program(&self, target: &Target) -> String;
+    /// The planners of the host's hook file.
+    fn hook_planners(&self) -> &'static HookPlanners;
+
+    /// The planners of the host's MCP registry file.
+    fn mcp_planners(&self) -> &'static McpPlanners;
+
+    /// How hooks name mnemo: this binary's absolute path, shell-quoted, at user scope (hooks work
+    /// whatever the agent's PATH is); plain `mnemo` from PATH at project scope (the file is
+    /// committed and runs on teammates' machines).
+    fn program(&self, target: &Target) -> String {
+        match target.scope {
+            Scope::User => shell_quote(&self.program_path(target)),
+            Scope::Project => "mnemo".to_owned(),
+        }
+    }
+
+    /// The program as a plain path (for MCP entries, which are not run by a shell).
+    fn program_path(&self, target: &Target) -> String {
+        target.binary.to_string_lossy().into_owned()
+    }
 
     /// The hook entries mnemo wants, in the host's event order.
     fn hooks(&self, target: &Target) -> Vec<HookSpec> {
@@ -80,28 +140,71 @@ pub trait Installer: Sync {
         self.host().hook_file(scope, project_dir)
     }
 
-    /// Adds or updates mnemo's hooks.
-    fn plan_hooks(&self, target: &Target) -> Result<FilePlan, FileError>;
-
-    /// Takes mnemo's hooks out; None when there is no file.
-    fn plan_unhooks(&self, target: &Target) -> Result<Option<FilePlan>, FileError>;
-
-    /// mnemo's hook entries in the text of a hook file, as (event, command).
-    fn find_hooks(&self, text: &str) -> Result<Vec<(String, String)>, ParseError>;
-
     /// The file the MCP server is registered in (user scope), as this host reads it.
     fn mcp_file(&self) -> Option<PathBuf> {
         self.host().mcp_file()
     }
 
-    /// Registers the MCP server (user scope). None: the host registers none.
-    fn plan_mcp(&self, target: &Target) -> Option<Result<FilePlan, FileError>>;
+    /// Adds or updates mnemo's hooks.
+    fn plan_hooks(&self, target: &Target) -> Result<FilePlan, FileError> {
+        let path = self
+            .hook_file(target.scope, &target.project_dir)
+            .ok_or_else(no_home)?;
+        let platform = self.host().platform;
+        let (program, specs) = (self.program(target), self.hooks(target));
+        let install = self.hook_planners().install;
+        FilePlan::new(path, move |text| install(platform, text, &program, &specs))
+    }
+
+    /// Takes mnemo's hooks out; None when there is no file.
+    fn plan_unhooks(&self, target: &Target) -> Result<Option<FilePlan>, FileError> {
+        let path = self
+            .hook_file(target.scope, &target.project_dir)
+            .ok_or_else(no_home)?;
+        if settings_file::read(&path)?.is_none() {
+            return Ok(None);
+        }
+        let platform = self.host().platform;
+        let uninstall = self.hook_planners().uninstall;
+        FilePlan::new(path, move |text| uninstall(platform, text)).map(Some)
+    }
+
+    /// mnemo's hook entries in the text of a hook file, as (event, command).
+    fn find_hooks(&self, text: &str) -> Result<Vec<(String, String)>, ParseError> {
+        (self.hook_planners().find)(self.host().platform, text)
+    }
+
+    /// Registers the MCP server (user scope). None: no file to register it in.
+    fn plan_mcp(&self, target: &Target) -> Option<Result<FilePlan, FileError>> {
+        let wanted = self.mcp_wanted(target);
+        let path = self.mcp_file()?;
+        let install = self.mcp_planners().install;
+        Some(FilePlan::new(path, move |text| {
+            install(text, MCP_SERVER_NAME, &wanted.command, &wanted.args)
+        }))
+    }
 
     /// Removes the MCP registration. None: nothing to do.
-    fn plan_unmcp(&self) -> Option<Result<FilePlan, FileError>>;
+    fn plan_unmcp(&self) -> Option<Result<FilePlan, FileError>> {
+        let path = self.mcp_file()?;
+        let uninstall = self.mcp_planners().uninstall;
+        match settings_file::read(&path) {
+            Ok(None) => None,
+            Ok(Some(_)) => Some(FilePlan::new(path, move |text| {
+                uninstall(text, MCP_SERVER_NAME)
+            })),
+            Err(e) => Some(Err(e)),
+        }
+    }
 
     /// The MCP registration as the host would read it.
-    fn mcp_entry(&self) -> Result<Option<McpEntry>, FileError>;
+    fn mcp_entry(&self) -> Result<Option<McpEntry>, FileError> {
+        let path = self.mcp_file().ok_or_else(no_home)?;
+        let Some(text) = settings_file::read(&path)? else {
+            return Ok(None);
+        };
+        (self.mcp_planners().find)(&text, MCP_SERVER_NAME).map_err(|e| FileError::invalid(&path, e))
+    }
 
     /// The command and arguments the MCP server entry should have.
     fn mcp_wanted(&self, target: &Target) -> McpEntry {
@@ -109,11 +212,6 @@ pub trait Installer: Sync {
             command: self.program_path(target),
             args: vec!["mcp".to_owned()],
         }
-    }
-
-    /// The program as a plain path (for MCP entries, which are not run by a shell).
-    fn program_path(&self, target: &Target) -> String {
-        target.binary.to_string_lossy().into_owned()
     }
 }
 
@@ -128,28 +226,6 @@ pub fn hook_specs(host: &Host, program: &str) -> Vec<HookSpec> {
             timeout_secs: host.timeout.installed,
         })
         .collect()
-}
-
-/// Plans mnemo's hooks into a Claude-style hooks file (Claude Code, Codex).
-pub fn plan_hooks_json(
-    path: PathBuf,
-    host: Platform,
-    specs: Vec<HookSpec>,
-) -> Result<FilePlan, FileError> {
-    FilePlan::new(path, move |text| {
-        hooks_json::plan_install_for(host.as_str(), text, &specs)
-    })
-}
-
-/// Plans mnemo's hooks out of a Claude-style hooks file; None when it does not exist.
-pub fn plan_unhooks_json(path: PathBuf, host: Platform) -> Result<Option<FilePlan>, FileError> {
-    if settings_file::read(&path)?.is_none() {
-        return Ok(None);
-    }
-    FilePlan::new(path, move |text| {
-        hooks_json::plan_uninstall_for(host.as_str(), text)
-    })
-    .map(Some)
 }
 
 /// Every install module, in the host table's order; adding a host adds one here.

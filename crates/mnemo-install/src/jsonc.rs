@@ -114,6 +114,28 @@ impl<'a> Document<'a> {
         }
     }
 
+    /// The top-level property `key` of `root` and its value, which must be an object; None when
+    /// the key is missing or has no value.
+    pub(crate) fn object_property(
+        &self,
+        root: &CstObject,
+        key: &str,
+    ) -> Result<Option<(CstObjectProp, CstObject)>, ParseError> {
+        let Some(prop) = self.unique_property(root, key, key)? else {
+            return Ok(None);
+        };
+        let Some(value) = prop.value() else {
+            return Ok(None);
+        };
+        match value.as_object() {
+            Some(object) => Ok(Some((prop, object))),
+            None => {
+                let message = format!("`{key}` must be an object, but it is {}", describe(&value));
+                Err(self.shape_error(&value, message))
+            }
+        }
+    }
+
     /// An error about `node`, positioned at the node's first character.
     pub(crate) fn shape_error(&self, node: &CstNode, message: String) -> ParseError {
         let (line, column) = line_and_column(self.text, offset_of(node));

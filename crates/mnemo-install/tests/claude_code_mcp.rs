@@ -5,7 +5,8 @@ mod common;
 use std::time::Instant;
 
 use common::value_of;
-use mnemo_install::{ChangeKind, ParseErrorKind, plan_mcp_install, plan_mcp_uninstall};
+use mnemo_install::claude_code::{find_mcp_server, find_mcp_server_strict};
+use mnemo_install::{ChangeKind, McpEntry, ParseErrorKind, plan_mcp_install, plan_mcp_uninstall};
 use serde_json::json;
 
 const MNEMO: &str = "/usr/local/bin/mnemo";
@@ -238,4 +239,21 @@ fn shown_command_is_quoted_for_the_shell() {
         value_of(&edit.new_text)["mcpServers"]["mnemo"]["command"],
         "/opt/my dir/mnemo"
     );
+}
+
+#[test]
+fn claude_json_is_read_strictly_and_other_mcp_files_leniently() {
+    let installed = plan_mcp_install(&claude_json(1, true), "mnemo", "/opt/mnemo", &args())
+        .unwrap()
+        .new_text;
+    let wanted = Some(McpEntry {
+        command: "/opt/mnemo".into(),
+        args: args(),
+    });
+    assert_eq!(find_mcp_server_strict(&installed, "mnemo").unwrap(), wanted);
+    let commented = installed.replacen('{', "{\n  // a note\n", 1);
+    assert_eq!(find_mcp_server(&commented, "mnemo").unwrap(), wanted);
+    let err = find_mcp_server_strict(&commented, "mnemo").unwrap_err();
+    assert_eq!(err.kind, ParseErrorKind::Syntax);
+    assert_eq!(err.line, 2, "{err}");
 }

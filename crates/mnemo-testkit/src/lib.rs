@@ -16,6 +16,10 @@
 //! - [`codex`]: the real Codex CLI, installed the same way ([`codex_binary`]),
 //!   and [`CodexRun`], which runs `codex exec` against a [`StandIn`] serving
 //!   the OpenAI Responses API.
+//! - [`session`]: [`Run`](session::Run), what every headless session of an
+//!   agent CLI shares (environment, `PATH`, deadline, captured output); the
+//!   host modules ([`claude_code`], [`codex`], [`gemini`], [`opencode`])
+//!   state only their recipes.
 //! - [`browser`]: [`Browser`], a real headless Chromium driven over W3C
 //!   WebDriver (`chromedriver` on loopback), for the web viewer's tests.
 //! - [`sandbox`]: [`Sandbox`], a throw-away directory with a fake `HOME`, a
@@ -34,6 +38,7 @@ pub mod npm;
 pub mod opencode;
 mod process;
 pub mod sandbox;
+pub mod session;
 
 pub use browser::{Browser, Element};
 pub use claude_code::{CLAUDE_CODE_VERSION, ClaudeOutput, ClaudeRun, claude_binary, claude_dir};

@@ -12,6 +12,7 @@ use anyhow::{Context, bail};
 use tempfile::TempDir;
 
 use crate::claude_code::ClaudeRun;
+use crate::session::{Cli, Run};
 
 /// A temporary directory (removed on drop) holding `home/` (the fake
 /// `HOME`), `data/` (for `MNEMO_DATA_DIR`) and `project/` (the working
@@ -63,14 +64,19 @@ impl Sandbox {
         self.root.join("project")
     }
 
-    /// A Claude Code session in this sandbox: project dir, `HOME` and
-    /// `MNEMO_DATA_DIR` set, pointed at `base_url`.
-    pub fn claude(&self, base_url: &str, prompt: &str) -> ClaudeRun {
-        ClaudeRun::new(prompt)
+    /// A session of the agent CLI `C` in this sandbox: project dir, `HOME`
+    /// and `MNEMO_DATA_DIR` set, pointed at `base_url`.
+    pub fn session<C: Cli>(&self, base_url: &str, prompt: &str) -> Run<C> {
+        Run::new(prompt)
             .project_dir(self.project())
             .home(self.home())
             .base_url(base_url)
             .env("MNEMO_DATA_DIR", self.data())
+    }
+
+    /// A Claude Code [`session`](Self::session).
+    pub fn claude(&self, base_url: &str, prompt: &str) -> ClaudeRun {
+        self.session(base_url, prompt)
     }
 
     /// Keeps the directory on disk after the sandbox is dropped (to look at

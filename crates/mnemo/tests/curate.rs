@@ -335,11 +335,7 @@ fn a_forgotten_session_leaves_no_bytes_and_is_never_recompressed() {
         .args(["forget", "--session", "sess-gone"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("sessions 1"), "{text}");
     assert!(
@@ -364,11 +360,7 @@ fn a_forgotten_session_leaves_no_bytes_and_is_never_recompressed() {
         .args(["forget", &format!("#{keep}")])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     env.db()
         .execute("UPDATE events SET status = 'failed', attempts = 9", [])
         .unwrap();
@@ -377,11 +369,7 @@ fn a_forgotten_session_leaves_no_bytes_and_is_never_recompressed() {
         .args(["worker", "retry", "--all"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let w = Worker::start(&env, |_| {});
     wait_all_done(&env, T);
     drop(w);
@@ -399,11 +387,7 @@ fn a_forgotten_session_leaves_no_bytes_and_is_never_recompressed() {
         .args(["forget", "--project", proj.to_str().unwrap(), "--vacuum"])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert_eq!(env.count("SELECT count(*) FROM projects"), 0);
     assert_eq!(env.count("SELECT count(*) FROM events"), 0);
 }

@@ -8,45 +8,17 @@
 //! as a failure.
 
 mod common;
+#[path = "common/e2e.rs"]
+mod e2e;
 
-use std::process::Command;
-use std::time::{Duration, Instant};
-
+use e2e::{StopWorker, install, mnemo_dir, wait_compressed};
+use mnemo_testkit::claude_code::ClaudeCodeCli;
+use mnemo_testkit::codex::CodexCli;
 use mnemo_testkit::{CodexRun, RecordedRequest, Sandbox, StandIn, Step, git_init};
 use serde_json::Value;
 
-fn mnemo(sandbox: &Sandbox) -> Command {
-    common::sandbox_mnemo(sandbox)
-}
-
-/// Stops the worker the hooks started, whatever the test's outcome.
-struct StopWorker<'a>(&'a Sandbox);
-
-impl Drop for StopWorker<'_> {
-    fn drop(&mut self) {
-        let _ = mnemo(self.0).args(["worker", "stop"]).output();
-    }
-}
-
-/// The directory of the mnemo binary under test, for hooks that run `mnemo`.
-fn mnemo_dir() -> std::path::PathBuf {
-    std::path::Path::new(common::MNEMO)
-        .parent()
-        .expect("the binary has a directory")
-        .to_owned()
-}
-
 fn codex(sandbox: &Sandbox, server: &StandIn, prompt: &str) -> CodexRun {
-    CodexRun::new(
-        prompt,
-        sandbox.project(),
-        sandbox.home(),
-        server.openai_base_url(),
-    )
-    .env("MNEMO_DATA_DIR", sandbox.data())
-    .env("MNEMO_PORT", "0")
-    .env("MNEMO_WORKER_IDLE_EXIT_SECS", "120")
-    .path_prepend(mnemo_dir())
+    e2e::session::<CodexCli>(sandbox, &server.openai_base_url(), prompt).path_prepend(mnemo_dir())
 }
 
 fn responses(server: &StandIn) -> Vec<RecordedRequest> {
@@ -57,50 +29,12 @@ fn responses(server: &StandIn) -> Vec<RecordedRequest> {
         .collect()
 }
 
-fn install_codex(sandbox: &Sandbox) -> anyhow::Result<String> {
-    let out = mnemo(sandbox)
-        .args(["install", "--platform", "codex", "--no-import"])
-        .output()?;
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{stdout}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(stdout)
-}
-
-/// Waits until the worker has compressed every captured event into at
-/// least one observation and one summary.
-fn wait_compressed(sandbox: &Sandbox) -> anyhow::Result<()> {
-    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let (pending, observations, summaries): (i64, i64, i64) = db.query_row(
-            "SELECT (SELECT count(*) FROM events WHERE status != 'done'),
-                    (SELECT count(*) FROM observations), (SELECT count(*) FROM summaries)",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )?;
-        if pending == 0 && observations > 0 && summaries > 0 {
-            return Ok(());
-        }
-        assert!(
-            Instant::now() < deadline,
-            "worker did not compress: {pending} pending, {observations} observations, \
-             {summaries} summaries; log: {}",
-            std::fs::read_to_string(sandbox.data().join("logs/worker.log")).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 #[test]
 fn a_codex_session_is_captured_compressed_and_remembered_next_time() -> anyhow::Result<()> {
     let sandbox = Sandbox::new();
     let project = sandbox.project();
     git_init(&project)?;
-    install_codex(&sandbox)?;
+    install(&sandbox, "codex")?;
     let _stop = StopWorker(&sandbox);
     let hooks = std::fs::read_to_string(sandbox.home().join(".codex/hooks.json"))?;
     assert!(hooks.contains("hook codex PostToolUse"), "{hooks}");
@@ -173,11 +107,7 @@ fn what_claude_code_did_in_a_repository_reaches_codex_there() -> anyhow::Result<
     let sandbox = Sandbox::new();
     let project = sandbox.project();
     git_init(&project)?;
-    let out = mnemo(&sandbox)
-        .args(["install", "--platform", "claude-code,codex", "--no-import"])
-        .output()?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{stdout}");
+    let stdout = install(&sandbox, "claude-code,codex")?;
     assert!(
         stdout.contains("mnemo install: Claude Code")
             && stdout.contains("mnemo install: Codex CLI"),
@@ -195,13 +125,14 @@ fn what_claude_code_did_in_a_repository_reaches_codex_there() -> anyhow::Result<
         Step::bash("python3 -c 'import billing'"),
         Step::text("Added late_fee to billing.py, capped at 30 days."),
     ]);
-    sandbox
-        .claude(&claude.base_url(), "add a late fee capped at 30 days")
-        .env("MNEMO_PORT", "0")
-        .env("MNEMO_WORKER_IDLE_EXIT_SECS", "120")
-        .max_turns(8)
-        .run()?
-        .expect_success();
+    e2e::session::<ClaudeCodeCli>(
+        &sandbox,
+        &claude.base_url(),
+        "add a late fee capped at 30 days",
+    )
+    .max_turns(8)
+    .run()?
+    .expect_success();
     wait_compressed(&sandbox)?;
     let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
     let title: String = db.query_row(

@@ -5,26 +5,17 @@
 //! session's first model request carries the memory.
 
 mod common;
+#[path = "common/e2e.rs"]
+mod e2e;
 
-use std::process::Command;
-use std::time::{Duration, Instant};
-
+use e2e::{StopWorker, install, wait_compressed};
+use mnemo_testkit::gemini::GeminiCli;
 use mnemo_testkit::{GeminiRun, RecordedRequest, Sandbox, StandIn, Step, gemini, git_init};
 use serde_json::json;
 
-fn mnemo(sandbox: &Sandbox) -> Command {
-    common::sandbox_mnemo(sandbox)
-}
-
 /// A Gemini CLI session in the sandbox, with a worker allowed to start.
 fn session(sandbox: &Sandbox, server: &StandIn, prompt: &str) -> GeminiRun {
-    GeminiRun::new(prompt)
-        .project_dir(sandbox.project())
-        .home(sandbox.home())
-        .base_url(server.base_url())
-        .env("MNEMO_DATA_DIR", sandbox.data())
-        .env("MNEMO_PORT", "0")
-        .env("MNEMO_WORKER_IDLE_EXIT_SECS", "120")
+    e2e::session::<GeminiCli>(sandbox, &server.base_url(), prompt)
 }
 
 /// The requests of the main conversation (what the script answers).
@@ -36,30 +27,13 @@ fn main_requests(server: &StandIn) -> Vec<RecordedRequest> {
         .collect()
 }
 
-/// Stops the sandbox's worker when the test ends, however it ends.
-struct StopWorker<'a>(&'a Sandbox);
-
-impl Drop for StopWorker<'_> {
-    fn drop(&mut self) {
-        let _ = mnemo(self.0).args(["worker", "stop"]).output();
-    }
-}
-
 #[test]
 fn a_real_gemini_session_is_captured_compressed_and_remembered() -> anyhow::Result<()> {
     let sandbox = Sandbox::new();
     let project = sandbox.project();
     git_init(&project)?;
     gemini::write_base_settings(&sandbox.home())?;
-    let install = mnemo(&sandbox)
-        .args(["install", "--platform", "gemini", "--no-import"])
-        .output()?;
-    assert!(
-        install.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&install.stdout),
-        String::from_utf8_lossy(&install.stderr)
-    );
+    install(&sandbox, "gemini")?;
     let _stop = StopWorker(&sandbox);
 
     // Session 1: write a file, run it.
@@ -111,24 +85,7 @@ fn a_real_gemini_session_is_captured_compressed_and_remembered() -> anyhow::Resu
 
     // The worker the hooks started turns the turn into observations and a
     // summary.
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let (pending, observations, summaries): (i64, i64, i64) = db.query_row(
-            "SELECT (SELECT count(*) FROM events WHERE status != 'done'),
-                    (SELECT count(*) FROM observations), (SELECT count(*) FROM summaries)",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
-        )?;
-        if pending == 0 && observations > 0 && summaries > 0 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "worker did not compress session 1: {pending} events not done; log: {}",
-            std::fs::read_to_string(sandbox.data().join("logs/worker.log")).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_compressed(&sandbox)?;
     let title: String = db.query_row(
         "SELECT title FROM observations WHERE files_modified LIKE '%tally.py%'",
         [],

@@ -6,34 +6,16 @@
 //! in its system prompt.
 
 mod common;
+#[path = "common/e2e.rs"]
+mod e2e;
 
-use std::process::Command;
-use std::time::{Duration, Instant};
-
+use e2e::{StopWorker, install, wait_compressed};
+use mnemo_testkit::opencode::OpenCodeCli;
 use mnemo_testkit::{OpenCodeRun, Sandbox, StandIn, Step, git_init};
 use serde_json::json;
 
-fn mnemo(sandbox: &Sandbox) -> Command {
-    common::sandbox_mnemo(sandbox)
-}
-
 fn session(sandbox: &Sandbox, server: &StandIn, prompt: &str) -> OpenCodeRun {
-    OpenCodeRun::new(prompt)
-        .project_dir(sandbox.project())
-        .home(sandbox.home())
-        .base_url(server.openai_base_url())
-        .env("MNEMO_DATA_DIR", sandbox.data())
-        .env("MNEMO_PORT", "0")
-        .env("MNEMO_WORKER_IDLE_EXIT_SECS", "120")
-}
-
-/// Stops the sandbox's worker when the test ends, however it ends.
-struct StopWorker<'a>(&'a Sandbox);
-
-impl Drop for StopWorker<'_> {
-    fn drop(&mut self) {
-        let _ = mnemo(self.0).args(["worker", "stop"]).output();
-    }
+    e2e::session::<OpenCodeCli>(sandbox, &server.openai_base_url(), prompt)
 }
 
 #[test]
@@ -41,15 +23,7 @@ fn a_real_opencode_session_is_captured_by_the_plugin_and_remembered() -> anyhow:
     let sandbox = Sandbox::new();
     let project = sandbox.project();
     git_init(&project)?;
-    let install = mnemo(&sandbox)
-        .args(["install", "--platform", "opencode", "--no-import"])
-        .output()?;
-    assert!(
-        install.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&install.stdout),
-        String::from_utf8_lossy(&install.stderr)
-    );
+    install(&sandbox, "opencode")?;
     let _stop = StopWorker(&sandbox);
 
     let script = project.join("ledger.py");
@@ -70,26 +44,7 @@ fn a_real_opencode_session_is_captured_by_the_plugin_and_remembered() -> anyhow:
 
     // The plugin's captures are fire-and-forget: wait for the turn's end.
     let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let (turn_ends, observations, summaries, pending): (i64, i64, i64, i64) = db.query_row(
-            "SELECT (SELECT count(*) FROM events WHERE kind = 'turn_end'),
-                    (SELECT count(*) FROM observations), (SELECT count(*) FROM summaries),
-                    (SELECT count(*) FROM events WHERE status != 'done')",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
-        )?;
-        if turn_ends > 0 && observations > 0 && summaries > 0 && pending == 0 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "session 1 not captured and compressed: {turn_ends} turn ends, {observations} \
-             observations, {pending} pending; worker log: {}",
-            std::fs::read_to_string(sandbox.data().join("logs/worker.log")).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    wait_compressed(&sandbox)?;
     let (platform, prompt): (String, String) = db.query_row(
         "SELECT s.platform, p.text FROM sessions s JOIN prompts p ON p.session_id = s.id",
         [],

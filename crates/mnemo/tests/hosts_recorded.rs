@@ -70,6 +70,14 @@ fn events(env: &Env) -> Vec<(String, String, String, String)> {
         .unwrap()
 }
 
+/// The (kind, tool) of each event.
+fn kinds(events: &[(String, String, String, String)]) -> Vec<(&str, &str)> {
+    events
+        .iter()
+        .map(|(k, t, _, _)| (k.as_str(), t.as_str()))
+        .collect()
+}
+
 #[test]
 fn a_recorded_cursor_session_is_captured_under_its_workspace() {
     let env = Env::new();
@@ -132,10 +140,7 @@ fn a_recorded_cursor_session_is_captured_under_its_workspace() {
     );
 
     let events = events(&env);
-    let kinds: Vec<(&str, &str)> = events
-        .iter()
-        .map(|(k, t, _, _)| (k.as_str(), t.as_str()))
-        .collect();
+    let kinds = kinds(&events);
     assert_eq!(
         kinds,
         [
@@ -233,10 +238,7 @@ fn gemini_payloads_are_answered_in_geminis_format() {
     );
 
     let events = events(&env);
-    let kinds: Vec<(&str, &str)> = events
-        .iter()
-        .map(|(k, t, _, _)| (k.as_str(), t.as_str()))
-        .collect();
+    let kinds = kinds(&events);
     assert_eq!(
         kinds,
         [
@@ -358,10 +360,7 @@ console.log(JSON.stringify(system));
     );
     let mut events = events(&env);
     events.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.cmp(&b.1)));
-    let kinds: Vec<(&str, &str)> = events
-        .iter()
-        .map(|(k, t, _, _)| (k.as_str(), t.as_str()))
-        .collect();
+    let kinds = kinds(&events);
     assert_eq!(
         kinds,
         [

@@ -56,11 +56,7 @@ fn browser() -> Option<TestBrowser> {
 /// A one-time link from the real `mnemo open --print`.
 fn open_link(env: &Env) -> String {
     let out = env.mnemo().args(["open", "--print"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let link = String::from_utf8(out.stdout).unwrap().trim().to_owned();
     assert!(link.starts_with("http://127.0.0.1:"), "{link}");
     link
@@ -90,11 +86,7 @@ fn import(env: &Env, records: &[Value]) {
     let text: String = records.iter().map(|r| format!("{r}\n")).collect();
     std::fs::write(&file, text).unwrap();
     let out = env.mnemo().arg("import").arg(&file).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
 }
 
 /// A small store: two projects, observations of several types, a summary.
@@ -381,11 +373,7 @@ fn an_edit_pin_and_forget_in_the_browser_reach_the_store() {
         .output()
         .unwrap();
     let shown = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     assert!(
         shown.contains("Checkout totals are rounded once per order"),
         "{shown}"
@@ -696,11 +684,7 @@ fn mnemo_open_starts_the_worker_and_hands_the_link_to_the_browser() {
     let mut c = env.mnemo();
     worker_env(&mut c);
     let out = c.arg("open").env("BROWSER", &browser).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("opened the viewer"), "{stdout}");
     assert!(
@@ -795,11 +779,7 @@ fn screenshots_of_real_sessions() {
         .arg(transcripts)
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_success(&out);
     let w = Worker::start(&env, |_| {});
     wait_for("the backlog to drain", Duration::from_secs(300), || {
         let (_, q) = w.get("/api/queue");

@@ -10,7 +10,7 @@
 use mnemo_core::model::Platform;
 use serde_json::{Value, json};
 
-use super::{Adapter, Env, lenient_i64, lenient_string, salvage_field, tool_input};
+use super::{Adapter, Env, flag, lenient_i64, lenient_string, salvage_field, tool_input};
 use crate::event::{HookEvent, HookInput, HookResponse, ToolCall};
 
 pub const ADAPTER: Adapter = Adapter {
@@ -62,10 +62,7 @@ pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
         "PostToolUseFailure" => HookEvent::PostToolUseFailure {
             call: call(),
             error: field("error").unwrap_or_else(|| "failed".to_owned()),
-            interrupted: payload
-                .get("is_interrupt")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            interrupted: flag(payload, "is_interrupt"),
         },
         "Stop" => HookEvent::Stop {
             prompt_id: prompt_id.clone(),

@@ -24,7 +24,10 @@ use mnemo_core::host::host;
 use mnemo_core::model::Platform;
 use serde_json::{Value, json};
 
-use super::{Adapter, Env, lenient_i64, lenient_string, salvaged_payload, tool_input};
+use super::{
+    Adapter, Env, event_name, flag, lenient_i64, lenient_string, parse_salvaged_with,
+    salvaged_payload, tool_input, tool_name,
+};
 use crate::event::{HookEvent, HookInput, HookResponse, ToolCall};
 
 pub const ADAPTER: Adapter = Adapter {
@@ -43,9 +46,7 @@ pub fn is_cursor_payload(payload: &Value) -> bool {
 /// event named on the command line.
 pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
     let field = |k: &str| lenient_string(payload.get(k));
-    let event_name = field("hook_event_name")
-        .or_else(|| event_arg.map(str::to_owned))
-        .unwrap_or_default();
+    let event_name = event_name(payload, event_arg);
     let event = match event_name.to_ascii_lowercase().as_str() {
         "sessionstart" => HookEvent::SessionStart { source: None },
         "beforesubmitprompt" | "userpromptsubmit" => HookEvent::UserPrompt {
@@ -62,10 +63,7 @@ pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
             error: field("error_message")
                 .or_else(|| field("failure_type"))
                 .unwrap_or_else(|| "failed".to_owned()),
-            interrupted: payload
-                .get("is_interrupt")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            interrupted: flag(payload, "is_interrupt"),
         },
         // Older builds (and installs that skip postToolUse) report shell
         // commands and edits with events of their own.
@@ -118,9 +116,7 @@ fn parse_salvaged(raw: &[u8], event_arg: Option<&str>, env: &Env, note: String) 
         &["tool_use_id"],
         &["file_path", "command"],
     );
-    let mut input = parse(&payload, event_arg, env);
-    input.oversized = Some(note);
-    input
+    parse_salvaged_with(parse, &payload, event_arg, env, note)
 }
 
 /// The JSON Cursor expects on stdout for `event`.
@@ -142,9 +138,8 @@ fn workspace_root(payload: &Value) -> Option<String> {
 }
 
 fn tool_call(payload: &Value) -> ToolCall {
-    let cursor_name = lenient_string(payload.get("tool_name")).unwrap_or_else(|| "unknown".into());
     ToolCall {
-        name: mnemo_tool_name(&cursor_name),
+        name: mnemo_tool_name(&tool_name(payload, "tool_name")),
         input: tool_input(payload.get("tool_input")),
         tool_use_id: lenient_string(payload.get("tool_use_id")).map(|id| id.trim().to_owned()),
         prompt_id: None,

@@ -17,7 +17,10 @@ use mnemo_core::host::host;
 use mnemo_core::model::Platform;
 use serde_json::{Map, Value, json};
 
-use super::{Adapter, Env, lenient_string, salvaged_payload, tool_input};
+use super::{
+    Adapter, Env, event_name, lenient_string, parse_salvaged_with, salvaged_payload, tool_input,
+    tool_name,
+};
 use crate::event::{HookEvent, HookInput, HookResponse, ToolCall};
 
 pub const ADAPTER: Adapter = Adapter {
@@ -36,9 +39,7 @@ const HOOK_CONTEXT_CLOSE: &str = "</hook_context>";
 /// the event named on the command line.
 pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
     let field = |k: &str| lenient_string(payload.get(k));
-    let event_name = field("hook_event_name")
-        .or_else(|| event_arg.map(str::to_owned))
-        .unwrap_or_default();
+    let event_name = event_name(payload, event_arg);
     let event = match event_name.as_str() {
         "SessionStart" => HookEvent::SessionStart {
             source: field("source"),
@@ -84,9 +85,7 @@ fn parse_salvaged(raw: &[u8], event_arg: Option<&str>, env: &Env, note: String) 
         &[],
         &["file_path", "command", "dir_path"],
     );
-    let mut input = parse(&payload, event_arg, env);
-    input.oversized = Some(note);
-    input
+    parse_salvaged_with(parse, &payload, event_arg, env, note)
 }
 
 /// The JSON Gemini CLI expects on stdout for `event`.
@@ -145,8 +144,7 @@ fn after_tool(payload: &Value) -> HookEvent {
 }
 
 fn tool_call(payload: &Value) -> ToolCall {
-    let gemini_name = lenient_string(payload.get("tool_name")).unwrap_or_else(|| "unknown".into());
-    let name = mnemo_tool_name(&gemini_name, payload.get("mcp_context"));
+    let name = mnemo_tool_name(&tool_name(payload, "tool_name"), payload.get("mcp_context"));
     let input = tool_arguments(&name, tool_input(payload.get("tool_input")));
     ToolCall {
         name,

@@ -89,6 +89,24 @@ impl Env {
     }
 }
 
+/// The event a payload reports: its `hook_event_name`, else the event named
+/// on the command line.
+pub(crate) fn event_name(payload: &Value, event_arg: Option<&str>) -> String {
+    lenient_string(payload.get("hook_event_name"))
+        .or_else(|| event_arg.map(str::to_owned))
+        .unwrap_or_default()
+}
+
+/// The tool a payload names in its field `key`; `unknown` when it names none.
+pub(crate) fn tool_name(payload: &Value, key: &str) -> String {
+    lenient_string(payload.get(key)).unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// A boolean field; false when missing or not a boolean.
+pub(crate) fn flag(payload: &Value, key: &str) -> bool {
+    payload.get(key).and_then(Value::as_bool).unwrap_or(false)
+}
+
 /// A string field, accepting numbers and booleans as their text; None for
 /// anything else or an empty string.
 pub(crate) fn lenient_string(v: Option<&Value>) -> Option<String> {
@@ -196,6 +214,20 @@ pub(crate) fn salvaged_payload(
     }
     payload.insert("tool_input".to_owned(), Value::Object(input));
     Value::Object(payload)
+}
+
+/// An adapter's own `parse` over the fields salvaged from a payload too
+/// large to parse ([`salvaged_payload`]), marked as oversized with `note`.
+pub(crate) fn parse_salvaged_with(
+    parse: fn(&Value, Option<&str>, &Env) -> HookInput,
+    salvaged: &Value,
+    event_arg: Option<&str>,
+    env: &Env,
+    note: String,
+) -> HookInput {
+    let mut input = parse(salvaged, event_arg, env);
+    input.oversized = Some(note);
+    input
 }
 
 /// Does this platform have an adapter? Events of the others are not

@@ -23,7 +23,10 @@ use mnemo_core::host::host;
 use mnemo_core::model::Platform;
 use serde_json::{Map, Value, json};
 
-use super::{Adapter, Env, lenient_string, salvaged_payload, tool_input};
+use super::{
+    Adapter, Env, event_name, lenient_string, parse_salvaged_with, salvaged_payload, tool_input,
+    tool_name,
+};
 use crate::event::{HookEvent, HookInput, HookResponse, ToolCall};
 
 pub const ADAPTER: Adapter = Adapter {
@@ -36,9 +39,7 @@ pub const ADAPTER: Adapter = Adapter {
 /// Parses a payload from mnemo's OpenCode plugin.
 pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
     let field = |k: &str| lenient_string(payload.get(k));
-    let event_name = field("hook_event_name")
-        .or_else(|| event_arg.map(str::to_owned))
-        .unwrap_or_default();
+    let event_name = event_name(payload, event_arg);
     let event = match event_name.as_str() {
         "session.start" | "session.created" => HookEvent::SessionStart {
             source: field("source"),
@@ -104,9 +105,7 @@ fn parse_salvaged(raw: &[u8], event_arg: Option<&str>, env: &Env, note: String) 
     if let Some(args) = payload.get_mut("tool_input").map(Value::take) {
         payload["args"] = args;
     }
-    let mut input = parse(&payload, event_arg, env);
-    input.oversized = Some(note);
-    input
+    parse_salvaged_with(parse, &payload, event_arg, env, note)
 }
 
 /// What the plugin reads: `additional_context` for the system prompt at the
@@ -119,8 +118,7 @@ pub fn render(event: &HookEvent, response: &HookResponse) -> Value {
 }
 
 fn tool_call(payload: &Value) -> ToolCall {
-    let tool = lenient_string(payload.get("tool")).unwrap_or_else(|| "unknown".into());
-    let name = mnemo_tool_name(&tool);
+    let name = mnemo_tool_name(&tool_name(payload, "tool"));
     ToolCall {
         input: tool_arguments(&name, tool_input(payload.get("args"))),
         name,

@@ -4,12 +4,27 @@
 //! That file is Claude Code's own state (projects, counters, account data) and can be large, so
 //! only the one key is touched; everything else is carried through the CST untouched.
 
-use jsonc_parser::cst::{CstInputValue, CstObject, CstObjectProp};
+use jsonc_parser::cst::{CstInputValue, CstObject};
 
 use crate::command::shell_quote;
-use crate::edit::{Change, ChangeKind, ParseError, SettingsEdit};
-use crate::host::McpEntry;
-use crate::jsonc::{Document, describe, removal_drops_comments_outside, string_property};
+use crate::edit::{Change, ChangeKind, ParseError, ParseErrorKind, SettingsEdit};
+use crate::host::{McpEntry, McpPlanners};
+use crate::jsonc::{Document, removal_drops_comments_outside, string_property};
+
+/// The planners of `~/.claude.json`, which Claude Code reads as strict JSON.
+pub const CLAUDE_PLANNERS: McpPlanners = McpPlanners {
+    install: plan_mcp_install,
+    uninstall: plan_mcp_uninstall,
+    find: find_mcp_server_strict,
+};
+
+/// The planners of an `mcpServers` file of plain `{"command", "args"}` entries (Gemini CLI's
+/// `settings.json`, Cursor's `mcp.json`), read as JSONC.
+pub const PLAIN_PLANNERS: McpPlanners = McpPlanners {
+    install: plan_mcp_install_plain,
+    uninstall: plan_mcp_uninstall,
+    find: find_mcp_server,
+};
 
 /// Register the stdio MCP server `name` running `command args...`, adding or updating
 /// `mcpServers.<name>`.
@@ -54,7 +69,9 @@ fn plan(
 ) -> Result<SettingsEdit, ParseError> {
     let doc = Document::parse(existing)?;
     let servers = match doc.existing_root_object()? {
-        Some(root) => servers_object(&doc, &root)?.map(|(_, servers)| servers),
+        Some(root) => doc
+            .object_property(&root, "mcpServers")?
+            .map(|(_, servers)| servers),
         None => None,
     };
     let entry = match &servers {
@@ -126,13 +143,13 @@ fn plan(
 pub fn plan_mcp_uninstall(existing: &str, name: &str) -> Result<SettingsEdit, ParseError> {
     let doc = Document::parse(existing)?;
     let Some(root) = doc.existing_root_object()? else {
-        return Ok(unchanged(existing));
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     };
-    let Some((servers_prop, servers)) = servers_object(&doc, &root)? else {
-        return Ok(unchanged(existing));
+    let Some((servers_prop, servers)) = doc.object_property(&root, "mcpServers")? else {
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     };
     let Some(entry) = doc.unique_property(&servers, name, &format!("mcpServers.{name}"))? else {
-        return Ok(unchanged(existing));
+        return Ok(SettingsEdit::unchanged(existing, Vec::new()));
     };
     let server = entry.object_value();
     let command = server
@@ -169,43 +186,43 @@ pub fn find_mcp_server(existing: &str, name: &str) -> Result<Option<McpEntry>, P
     let Some(root) = doc.existing_root_object()? else {
         return Ok(None);
     };
-    let Some((_, servers)) = servers_object(&doc, &root)? else {
+    let Some((_, servers)) = doc.object_property(&root, "mcpServers")? else {
         return Ok(None);
     };
     let server = doc
         .unique_property(&servers, name, &format!("mcpServers.{name}"))?
         .and_then(|prop| prop.to_serde_value());
-    Ok(super::install::json_entry(server.as_ref()))
+    Ok(json_entry(server.as_ref()))
 }
 
-fn unchanged(existing: &str) -> SettingsEdit {
-    SettingsEdit {
-        new_text: existing.to_string(),
-        changes: Vec::new(),
-    }
+/// [`find_mcp_server`] in a file the host reads as strict JSON: comments or trailing commas are
+/// an error there.
+pub fn find_mcp_server_strict(existing: &str, name: &str) -> Result<Option<McpEntry>, ParseError> {
+    let value: serde_json::Value = serde_json::from_str(existing).map_err(|e| ParseError {
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+        kind: ParseErrorKind::Syntax,
+    })?;
+    Ok(json_entry(
+        value.get("mcpServers").and_then(|s| s.get(name)),
+    ))
 }
 
-/// The top-level `mcpServers` property and its object, if there is one.
-fn servers_object(
-    doc: &Document,
-    root: &CstObject,
-) -> Result<Option<(CstObjectProp, CstObject)>, ParseError> {
-    let Some(prop) = doc.unique_property(root, "mcpServers", "mcpServers")? else {
-        return Ok(None);
-    };
-    let Some(value) = prop.value() else {
-        return Ok(None);
-    };
-    match value.as_object() {
-        Some(object) => Ok(Some((prop, object))),
-        None => {
-            let message = format!(
-                "`mcpServers` must be an object, but it is {}",
-                describe(&value)
-            );
-            Err(doc.shape_error(&value, message))
-        }
-    }
+/// `{"command": ..., "args": [...]}` as an entry.
+fn json_entry(server: Option<&serde_json::Value>) -> Option<McpEntry> {
+    let server = server?;
+    Some(McpEntry {
+        command: server
+            .get("command")
+            .and_then(|c| c.as_str())
+            .unwrap_or_default()
+            .to_owned(),
+        args: server
+            .get("args")
+            .and_then(|a| serde_json::from_value::<Vec<String>>(a.clone()).ok())
+            .unwrap_or_default(),
+    })
 }
 
 fn server_value(command: &str, args: CstInputValue, style: Style) -> CstInputValue {

@@ -13,4 +13,7 @@ pub use install::{ClaudeCode, INSTALLER};
 pub use crate::command::{is_mnemo_hook_command, shell_quote};
 pub use crate::edit::{Change, ChangeKind, ParseError, ParseErrorKind, SettingsEdit};
 pub use crate::hooks_json::{HookSpec, find_mnemo_hooks, plan_install, plan_uninstall};
-pub use mcp::{find_mcp_server, plan_mcp_install, plan_mcp_install_plain, plan_mcp_uninstall};
+pub use mcp::{
+    PLAIN_PLANNERS, find_mcp_server, find_mcp_server_strict, plan_mcp_install,
+    plan_mcp_install_plain, plan_mcp_uninstall,
+};

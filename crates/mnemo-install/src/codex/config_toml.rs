@@ -8,10 +8,17 @@
 use toml_edit::{Array, DocumentMut, Item, Table, value};
 
 use crate::edit::{Change, ChangeKind, ParseError, ParseErrorKind, SettingsEdit};
-use crate::host::McpEntry;
+use crate::host::{McpEntry, McpPlanners};
 
 /// The key Codex reads MCP servers from.
 const SERVERS: &str = "mcp_servers";
+
+/// The planners of `config.toml`.
+pub const PLANNERS: McpPlanners = McpPlanners {
+    install: plan_mcp_install,
+    uninstall: plan_mcp_uninstall,
+    find: find_mcp_entry,
+};
 
 /// Adds or updates `[mcp_servers.<name>]` to run `command args...`.
 pub fn plan_mcp_install(

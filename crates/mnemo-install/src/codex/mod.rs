@@ -12,19 +12,13 @@ mod config_toml;
 
 use std::path::{Path, PathBuf};
 
-use mnemo_core::host::{Host, Scope, host};
+use mnemo_core::host::{Host, host};
 use mnemo_core::model::Platform;
 
-pub use config_toml::{find_mcp_entry, plan_mcp_install, plan_mcp_uninstall};
+pub use config_toml::{PLANNERS, find_mcp_entry, plan_mcp_install, plan_mcp_uninstall};
 
-use crate::MCP_SERVER_NAME;
-use crate::command::shell_quote;
-use crate::edit::ParseError;
 use crate::hooks_json;
-use crate::host::{
-    FilePlan, Installer, McpEntry, Target, no_home, plan_hooks_json, plan_unhooks_json,
-};
-use crate::settings_file::{self, FileError};
+use crate::host::{HookPlanners, Installer, McpPlanners, Target};
 
 pub struct Codex;
 
@@ -35,60 +29,16 @@ impl Installer for Codex {
         host(Platform::Codex)
     }
 
-    fn program(&self, target: &Target) -> String {
-        match target.scope {
-            Scope::User => shell_quote(&self.program_path(target)),
-            Scope::Project => "mnemo".to_owned(),
-        }
+    fn hook_planners(&self) -> &'static HookPlanners {
+        &hooks_json::PLANNERS
+    }
+
+    fn mcp_planners(&self) -> &'static McpPlanners {
+        &PLANNERS
     }
 
     fn program_path(&self, target: &Target) -> String {
         stable_path(&target.binary).to_string_lossy().into_owned()
-    }
-
-    fn plan_hooks(&self, target: &Target) -> Result<FilePlan, FileError> {
-        let path = self
-            .hook_file(target.scope, &target.project_dir)
-            .ok_or_else(no_home)?;
-        plan_hooks_json(path, Platform::Codex, self.hooks(target))
-    }
-
-    fn plan_unhooks(&self, target: &Target) -> Result<Option<FilePlan>, FileError> {
-        let path = self
-            .hook_file(target.scope, &target.project_dir)
-            .ok_or_else(no_home)?;
-        plan_unhooks_json(path, Platform::Codex)
-    }
-
-    fn find_hooks(&self, text: &str) -> Result<Vec<(String, String)>, ParseError> {
-        hooks_json::find_mnemo_hooks_for(Platform::Codex.as_str(), text)
-    }
-
-    fn plan_mcp(&self, target: &Target) -> Option<Result<FilePlan, FileError>> {
-        let wanted = self.mcp_wanted(target);
-        let path = self.host().mcp_file()?;
-        Some(FilePlan::new(path, move |text| {
-            plan_mcp_install(text, MCP_SERVER_NAME, &wanted.command, &wanted.args)
-        }))
-    }
-
-    fn plan_unmcp(&self) -> Option<Result<FilePlan, FileError>> {
-        let path = self.host().mcp_file()?;
-        match settings_file::read(&path) {
-            Ok(None) => None,
-            Ok(Some(_)) => Some(FilePlan::new(path, |text| {
-                plan_mcp_uninstall(text, MCP_SERVER_NAME)
-            })),
-            Err(e) => Some(Err(e)),
-        }
-    }
-
-    fn mcp_entry(&self) -> Result<Option<McpEntry>, FileError> {
-        let path = self.host().mcp_file().ok_or_else(no_home)?;
-        let Some(text) = settings_file::read(&path)? else {
-            return Ok(None);
-        };
-        find_mcp_entry(&text, MCP_SERVER_NAME).map_err(|e| FileError::invalid(&path, e))
     }
 }
 

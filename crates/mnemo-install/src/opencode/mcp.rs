@@ -2,15 +2,22 @@
 //! [binary, "mcp"], "enabled": true}` (OpenCode's local servers take the whole command line as one
 //! array). Only that key is touched; comments and everything else stay.
 
-use jsonc_parser::cst::{CstInputValue, CstObject};
+use jsonc_parser::cst::CstInputValue;
 use serde_json::{Value, json};
 
 use crate::edit::{Change, ChangeKind, ParseError, SettingsEdit};
-use crate::host::McpEntry;
-use crate::jsonc::{Document, describe};
+use crate::host::{McpEntry, McpPlanners};
+use crate::jsonc::Document;
 
 /// The key holding OpenCode's MCP servers.
 const KEY: &str = "mcp";
+
+/// The planners of `opencode.json`.
+pub const PLANNERS: McpPlanners = McpPlanners {
+    install: plan_mcp_install,
+    uninstall: plan_mcp_uninstall,
+    find: find_mcp_entry,
+};
 
 /// Register (or bring up to date) the local server `name` running `command args...`.
 pub fn plan_mcp_install(
@@ -21,7 +28,7 @@ pub fn plan_mcp_install(
 ) -> Result<SettingsEdit, ParseError> {
     let doc = Document::parse(existing)?;
     let servers = match doc.existing_root_object()? {
-        Some(root) => servers_object(&doc, &root)?,
+        Some(root) => doc.object_property(&root, KEY)?.map(|(_, servers)| servers),
         None => None,
     };
     let line: Vec<String> = std::iter::once(command.to_owned())
@@ -77,7 +84,7 @@ pub fn plan_mcp_uninstall(existing: &str, name: &str) -> Result<SettingsEdit, Pa
     let Some(root) = doc.existing_root_object()? else {
         return Ok(unchanged());
     };
-    let Some(servers) = servers_object(&doc, &root)? else {
+    let Some(servers) = doc.object_property(&root, KEY)?.map(|(_, servers)| servers) else {
         return Ok(unchanged());
     };
     let Some(entry) = doc.unique_property(&servers, name, &format!("{KEY}.{name}"))? else {
@@ -105,7 +112,7 @@ pub fn find_mcp_entry(existing: &str, name: &str) -> Result<Option<McpEntry>, Pa
     let Some(root) = doc.existing_root_object()? else {
         return Ok(None);
     };
-    let Some(servers) = servers_object(&doc, &root)? else {
+    let Some(servers) = doc.object_property(&root, KEY)?.map(|(_, servers)| servers) else {
         return Ok(None);
     };
     let entry = doc.unique_property(&servers, name, &format!("{KEY}.{name}"))?;
@@ -119,22 +126,6 @@ fn entry_of(value: Option<&Value>) -> Option<McpEntry> {
         command: command.clone(),
         args: args.to_vec(),
     })
-}
-
-fn servers_object(doc: &Document, root: &CstObject) -> Result<Option<CstObject>, ParseError> {
-    let Some(prop) = doc.unique_property(root, KEY, KEY)? else {
-        return Ok(None);
-    };
-    let Some(value) = prop.value() else {
-        return Ok(None);
-    };
-    match value.as_object() {
-        Some(object) => Ok(Some(object)),
-        None => {
-            let message = format!("`{KEY}` must be an object, but it is {}", describe(&value));
-            Err(doc.shape_error(&value, message))
-        }
-    }
 }
 
 /// A list of strings as a CST value.

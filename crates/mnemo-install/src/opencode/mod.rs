@@ -21,20 +21,34 @@ use std::path::{Path, PathBuf};
 use mnemo_core::host::{Host, Scope, host};
 use mnemo_core::model::Platform;
 
-pub use mcp::{find_mcp_entry, plan_mcp_install, plan_mcp_uninstall};
+pub use mcp::{PLANNERS as MCP_PLANNERS, find_mcp_entry, plan_mcp_install, plan_mcp_uninstall};
 
-use crate::MCP_SERVER_NAME;
 use crate::edit::{Change, ChangeKind, ParseError, ParseErrorKind, SettingsEdit};
-use crate::host::{FilePlan, Installer, McpEntry, Target, no_home};
-use crate::settings_file::{self, FileError};
+use crate::host::{HookPlanners, Installer, McpPlanners, Target};
 
 pub struct OpenCode;
 
 pub static INSTALLER: OpenCode = OpenCode;
 
+/// The planners of the plugin file: wholly mnemo's, so the platform and the specs do not matter,
+/// only the program the plugin runs.
+pub const PLANNERS: HookPlanners = HookPlanners {
+    install: |_platform, text, program, _specs| plan_install(text, program),
+    uninstall: |_platform, text| Ok(plan_uninstall(text)),
+    find: |_platform, text| Ok(find_plugin(text)),
+};
+
 impl Installer for OpenCode {
     fn host(&self) -> &'static Host {
         host(Platform::OpenCode)
+    }
+
+    fn hook_planners(&self) -> &'static HookPlanners {
+        &PLANNERS
+    }
+
+    fn mcp_planners(&self) -> &'static McpPlanners {
+        &MCP_PLANNERS
     }
 
     /// The plugin spawns the binary itself (no shell): its absolute path at user scope, `mnemo`
@@ -55,55 +69,6 @@ impl Installer for OpenCode {
 
     fn mcp_file(&self) -> Option<PathBuf> {
         Some(mcp_path(&mnemo_core::paths::home_dir()?))
-    }
-
-    fn plan_hooks(&self, target: &Target) -> Result<FilePlan, FileError> {
-        let path = self
-            .hook_file(target.scope, &target.project_dir)
-            .ok_or_else(no_home)?;
-        let program = self.program(target);
-        FilePlan::new(path, move |text| plan_install(text, &program))
-    }
-
-    fn plan_unhooks(&self, target: &Target) -> Result<Option<FilePlan>, FileError> {
-        let path = self
-            .hook_file(target.scope, &target.project_dir)
-            .ok_or_else(no_home)?;
-        if settings_file::read(&path)?.is_none() {
-            return Ok(None);
-        }
-        FilePlan::new(path, |text| Ok(plan_uninstall(text))).map(Some)
-    }
-
-    fn find_hooks(&self, text: &str) -> Result<Vec<(String, String)>, ParseError> {
-        Ok(find_plugin(text))
-    }
-
-    fn plan_mcp(&self, target: &Target) -> Option<Result<FilePlan, FileError>> {
-        let wanted = self.mcp_wanted(target);
-        let path = mcp_path(&mnemo_core::paths::home_dir()?);
-        Some(FilePlan::new(path, move |text| {
-            plan_mcp_install(text, MCP_SERVER_NAME, &wanted.command, &wanted.args)
-        }))
-    }
-
-    fn plan_unmcp(&self) -> Option<Result<FilePlan, FileError>> {
-        let path = mcp_path(&mnemo_core::paths::home_dir()?);
-        match settings_file::read(&path) {
-            Ok(None) => None,
-            Ok(Some(_)) => Some(FilePlan::new(path, |text| {
-                plan_mcp_uninstall(text, MCP_SERVER_NAME)
-            })),
-            Err(e) => Some(Err(e)),
-        }
-    }
-
-    fn mcp_entry(&self) -> Result<Option<McpEntry>, FileError> {
-        let path = mcp_path(&mnemo_core::paths::home_dir().ok_or_else(no_home)?);
-        let Some(text) = settings_file::read(&path)? else {
-            return Ok(None);
-        };
-        find_mcp_entry(&text, MCP_SERVER_NAME).map_err(|e| FileError::invalid(&path, e))
     }
 }
 

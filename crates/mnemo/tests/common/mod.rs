@@ -120,6 +120,15 @@ pub fn run_with_stdin(mut c: Command, stdin: &[u8]) -> Output {
     out
 }
 
+/// A command that must succeed: its output, or a panic with its stderr.
+pub fn assert_success(out: &Output) {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// The hook contract: exit 0 and exactly one JSON object on stdout.
 pub fn assert_hook_ok(out: &Output) -> serde_json::Value {
     assert_eq!(
