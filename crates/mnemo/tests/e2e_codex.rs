@@ -196,7 +196,7 @@ fn a_codex_command_that_exits_non_zero_is_remembered_as_a_failure() -> anyhow::R
     for (code, failed) in [(3, true), (0, false)] {
         let sandbox = Sandbox::new();
         git_init(&sandbox.project())?;
-        install_codex(&sandbox)?;
+        install(&sandbox, "codex")?;
         let _stop = StopWorker(&sandbox);
         let command =
             format!("python3 -c 'import sys; print(\"reconcile ledger: done\"); sys.exit({code})'");
