@@ -6,17 +6,16 @@
 //! failure shaped as a host-reported one: kind `tool_failure`, an error
 //! opening with `Exit code N` and holding the output, no response.
 //!
-//! The last rollout read is kept, keyed by its size and modification time,
-//! as [`crate::narrative`] does for Claude Code's transcripts. A rollout
-//! that cannot be read changes nothing (logged once per file).
+//! The last rollout read is kept while it is unchanged
+//! ([`crate::last_read`]). A rollout that cannot be read changes nothing
+//! (logged once per file).
 
-use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::collections::HashMap;
+use std::path::Path;
 
 use mnemo_store::queue::{Lease, QueuedEvent};
-use tracing::warn;
+
+use crate::last_read::LastRead;
 
 /// The platform whose tool calls are checked.
 const CODEX: &str = "codex";
@@ -31,23 +30,16 @@ const HEADER_PREFIXES: &[&str] = &[
 ];
 
 /// Reads rollouts, remembering the last one read.
-#[derive(Default)]
 pub struct CodexExits {
-    state: Mutex<State>,
+    rollouts: LastRead<HashMap<String, i64>>,
 }
 
-#[derive(Default)]
-struct State {
-    last: Option<Cached>,
-    /// Files already reported as unreadable.
-    reported: HashSet<PathBuf>,
-}
-
-struct Cached {
-    path: PathBuf,
-    size: u64,
-    modified: Option<SystemTime>,
-    codes: Arc<HashMap<String, i64>>,
+impl Default for CodexExits {
+    fn default() -> CodexExits {
+        CodexExits {
+            rollouts: LastRead::new("Codex rollout", "its tool calls are taken as reported"),
+        }
+    }
 }
 
 impl CodexExits {
@@ -61,7 +53,10 @@ impl CodexExits {
         let Some(path) = lease.turn.transcript_path.as_deref() else {
             return Vec::new();
         };
-        let Some(codes) = self.codes(Path::new(path)) else {
+        let Some(codes) = self
+            .rollouts
+            .get(Path::new(path), mnemo_transcript::codex::exit_codes)
+        else {
             return Vec::new();
         };
         lease
@@ -73,50 +68,6 @@ impl CodexExits {
                 (code != 0).then(|| (e.id, failure_error(code, e)))
             })
             .collect()
-    }
-
-    fn codes(&self, path: &Path) -> Option<Arc<HashMap<String, i64>>> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let meta = match std::fs::metadata(path) {
-            Ok(m) => m,
-            Err(e) => {
-                report_once(&mut state, path, &e.to_string());
-                return None;
-            }
-        };
-        let (size, modified) = (meta.len(), meta.modified().ok());
-        if let Some(c) = &state.last
-            && c.path == path
-            && c.size == size
-            && c.modified == modified
-        {
-            return Some(c.codes.clone());
-        }
-        match mnemo_transcript::codex::exit_codes(path) {
-            Ok(codes) => {
-                let codes = Arc::new(codes);
-                state.last = Some(Cached {
-                    path: path.to_path_buf(),
-                    size,
-                    modified,
-                    codes: codes.clone(),
-                });
-                Some(codes)
-            }
-            Err(e) => {
-                report_once(&mut state, path, &e.to_string());
-                None
-            }
-        }
-    }
-}
-
-fn report_once(state: &mut State, path: &Path, error: &str) {
-    if state.reported.insert(path.to_path_buf()) {
-        warn!(
-            "Codex rollout {} not readable ({error}); its tool calls are taken as reported",
-            path.display()
-        );
     }
 }
 
@@ -164,6 +115,7 @@ mod tests {
     use super::*;
     use mnemo_store::queue::TurnInfo;
     use serde_json::json;
+    use std::path::PathBuf;
 
     fn event(id: i64, call: &str, response: &str) -> QueuedEvent {
         QueuedEvent {

@@ -3,14 +3,12 @@
 //! batch's tool calls ([`TurnNarrative`]).
 //!
 //! A live session's transcript grows with every turn, so the last read is
-//! kept per file, keyed by its size and modification time: the batches of a
+//! kept while the file is unchanged ([`crate::last_read`]): the batches of a
 //! drained backlog read each file once. A transcript that is missing or
 //! unreadable makes no narrative (logged once per file), never a failure.
 
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
-use std::time::SystemTime;
+use std::sync::Arc;
 
 use mnemo_compress::{AssistantNote, QuestionAnswer, TurnNarrative, TurnOrigin};
 use mnemo_core::Config;
@@ -19,28 +17,16 @@ use mnemo_core::privacy::Sanitizer;
 use mnemo_store::queue::Lease;
 use mnemo_transcript::locate::{Wanted, turn_for};
 use mnemo_transcript::{Origin, Session, Turn};
-use tracing::{debug, warn};
+use tracing::debug;
+
+use crate::last_read::LastRead;
 
 /// Reads narratives, remembering the last transcript read.
 pub struct Narratives {
     sanitizer: Sanitizer,
     /// The tools capture does not record (they are in no batch).
     skip_tools: Vec<String>,
-    state: Mutex<State>,
-}
-
-#[derive(Default)]
-struct State {
-    last: Option<Cached>,
-    /// Files already reported as unreadable.
-    reported: HashSet<PathBuf>,
-}
-
-struct Cached {
-    path: PathBuf,
-    size: u64,
-    modified: Option<SystemTime>,
-    session: Arc<Session>,
+    transcripts: LastRead<Session>,
 }
 
 impl Narratives {
@@ -48,7 +34,10 @@ impl Narratives {
         Narratives {
             sanitizer: Sanitizer::new(&config.privacy),
             skip_tools: config.capture.skip_tools.clone(),
-            state: Mutex::new(State::default()),
+            transcripts: LastRead::new(
+                "transcript",
+                "turns of its session are compressed without it",
+            ),
         }
     }
 
@@ -80,47 +69,8 @@ impl Narratives {
     }
 
     fn session(&self, path: &Path) -> Option<Arc<Session>> {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        let meta = match std::fs::metadata(path) {
-            Ok(m) => m,
-            Err(e) => {
-                report_once(&mut state, path, &e.to_string());
-                return None;
-            }
-        };
-        let (size, modified) = (meta.len(), meta.modified().ok());
-        if let Some(c) = &state.last
-            && c.path == path
-            && c.size == size
-            && c.modified == modified
-        {
-            return Some(c.session.clone());
-        }
-        match mnemo_transcript::read_session(path, &self.sanitizer) {
-            Ok(session) => {
-                let session = Arc::new(session);
-                state.last = Some(Cached {
-                    path: path.to_path_buf(),
-                    size,
-                    modified,
-                    session: session.clone(),
-                });
-                Some(session)
-            }
-            Err(e) => {
-                report_once(&mut state, path, &e.to_string());
-                None
-            }
-        }
-    }
-}
-
-fn report_once(state: &mut State, path: &Path, error: &str) {
-    if state.reported.insert(path.to_path_buf()) {
-        warn!(
-            "transcript {} not readable ({error}); turns of its session are compressed without it",
-            path.display()
-        );
+        self.transcripts
+            .get(path, |p| mnemo_transcript::read_session(p, &self.sanitizer))
     }
 }
 
