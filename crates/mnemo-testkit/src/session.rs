@@ -228,7 +228,8 @@ impl<C: Cli> Run<C> {
     }
 }
 
-#[cfg(test)]
+// The tests run `sh` scripts: Unix only.
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 
