@@ -250,7 +250,7 @@ fn session_lines(project: &Path, secret: &str) -> Vec<String> {
     };
     let file = |name: &str| project.join(name).display().to_string();
     l.user(&format!(
-        "Add a cache to the user lookup, the key is {secret} <private>and my pin is 4242</private>"
+        "Add a cache to the user lookup, the key is {secret} <private>and my pin is 4242-quokka</private>"
     ));
     l.say("Two reasonable designs here; asking which one fits the deployment.");
     l.call(
@@ -403,7 +403,9 @@ fn imported_turns_are_compressed_and_nothing_private_is_stored() {
         "{request}"
     );
     for bytes in all_bytes_under(&env.data()) {
-        for leak in [SECRET.as_bytes(), b"4242".as_slice()] {
+        // The private words, distinctive enough that no timestamp or page
+        // number in the database or a log can hold them by chance.
+        for leak in [SECRET.as_bytes(), b"4242-quokka".as_slice()] {
             assert!(
                 !contains_bytes(&bytes.1, leak),
                 "{} holds {}",
