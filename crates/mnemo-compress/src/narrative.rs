@@ -4,6 +4,7 @@
 //! remembering, the decisions a user's answer settled, the request a
 //! continuation belongs to, and the merging of a long turn's piece summaries.
 
+use mnemo_core::host_text::{HostText, host_text};
 use serde_json::Value;
 
 use crate::text::{self, one_line};
@@ -365,7 +366,9 @@ pub(crate) fn request(batch: &TurnBatch) -> String {
         // The request it continues is unknown: say what started the turn.
         let origin = batch.narrative.as_ref().map(|n| n.origin);
         let p = prompt.trim_start();
-        if origin == Some(TurnOrigin::TaskNotification) || p.starts_with("<task-notification>") {
+        if origin == Some(TurnOrigin::TaskNotification)
+            || host_text(p) == Some(HostText::TaskNotification)
+        {
             return "(continued when a background task finished)".to_owned();
         }
         if origin == Some(TurnOrigin::Compaction)
@@ -380,11 +383,7 @@ pub(crate) fn request(batch: &TurnBatch) -> String {
 /// True for a prompt the host wrote, not the user: a background task's
 /// notification, a compaction's summary.
 pub(crate) fn is_host_text(prompt: &str) -> bool {
-    let p = prompt.trim_start();
-    p.starts_with("<task-notification>")
-        || p.starts_with("This session is being continued from a previous conversation")
-        || p.starts_with("<system-reminder>")
-        || p.starts_with("<local-command-")
+    host_text(prompt).is_some()
 }
 
 /// `/name args` for a prompt that is a slash command's tags

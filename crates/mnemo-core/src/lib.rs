@@ -9,6 +9,7 @@
 
 pub mod config;
 pub mod host;
+pub mod host_text;
 pub mod model;
 pub mod paths;
 pub mod privacy;

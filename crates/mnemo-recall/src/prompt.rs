@@ -272,7 +272,7 @@ pub fn is_injected(prompt: &str) -> bool {
     let t = prompt.trim();
     t.starts_with('<')
         || (t.starts_with('[') && t.ends_with(']'))
-        || t.starts_with("This session is being continued from a previous conversation")
+        || mnemo_core::host_text::host_text(t).is_some()
 }
 
 /// True for a (lowercase) word that says nothing about a subject.

@@ -465,11 +465,10 @@ fn project_id(tx: &Transaction<'_>, s: &SessionRef, at: i64) -> rusqlite::Result
 impl PromptOrigin {
     /// Host-injected prompts are recognisable by their wrapper tag.
     pub fn of(text: &str) -> PromptOrigin {
-        let t = text.trim_start();
-        if t.starts_with("<task-notification>") || t.starts_with("<local-command-") {
-            PromptOrigin::System
-        } else {
-            PromptOrigin::User
+        use mnemo_core::host_text::{HostText, host_text};
+        match host_text(text) {
+            Some(HostText::TaskNotification | HostText::LocalCommand) => PromptOrigin::System,
+            _ => PromptOrigin::User,
         }
     }
 }

@@ -13,6 +13,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
+use mnemo_core::host_text::{HostText, host_text};
 use mnemo_core::privacy::Sanitizer;
 use mnemo_core::time::parse_rfc3339;
 use serde_json::Value;
@@ -240,10 +241,13 @@ impl<'a> Builder<'a> {
             if let Some(turn) = self.session.turns.last_mut() {
                 turn.interrupted = true;
             }
-        } else if t.starts_with("<task-notification>") {
+        } else if host_text(t) == Some(HostText::TaskNotification) {
             let prompt = clean::text(self.sanitizer, t);
             self.open(Origin::TaskNotification, prompt, v);
-        } else if t.starts_with("<local-command-") || t.starts_with("<system-reminder>") {
+        } else if matches!(
+            host_text(t),
+            Some(HostText::LocalCommand | HostText::SystemReminder)
+        ) {
             // A local command's output or a reminder: not a turn.
         } else if let Some(command) = slash_command(t) {
             let prompt = clean::text(self.sanitizer, &command);
