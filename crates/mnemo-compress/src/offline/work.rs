@@ -12,6 +12,28 @@ use crate::narrative;
 use crate::text::{self, list_some, one_line, plural};
 
 impl Analysis<'_> {
+    /// A commit names the work it recorded: the file drafts that started
+    /// before it become one observation per commit; the rest are returned.
+    pub(super) fn group_by_commit(
+        &self,
+        mut file_drafts: Vec<(usize, Draft)>,
+        drafts: &mut Vec<Draft>,
+        used_runs: &mut Vec<usize>,
+    ) -> Vec<(usize, Draft)> {
+        for (r, run) in self.runs.iter().enumerate() {
+            let Some(message) = run.commit.as_deref().filter(|_| run.ok) else {
+                continue;
+            };
+            used_runs.push(r);
+            let (served, rest): (Vec<_>, Vec<_>) = file_drafts
+                .into_iter()
+                .partition(|(_, d)| d.first < run.index);
+            file_drafts = rest;
+            drafts.push(self.commit_draft(run, message, served));
+        }
+        file_drafts
+    }
+
     /// One observation for the work a commit recorded: titled with its
     /// subject, its body as the why, each file's change as a fact.
     pub(super) fn commit_draft(
@@ -173,68 +195,80 @@ impl Analysis<'_> {
         for d in drafts.iter_mut().filter(|d| !d.said_at.is_empty()) {
             d.said_at.sort_unstable();
             if d.retitle || is_bare_title(&d.title) {
-                let main = d
-                    .files_modified
-                    .first()
-                    .map(|p| file_name(p).to_owned())
-                    .unwrap_or_default();
-                let room = TITLE_MAX.saturating_sub(main.len() + 3);
-                // The words right before the change first, then the lead-up.
-                let mut order: Vec<usize> = d
-                    .said_at
-                    .iter()
-                    .copied()
-                    .filter(|i| d.events.contains(i))
-                    .collect();
-                // A title that already names the change gives way only to
-                // what was said right before it, not to the lead-up.
-                if is_bare_title(&d.title) {
-                    order.extend(d.said_at.iter().filter(|i| !d.events.contains(i)));
-                }
-                let notes = order
-                    .iter()
-                    .filter_map(|i| self.said.get(i).map(String::as_str));
-                let candidates: Vec<String> = narrative::action_titles(notes, room)
-                    .into_iter()
-                    .map(|t| concrete::name_pronoun(&t, &main).unwrap_or(t))
-                    .collect();
-                // The first action that names what it acts on; one that
-                // names nothing ("Implement both tasks") only replaces a
-                // title that says nothing either.
-                let pick = candidates
-                    .iter()
-                    .find(|t| !concrete::is_vague(t))
-                    .or_else(|| candidates.first().filter(|_| is_bare_title(&d.title)))
-                    .cloned();
-                if let Some(t) = pick {
-                    let t = if main.is_empty() || t.contains(&main) {
-                        t
-                    } else {
-                        format!("{t} ({main})")
-                    };
-                    // What the change was stays as its first fact.
-                    let was = std::mem::replace(&mut d.title, t);
-                    if !is_bare_title(&was) && !d.facts.contains(&was) {
-                        d.facts.insert(0, was);
-                    }
-                }
+                self.retitle_from_words(d);
             }
-            let mut whys: Vec<&str> = Vec::new();
-            for w in d.said_at.iter().filter_map(|i| self.why.get(i)) {
-                if !whys.contains(&w.as_str()) {
-                    whys.push(w);
-                }
+            self.add_why(d);
+        }
+    }
+
+    /// A title that only describes the change takes the action the
+    /// assistant announced right before it (or, for a bare title, in the
+    /// lead-up); what the change was stays as its first fact.
+    fn retitle_from_words(&self, d: &mut Draft) {
+        let main = d
+            .files_modified
+            .first()
+            .map(|p| file_name(p).to_owned())
+            .unwrap_or_default();
+        let room = TITLE_MAX.saturating_sub(main.len() + 3);
+        // The words right before the change first, then the lead-up.
+        let mut order: Vec<usize> = d
+            .said_at
+            .iter()
+            .copied()
+            .filter(|i| d.events.contains(i))
+            .collect();
+        // A title that already names the change gives way only to
+        // what was said right before it, not to the lead-up.
+        if is_bare_title(&d.title) {
+            order.extend(d.said_at.iter().filter(|i| !d.events.contains(i)));
+        }
+        let notes = order
+            .iter()
+            .filter_map(|i| self.said.get(i).map(String::as_str));
+        let candidates: Vec<String> = narrative::action_titles(notes, room)
+            .into_iter()
+            .map(|t| concrete::name_pronoun(&t, &main).unwrap_or(t))
+            .collect();
+        // The first action that names what it acts on; one that
+        // names nothing ("Implement both tasks") only replaces a
+        // title that says nothing either.
+        let pick = candidates
+            .iter()
+            .find(|t| !concrete::is_vague(t))
+            .or_else(|| candidates.first().filter(|_| is_bare_title(&d.title)))
+            .cloned();
+        if let Some(t) = pick {
+            let t = if main.is_empty() || t.contains(&main) {
+                t
+            } else {
+                format!("{t} ({main})")
+            };
+            let was = std::mem::replace(&mut d.title, t);
+            if !is_bare_title(&was) && !d.facts.contains(&was) {
+                d.facts.insert(0, was);
             }
-            if !whys.is_empty() {
-                let why = text::clamp_sentences(&whys.join(" "), 700);
-                // A decision says what was chosen first, then the lead-up.
-                let at = if d.kind == "decision" {
-                    d.narrative.len()
-                } else {
-                    0
-                };
-                d.narrative.insert(at, why);
+        }
+    }
+
+    /// The assistant's reasons given before the draft's events, as its
+    /// narrative's first sentence (a decision's last).
+    fn add_why(&self, d: &mut Draft) {
+        let mut whys: Vec<&str> = Vec::new();
+        for w in d.said_at.iter().filter_map(|i| self.why.get(i)) {
+            if !whys.contains(&w.as_str()) {
+                whys.push(w);
             }
+        }
+        if !whys.is_empty() {
+            let why = text::clamp_sentences(&whys.join(" "), 700);
+            // A decision says what was chosen first, then the lead-up.
+            let at = if d.kind == "decision" {
+                d.narrative.len()
+            } else {
+                0
+            };
+            d.narrative.insert(at, why);
         }
     }
 }
