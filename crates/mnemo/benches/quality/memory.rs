@@ -21,8 +21,14 @@ pub struct Summary {
 
 impl Summary {
     pub fn text(&self) -> String {
+        format!("{}\n{}", self.request, self.answer_text())
+            .trim()
+            .to_owned()
+    }
+
+    /// Every field but the request (the user's words).
+    pub fn answer_text(&self) -> String {
         [
-            &self.request,
             &self.investigated,
             &self.learned,
             &self.completed,
@@ -173,6 +179,23 @@ impl Memory {
     }
 
     /// The full text of a record named as search names it (`#12`, `S3`, `P7`).
+    /// The text a record offers as an answer: what mnemo wrote, never the
+    /// user's own words (a prompt, a summary's request).
+    pub fn answer_text(&self, id: &str) -> Option<String> {
+        if id.starts_with('P') {
+            return None;
+        }
+        if let Some(num) = id.strip_prefix('S') {
+            let num: i64 = num.parse().ok()?;
+            return self
+                .summaries
+                .iter()
+                .find(|s| s.id == num)
+                .map(|s| s.answer_text());
+        }
+        self.record_text(id)
+    }
+
     pub fn record_text(&self, id: &str) -> Option<String> {
         let (kind, num) = match id.chars().next()? {
             '#' => ('#', &id[1..]),

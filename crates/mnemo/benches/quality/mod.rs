@@ -27,11 +27,42 @@ use questions::{Question, Ranked};
 use replay::Replay;
 use score::Scores;
 
-/// Where the question set lives.
+/// Where the question sets live: `<project>.json`, named after the
+/// directory of the project's transcripts.
+pub const QUESTION_DIR: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/quality/questions");
+
+/// The spotter question set (the smoke test's).
 pub const QUESTIONS: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
-    "/benches/quality/questions.json"
+    "/benches/quality/questions/spotter.json"
 );
+
+/// The question set of the project whose transcripts are in `dir` (none
+/// when there is no `<dir name>.json`).
+pub fn questions_for(dir: &Path) -> Vec<Question> {
+    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else {
+        return Vec::new();
+    };
+    let path = Path::new(QUESTION_DIR).join(format!("{name}.json"));
+    match std::fs::read_to_string(&path) {
+        Ok(text) => questions::load(&text),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The project directories under `root`: each subdirectory holding
+/// `*.jsonl` transcripts, sorted.
+pub fn projects_in(root: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir() && !transcripts_in(p).is_empty())
+        .collect();
+    out.sort();
+    out
+}
 
 pub struct Report {
     pub replay: Replay,

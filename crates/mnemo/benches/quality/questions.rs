@@ -1,9 +1,10 @@
 //! Questions a developer asks the next morning, in their own words
-//! (`questions.json`), asked of `mnemo search --json` and of a plain BM25
+//! (`questions/<project>.json`), asked of `mnemo search --json` and of a plain BM25
 //! baseline over the same records in the same run. A question's right
 //! answer is recognised by content, not by id: the record's text must
 //! contain every string of `all` and at least one of `any` (lowercase), so
-//! the same set works on any version of mnemo.
+//! the same set works on any version of mnemo. The user's own words (a
+//! prompt, a summary's request) never count as the answer.
 
 use std::process::Stdio;
 
@@ -46,7 +47,7 @@ pub struct Ranked {
 
 /// Reads the question set (JSON: `{"questions": [{"q", "all", "any", "why"}]}`).
 pub fn load(text: &str) -> Vec<Question> {
-    let v: Value = serde_json::from_str(text).expect("questions.json parses");
+    let v: Value = serde_json::from_str(text).expect("the question set parses");
     let words = |q: &Value, key: &str| -> Vec<String> {
         q[key]
             .as_array()
@@ -77,7 +78,7 @@ pub fn rank_all(replay: &Replay, memory: &Memory, questions: &[Question]) -> Vec
         .map(|q| {
             let first = |ids: &[String]| {
                 ids.iter()
-                    .position(|id| memory.record_text(id).is_some_and(|t| q.matches(&t)))
+                    .position(|id| memory.answer_text(id).is_some_and(|t| q.matches(&t)))
                     .map(|p| p + 1)
             };
             let mnemo_ids = mnemo_search(replay, &q.q);
@@ -94,7 +95,10 @@ pub fn rank_all(replay: &Replay, memory: &Memory, questions: &[Question]) -> Vec
                 question: q.q.clone(),
                 mnemo: first(&mnemo_ids),
                 bm25: first(&bm25_ids),
-                answerable: memory.documents().iter().any(|(_, t)| q.matches(t)),
+                answerable: memory
+                    .documents()
+                    .iter()
+                    .any(|(id, _)| memory.answer_text(id).is_some_and(|t| q.matches(&t))),
                 mnemo_ids,
                 bm25_ids,
             }

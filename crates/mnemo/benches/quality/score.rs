@@ -17,7 +17,13 @@
 //! - a title is log-like when it reads "… and N more", or is "Edited X" or
 //!   "Changed X" with X a single word (a bare path or name);
 //! - a definition name is a stop word when a backticked span in a title is
-//!   one of [`STOP_WORDS`].
+//!   one of [`STOP_WORDS`];
+//! - a modified file is "kept" when an observation of its session names it
+//!   (its file name appears in the observation's text);
+//! - a `decision` record is not a decision ([`not_a_decision`]) when what it
+//!   says was decided is a question, a slash command or host markup, an
+//!   error line, a restated prompt of the session, or a bare answer that
+//!   does not say what was chosen (a letter, a number, yes/no).
 
 use super::memory::Memory;
 use super::transcript::{Session, is_typed};
@@ -88,6 +94,8 @@ pub struct Scores {
     pub log_titles: Share,
     pub stop_word_defs: Share,
     pub machine_requests: Share,
+    pub files_kept: Share,
+    pub real_decisions: Share,
 }
 
 impl Scores {
@@ -107,6 +115,16 @@ impl Scores {
             (
                 "turns whose final report leaves work open with `next_steps`",
                 self.next_steps,
+                true,
+            ),
+            (
+                "files modified kept by an observation of their session",
+                self.files_kept,
+                true,
+            ),
+            (
+                "`decision` records that are decisions",
+                self.real_decisions,
                 true,
             ),
             (
@@ -149,6 +167,8 @@ pub fn score(sessions: &[Session], memory: &Memory) -> Scores {
         turns(session, memory, &mut s);
         decisions(session, memory, &mut s);
         failures(session, memory, &mut s);
+        files_kept(session, memory, &mut s);
+        real_decisions(session, memory, &mut s);
     }
     for o in &memory.observations {
         s.log_titles.count(log_like(&o.title));
@@ -198,6 +218,69 @@ fn decisions(session: &Session, memory: &Memory, s: &mut Scores) {
             });
         s.decisions.count(kept);
     }
+}
+
+fn files_kept(session: &Session, memory: &Memory, s: &mut Scores) {
+    let mut files: Vec<String> = Vec::new();
+    for i in 0..session.turns.len() {
+        for f in session.modified_files(i) {
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
+    }
+    let texts: Vec<String> = memory
+        .session_observations(&session.id)
+        .map(|o| o.text())
+        .collect();
+    for f in &files {
+        s.files_kept
+            .count(texts.iter().any(|t| t.contains(file_name(f))));
+    }
+}
+
+fn real_decisions(session: &Session, memory: &Memory, s: &mut Scores) {
+    let prompts: Vec<String> = session
+        .turns
+        .iter()
+        .map(|t| t.prompt.trim().to_lowercase())
+        .collect();
+    for o in memory
+        .session_observations(&session.id)
+        .filter(|o| o.kind == "decision")
+    {
+        s.real_decisions.count(!not_a_decision(&o.title, &prompts));
+    }
+}
+
+/// True when a decision record's title records no decision: what it says
+/// was decided (the title after a leading "Decided:"/"Chose"…) is a
+/// question, a slash command or host markup, an error line, one of the
+/// session's prompts restated, or a bare answer (a letter, a number, yes/no)
+/// that does not say what was chosen.
+pub fn not_a_decision(title: &str, prompts: &[String]) -> bool {
+    let said = title
+        .split_once(':')
+        .filter(|(head, _)| head.split_whitespace().count() <= 2)
+        .map_or(title, |(_, rest)| rest)
+        .trim()
+        .trim_end_matches('.')
+        .trim();
+    let lower = said.to_lowercase();
+    let bare = lower.split_whitespace().count() <= 1
+        && (lower.chars().count() <= 3
+            || ["yes", "no", "ok", "okay", "sure"].contains(&lower.as_str()));
+    let restated = lower.chars().count() >= 12
+        && prompts
+            .iter()
+            .any(|p| p.contains(&lower) || (p.chars().count() >= 12 && lower.contains(p.as_str())));
+    lower.is_empty()
+        || lower.ends_with('?')
+        || lower.starts_with('/')
+        || lower.starts_with('<')
+        || lower.contains("error:")
+        || bare
+        || restated
 }
 
 fn failures(session: &Session, memory: &Memory, s: &mut Scores) {
