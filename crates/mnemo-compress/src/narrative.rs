@@ -7,7 +7,7 @@
 use mnemo_core::host_text::{HostText, host_text};
 use serde_json::Value;
 
-use crate::text::{self, one_line};
+use crate::text;
 use crate::{SummaryDraft, TurnBatch, TurnOrigin};
 
 /// Bytes of explanation kept per change.
@@ -479,107 +479,6 @@ pub(crate) fn asked_questions(input: &Value, response: Option<&Value>) -> Vec<Qu
             })
         })
         .collect()
-}
-
-/// What a settled question becomes: title, subtitle, narrative and facts of
-/// a `decision` ("Chose X over Y: reason").
-pub(crate) struct Decision {
-    pub title: String,
-    pub subtitle: String,
-    pub narrative: String,
-    pub facts: Vec<String>,
-}
-
-/// The decision a user's answer settled; None for an empty answer.
-pub(crate) fn decision(q: &Question, title_max: usize) -> Option<Decision> {
-    let answer = one_line(&q.answer, 300);
-    if answer.is_empty() {
-        return None;
-    }
-    let lower = answer.to_lowercase();
-    let chosen = q
-        .options
-        .iter()
-        .find(|(label, _)| label.to_lowercase() == lower)
-        .or_else(|| {
-            q.options
-                .iter()
-                .filter(|(label, _)| label.len() >= 2 && lower.contains(&label.to_lowercase()))
-                .max_by_key(|(label, _)| label.len())
-        });
-    let title = match chosen {
-        Some((label, desc)) => {
-            let others: Vec<String> = q
-                .options
-                .iter()
-                .filter(|(l, _)| l != label)
-                .map(|(l, _)| clean_label(l))
-                .collect();
-            let extra = answer
-                .replacen(label.as_str(), "", 1)
-                .trim_matches([' ', '.', ',', ':', '-', '—'])
-                .to_owned();
-            let reason = if extra.len() > 3 {
-                extra
-            } else {
-                desc.trim().to_owned()
-            };
-            let mut t = format!("Chose {}", clean_label(label));
-            if !others.is_empty() {
-                t.push_str(&format!(" over {}", text::join_or(&others)));
-            }
-            if !reason.is_empty() {
-                t.push_str(&format!(": {reason}"));
-            }
-            t
-        }
-        None => format!("Decided: {answer}"),
-    };
-    let question = one_line(&q.question, 300);
-    let mut facts = vec![format!("Question: {question}")];
-    if !q.options.is_empty() {
-        let shown: Vec<String> = q
-            .options
-            .iter()
-            .map(|(l, d)| {
-                if d.is_empty() {
-                    l.clone()
-                } else {
-                    format!("{l} ({d})")
-                }
-            })
-            .collect();
-        facts.push(format!("Options: {}", shown.join("; ")));
-    }
-    facts.push(format!("Answer: {answer}"));
-    Some(Decision {
-        title: text::clamp_words(&title, title_max),
-        subtitle: question.clone(),
-        narrative: format!(
-            "The agent asked: {}{} The user answered: {}",
-            question,
-            if question.ends_with(['?', '.']) {
-                ""
-            } else {
-                "."
-            },
-            if answer.ends_with(['.', '!']) {
-                answer.clone()
-            } else {
-                format!("{answer}.")
-            }
-        ),
-        facts,
-    })
-}
-
-/// An option label without its "(Recommended)" tag.
-fn clean_label(label: &str) -> String {
-    label
-        .replace("(Recommended)", "")
-        .replace("(recommended)", "")
-        .trim()
-        .to_owned()
 }
 
 /// The items of a summary field, as the compressor joins them (without

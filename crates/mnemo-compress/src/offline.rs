@@ -35,6 +35,7 @@ use crate::{ObservationDraft, Outcome, SummaryDraft, TurnBatch};
 
 mod collect;
 mod commands;
+mod decision;
 mod episodes;
 mod files;
 mod finish;

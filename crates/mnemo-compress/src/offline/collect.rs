@@ -102,34 +102,35 @@ impl<'a> Analysis<'a> {
         }
     }
 
-    /// A long turn's pieces all see the narrative: its questions belong to
-    /// the piece that asked them (else to a whole turn's only piece).
-    pub(super) fn take_told_questions(&mut self) {
+    /// The questions the transcript tells of, for hosts whose questions are
+    /// no captured tool call. The worker gives each piece of a long turn the
+    /// questions asked within it (and a question the prompt answered to the
+    /// first), so a piece that never completes — an interrupted turn —
+    /// keeps them too; one an earlier piece already recorded is not
+    /// repeated. The tool events, when captured, carry what each option
+    /// meant and take precedence.
+    fn take_told_questions(&mut self) {
+        if !self.questions.is_empty() {
+            return;
+        }
         let asked_here = self
             .batch
             .events
             .iter()
             .any(|e| e.tool_name == "AskUserQuestion");
-        let told = narrative::narrative_questions(self.batch);
-        // The tool events carry what each option meant; the transcript's
-        // account is for hosts whose questions are no tool call, taken by
-        // the piece that asked them or, failing that, by the turn's last
-        // piece unless an earlier one recorded the decision already.
-        if self.questions.is_empty() && (asked_here || self.batch.turn_complete) {
-            let recorded = |q: &Question| {
-                narrative::decision(q, TITLE_MAX).is_some_and(|d| {
-                    self.batch
-                        .earlier_pieces
-                        .iter()
-                        .any(|p| p.completed.contains(&d.title))
-                })
-            };
-            self.questions = told
-                .into_iter()
-                .filter(|q| asked_here || !recorded(q))
-                .map(|q| (0, q))
-                .collect();
-        }
+        let recorded = |q: &Question| {
+            decision::decide(q, TITLE_MAX).is_some_and(|d| {
+                self.batch
+                    .earlier_pieces
+                    .iter()
+                    .any(|p| p.completed.contains(&d.title))
+            })
+        };
+        self.questions = narrative::narrative_questions(self.batch)
+            .into_iter()
+            .filter(|q| asked_here || !recorded(q))
+            .map(|q| (0, q))
+            .collect();
     }
 
     pub(super) fn look(&mut self, what: String) {

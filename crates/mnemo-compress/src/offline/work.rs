@@ -5,6 +5,7 @@
 //! words right before a change explain it and, where a title would only
 //! name a file, say what it was for.
 
+use super::decision;
 use super::{Analysis, Draft, Run, TITLE_MAX, Tally, code_span, file_name};
 use crate::command;
 use crate::concrete;
@@ -148,7 +149,7 @@ impl Analysis<'_> {
         self.questions
             .iter()
             .filter_map(|(index, q)| {
-                let dec = narrative::decision(q, TITLE_MAX)?;
+                let dec = decision::decide(q, TITLE_MAX)?;
                 let mut d = Draft {
                     first: *index,
                     events: vec![*index],
