@@ -50,6 +50,7 @@ mod provider;
 mod render;
 pub mod sample;
 mod text;
+mod untrusted;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -531,7 +532,7 @@ impl Compressor {
                 if !repairs.is_empty() {
                     tracing::debug!(provider = %self.provider, ?repairs, "answer repaired");
                 }
-                Outcome {
+                untrusted::keep_data_only(Outcome {
                     observations: parsed.observations,
                     summary,
                     piece_summary: offline::piece_summary(batch),
@@ -539,7 +540,7 @@ impl Compressor {
                     calls,
                     fallback_error: None,
                     repairs,
-                }
+                })
             }
             Err(e) => {
                 tracing::warn!(provider = %self.provider, error = %e, "falling back to offline");

@@ -63,13 +63,13 @@ pub fn offline(batch: &TurnBatch) -> Outcome {
     } else {
         (summary, None)
     };
-    Outcome {
+    crate::untrusted::keep_data_only(Outcome {
         observations,
         summary,
         piece_summary,
         source: "offline".into(),
         ..Default::default()
-    }
+    })
 }
 
 /// The partial summary of a piece of a turn still running (None for a

@@ -5,11 +5,13 @@
 //! is configured ([`config`]), what each agent host is ([`host`]), which project an event belongs to
 //! ([`project`]), what may be stored at all ([`privacy`]), and the small
 //! enums every later stage agrees on ([`model`]), and how counts are worded
-//! ([`words`]).
+//! ([`words`]), and which text gives the reading agent orders
+//! ([`instructions`]).
 
 pub mod config;
 pub mod host;
 pub mod host_text;
+pub mod instructions;
 pub mod model;
 pub mod paths;
 pub mod privacy;

@@ -804,7 +804,9 @@ fn render(
     t.push('\n');
     t.push_str(header);
     t.push('\n');
-    for l in top_lines {
+    // Text that gives the agent orders is never handed on, whoever stored it.
+    let data = |l: &String| !mnemo_core::instructions::addresses_agent(l);
+    for l in top_lines.iter().filter(|l| data(l)) {
         t.push_str(l);
         t.push('\n');
     }
@@ -818,8 +820,11 @@ fn render(
                 t.push_str(&format!("{d}:\n"));
                 day = d;
             }
-            t.push_str(&observation_line(c, clock, root));
-            t.push('\n');
+            let line = observation_line(c, clock, root);
+            if data(&line) {
+                t.push_str(&line);
+                t.push('\n');
+            }
         }
         if selected.iter().any(|c| c.active_file) {
             t.push_str(ACTIVE_LEGEND);

@@ -556,11 +556,13 @@ fn item_line(
     req: &PromptRequest<'_>,
     clock: &Clock,
 ) -> Result<Option<String>> {
-    match item.kind {
-        Kind::Observation => observation_line(conn, item.id, req, clock),
-        Kind::Summary => summary_line(conn, item.id, req, clock),
-        Kind::Prompt => Ok(None),
-    }
+    let line = match item.kind {
+        Kind::Observation => observation_line(conn, item.id, req, clock)?,
+        Kind::Summary => summary_line(conn, item.id, req, clock)?,
+        Kind::Prompt => None,
+    };
+    // Text that gives the agent orders is never handed on, whoever stored it.
+    Ok(line.filter(|l| !mnemo_core::instructions::addresses_agent(l)))
 }
 
 fn observation_line(

@@ -73,8 +73,17 @@ impl Analysis<'_> {
         let mut failure_drafts: Vec<Draft> = Vec::new();
         if self.batch.turn_complete {
             for &r in &self.unresolved {
-                let d = self.failed_run_draft(&self.runs[r]);
-                push_failure(&mut failure_drafts, d);
+                let run = &self.runs[r];
+                if self.is_standing_problem(run) || drafts.is_empty() {
+                    push_failure(&mut failure_drafts, self.failed_run_draft(run));
+                } else {
+                    let fact = format!(
+                        "{} failed: {}",
+                        code_span(&run.shown),
+                        run.headline.as_deref().unwrap_or("failed")
+                    );
+                    attach_fact(drafts, &mut [], run.index, fact);
+                }
             }
         }
         // The failures earlier pieces left open: fixed here, or standing.
@@ -85,6 +94,20 @@ impl Analysis<'_> {
             push_failure(&mut failure_drafts, tool_failure_draft(f));
         }
         failure_drafts
+    }
+
+    /// A failure worth its own record: a check (test, build, lint) still
+    /// failing, or a command that failed again and again. A one-off failed
+    /// lookup (`grep` on a path that is not there) is a fact of the work
+    /// around it, not a problem to remember.
+    fn is_standing_problem(&self, run: &Run) -> bool {
+        run.class.is_check()
+            || self
+                .runs
+                .iter()
+                .filter(|o| o.key == run.key && !o.ok)
+                .count()
+                > 1
     }
 
     pub(super) fn run_draft(&self, run: &Run) -> Draft {

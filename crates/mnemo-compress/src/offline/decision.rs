@@ -236,7 +236,32 @@ fn offer(question: &str) -> Option<String> {
     if what.is_empty() || lower.contains(" or ") {
         return None;
     }
-    Some(what.to_owned())
+    Some(match context_of_pronoun(question, last, what) {
+        Some(before) => format!("{what} ({before})"),
+        None => what.to_owned(),
+    })
+}
+
+/// For an offer that only points back ("fix this", "commit them"), the
+/// sentence before it, which says what "this" is.
+fn context_of_pronoun<'q>(question: &'q str, last: &str, what: &str) -> Option<&'q str> {
+    let words: Vec<&str> = what.split_whitespace().collect();
+    let points_back = words.len() <= 4
+        && words
+            .iter()
+            .any(|w| ["this", "that", "it", "them", "these", "those"].contains(w));
+    if !points_back {
+        return None;
+    }
+    let head = question.trim();
+    let head = head.strip_suffix('?').unwrap_or(head);
+    let head = head.strip_suffix(last)?.trim_end();
+    let before = head
+        .trim_end_matches(['.', '!'])
+        .rsplit(['.', '!', '\n', '?'])
+        .next()?
+        .trim();
+    (!before.is_empty()).then_some(before)
 }
 
 /// ": reason" from the rest of a yes or no, when it says more than filler.
@@ -279,21 +304,11 @@ fn strip_ci(s: &str, part: &str) -> String {
     }
 }
 
-/// "The agent asked: … The user answered: …."
+/// "The user decided: … (the agent asked: …)".
 fn told(question: &str, answer: &str) -> String {
     format!(
-        "The agent asked: {}{} The user answered: {}",
-        question,
-        if question.ends_with(['?', '.']) {
-            ""
-        } else {
-            "."
-        },
-        if answer.ends_with(['.', '!']) {
-            answer.to_owned()
-        } else {
-            format!("{answer}.")
-        }
+        "The user decided: {} (the agent asked: {question})",
+        answer.trim_end_matches(['.', '!'])
     )
 }
 
@@ -362,6 +377,16 @@ mod tests {
 
     #[test]
     fn a_yes_or_no_to_an_offer_says_what_was_chosen() {
+        // An offer that points back says what it points at.
+        assert_eq!(
+            title(
+                "The loop scans every checkpoint per commit. Want me to fix this?",
+                &[],
+                "yes"
+            )
+            .as_deref(),
+            Some("Chose to fix this (The loop scans every checkpoint per commit)")
+        );
         assert_eq!(
             title(
                 "Done. Want me to add a retry with backoff?",

@@ -24,7 +24,7 @@ impl Analysis<'_> {
             .filter(|_| self.batch.turn_complete);
         let answers = self.files.iter().all(|f| f.steps.is_empty())
             && !self.runs.iter().any(|r| r.commit.is_some());
-        let (said_done, said_learned, said_next) = report
+        let (said_done, said_learned, _said_next) = report
             .map(|r| split_assistant(r, answers))
             .unwrap_or_default();
 
@@ -53,7 +53,11 @@ impl Analysis<'_> {
         learned.extend(said_learned);
         let mut completed = self.completed(observations);
         completed.extend(said_done);
-        let mut next = said_next;
+        // Open work is what demonstrably was left: a turn cut short, the
+        // todo list's unfinished items, checks still failing. What the
+        // model's report suggests doing next is its text, not the user's
+        // open work, and is not carried.
+        let mut next = Vec::new();
         // An interrupted turn has no report: its last words still tell
         // what it was doing.
         let last_words = report.or_else(|| self.trailing_note());
@@ -90,8 +94,8 @@ impl Analysis<'_> {
         investigated
     }
 
-    /// What was found out: failures and their fixes, commands that still
-    /// fail, and the causes the assistant named along the way.
+    /// What was found out: failures and their fixes, and the causes the
+    /// assistant named along the way.
     fn learned(&self) -> Vec<String> {
         let mut learned: Vec<String> = Vec::new();
         for ep in &self.episodes {
@@ -106,14 +110,9 @@ impl Analysis<'_> {
                 )
             ));
         }
-        for &r in &self.unresolved {
-            let run = &self.runs[r];
-            learned.push(format!(
-                "{} fails: {}",
-                code_span(&run.shown),
-                run.headline.as_deref().unwrap_or("failed")
-            ));
-        }
+        // A command that failed and was never fixed taught nothing yet: it
+        // stays in the notes ("still failing") and, for a check, in the open
+        // work.
         if let Some(n) = &self.batch.narrative {
             // The notes said during this batch (and, at the turn's end,
             // those not tied to a call).
