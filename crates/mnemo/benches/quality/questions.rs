@@ -22,6 +22,8 @@ pub struct Question {
     pub q: String,
     pub all: Vec<String>,
     pub any: Vec<String>,
+    /// It asks about a decision the user made.
+    pub decision: bool,
 }
 
 impl Question {
@@ -40,12 +42,15 @@ pub struct Ranked {
     pub bm25: Option<usize>,
     /// Whether any stored record matches at all.
     pub answerable: bool,
+    /// It asks about a decision the user made.
+    pub decision: bool,
     /// The ids each ranking returned, best first.
     pub mnemo_ids: Vec<String>,
     pub bm25_ids: Vec<String>,
 }
 
-/// Reads the question set (JSON: `{"questions": [{"q", "all", "any", "why"}]}`).
+/// Reads the question set (JSON: `{"questions": [{"q", "all", "any",
+/// "decision", "why"}]}`).
 pub fn load(text: &str) -> Vec<Question> {
     let v: Value = serde_json::from_str(text).expect("the question set parses");
     let words = |q: &Value, key: &str| -> Vec<String> {
@@ -67,6 +72,7 @@ pub fn load(text: &str) -> Vec<Question> {
             q: q["q"].as_str().expect("each question has `q`").to_owned(),
             all: words(q, "all"),
             any: words(q, "any"),
+            decision: q["decision"].as_bool().unwrap_or(false),
         })
         .collect()
 }
@@ -99,6 +105,7 @@ pub fn rank_all(replay: &Replay, memory: &Memory, questions: &[Question]) -> Vec
                     .documents()
                     .iter()
                     .any(|(id, _)| memory.answer_text(id).is_some_and(|t| q.matches(&t))),
+                decision: q.decision,
                 mnemo_ids,
                 bm25_ids,
             }

@@ -51,11 +51,15 @@ impl Report {
             let (m1, m3, mm) = questions::summary(self.ranked.iter().map(|r| r.mnemo));
             let (b1, b3, bm) = questions::summary(self.ranked.iter().map(|r| r.bm25));
             let answerable = self.ranked.iter().filter(|r| r.answerable).count();
+            let decisions: Vec<_> = self.ranked.iter().filter(|r| r.decision).collect();
+            let decisions_kept = decisions.iter().filter(|r| r.answerable).count();
             let _ = writeln!(
                 t,
-                "\n{} questions ({} have a matching record stored):\n",
+                "\n{} questions ({} have a matching record stored; decisions asked about kept: {}/{}):\n",
                 self.ranked.len(),
-                answerable
+                answerable,
+                decisions_kept,
+                decisions.len()
             );
             let _ = writeln!(t, "| ranking | top-1 | top-3 | MRR |");
             let _ = writeln!(t, "|---|---:|---:|---:|");

@@ -180,7 +180,12 @@ impl Session {
             let Some(next) = self.turns.get(i + 1) else {
                 continue;
             };
-            if turn.final_text.trim_end().ends_with('?') && is_typed(&next.prompt) {
+            // An answer that is itself a question, or host markup, settles
+            // nothing: it is not counted as answered.
+            let answers = is_typed(&next.prompt)
+                && !next.prompt.contains('?')
+                && !next.prompt.trim_start().starts_with(['<', '/']);
+            if turn.final_text.trim_end().ends_with('?') && answers {
                 let asked = turn.final_text.trim_end();
                 let start = asked[..asked.len() - 1]
                     .rfind(['.', '\n', '!', '?'])
