@@ -63,6 +63,11 @@ const OFFERS: &[&str] = &[
     "do you want me to ",
     "would you like me to ",
     "want me to ",
+    "do you want to ",
+    "would you like to ",
+    "want to ",
+    "should we ",
+    "shall we ",
     "shall i ",
     "should i ",
     "can i ",
@@ -84,7 +89,10 @@ pub(crate) fn decide(q: &Question, title_max: usize) -> Option<Decision> {
     let title = match read_answer(q, &answer) {
         Answer::Picked { index, extra } => picked_title(q, index, &extra),
         Answer::OwnChoice => format!("Chose {answer} over {}", text::join_or(&labels(q, None))),
-        Answer::Yes(rest) => format!("Chose to {}{}", offer(&q.question)?, reason(&rest)),
+        Answer::Yes(rest) => match alternatives(&q.question) {
+            Some(alts) => alternative_taken(&alts, &rest)?,
+            None => format!("Chose to {}{}", offer(&q.question)?, reason(&rest)),
+        },
         Answer::No(rest) => format!("Chose not to {}{}", offer(&q.question)?, reason(&rest)),
         Answer::Nothing => return None,
     };
@@ -240,6 +248,66 @@ fn offer(question: &str) -> Option<String> {
         Some(before) => format!("{what} ({before})"),
         None => what.to_owned(),
     })
+}
+
+/// The alternatives of an either/or offer ("Want to push and re-test, or
+/// do you want to refine further?" → ["push and re-test", "refine
+/// further"]); None when the question offers one thing or none.
+fn alternatives(question: &str) -> Option<Vec<String>> {
+    let last = question
+        .trim()
+        .trim_end_matches('?')
+        .rsplit(['.', '!', '\n', '?'])
+        .next()?
+        .trim();
+    let lower = last.to_lowercase();
+    if !lower.contains(" or ") || !OFFERS.iter().any(|o| lower.starts_with(o)) {
+        return None;
+    }
+    let alts: Vec<String> = lower
+        .split(" or ")
+        .map(|a| {
+            let a = a.trim().trim_matches([',', ' ']);
+            let a = a.strip_prefix("should i just ").unwrap_or(a);
+            let a = OFFERS.iter().find_map(|o| a.strip_prefix(o)).unwrap_or(a);
+            a.strip_prefix("just ").unwrap_or(a).trim().to_owned()
+        })
+        .filter(|a| !a.is_empty())
+        .collect();
+    (alts.len() >= 2).then_some(alts)
+}
+
+/// "Chose to X over Y" when the rest of a yes names one alternative more
+/// than any other (by words of three letters or more); None otherwise.
+fn alternative_taken(alts: &[String], rest: &str) -> Option<String> {
+    let said: Vec<String> = rest
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 3)
+        .map(str::to_lowercase)
+        .filter(|w| !FILLER.contains(&w.as_str()))
+        .collect();
+    let overlap = |alt: &String| {
+        alt.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| said.iter().any(|s| s == w))
+            .count()
+    };
+    let scores: Vec<usize> = alts.iter().map(overlap).collect();
+    let best = *scores.iter().max()?;
+    if best == 0 || scores.iter().filter(|&&s| s == best).count() > 1 {
+        return None;
+    }
+    let taken = scores.iter().position(|&s| s == best)?;
+    let others: Vec<String> = alts
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i != taken)
+        .map(|(_, a)| a.clone())
+        .collect();
+    Some(format!(
+        "Chose to {} over {}",
+        alts[taken],
+        text::join_or(&others)
+    ))
 }
 
 /// For an offer that only points back ("fix this", "commit them"), the
@@ -422,10 +490,19 @@ mod tests {
         ] {
             assert_eq!(title(offer, &[], answer), None, "{answer}");
         }
-        // A yes to alternatives picks neither.
+        // A yes to alternatives picks neither, unless it names one.
         assert_eq!(
             title("Want me to fix it, or document it?", &[], "yes"),
             None
+        );
+        assert_eq!(
+            title(
+                "Want to push what we have and re-test, or do you want to refine further?",
+                &[],
+                "yeah let's push and re-test"
+            )
+            .as_deref(),
+            Some("Chose to push what we have and re-test over refine further")
         );
         // A yes to something that was no offer.
         assert_eq!(title("What do you think?", &[], "yes"), None);
