@@ -9,9 +9,9 @@
 //! part of their title words (≥ [`SAME_FILE_TITLE`]). The newest such
 //! decision is the successor.
 //!
-//! Computed at query time, for the decisions a search is about to show:
-//! decisions are few, and a rule applied when reading can be changed
-//! without rewriting the store.
+//! Stored when the later decision is written ([`link_replaced`], called by
+//! the worker: `observations.superseded_by`), and computed at query time for
+//! decisions stored before that link existed: decisions are few.
 
 use std::collections::{HashMap, HashSet};
 
@@ -72,6 +72,38 @@ const IGNORED: &[&str] = &[
     "keep", "now", "than", "over", "are", "is", "was", "will", "should",
 ];
 
+/// Links the earlier decisions of the project that decision `id` replaces
+/// (same subject, not already replaced) to it; their ids. Nothing for an
+/// observation that is no decision.
+pub fn link_replaced(conn: &Connection, id: i64) -> Result<Vec<i64>> {
+    let Some((project, created, subject)) = decision_subject(conn, id)? else {
+        return Ok(Vec::new());
+    };
+    let mut stmt = conn.prepare_cached(
+        "SELECT id, title, files_modified, files_read FROM observations
+         WHERE project_id IS ?1 AND type = 'decision' AND superseded_by IS NULL
+           AND id != ?3 AND (created_at < ?2 OR (created_at = ?2 AND id < ?3))
+         ORDER BY created_at DESC, id DESC LIMIT ?4",
+    )?;
+    let mut replaced = Vec::new();
+    let mut rows = stmt.query(rusqlite::params![project, created, id, MAX_LATER])?;
+    while let Some(r) = rows.next()? {
+        let earlier = Subject::new(
+            &r.get::<_, String>(1)?,
+            &r.get::<_, String>(2)?,
+            &r.get::<_, String>(3)?,
+        );
+        if earlier.replaced_by(&subject) {
+            replaced.push(r.get::<_, i64>(0)?);
+        }
+    }
+    for earlier in &replaced {
+        conn.prepare_cached("UPDATE observations SET superseded_by = ?1 WHERE id = ?2")?
+            .execute([id, *earlier])?;
+    }
+    Ok(replaced)
+}
+
 /// For each given observation that is a superseded decision: the id of the
 /// newest decision that replaced it.
 pub fn successors(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, i64>> {
@@ -84,9 +116,9 @@ pub fn successors(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, i64>> {
     Ok(out)
 }
 
-/// The newest later decision of the same project on the same subject.
-fn successor(conn: &Connection, id: i64) -> Result<Option<i64>> {
-    let row = conn
+/// A decision's project, time and subject (None for any other record).
+fn decision_subject(conn: &Connection, id: i64) -> Result<Option<(Option<i64>, i64, Subject)>> {
+    Ok(conn
         .prepare_cached(
             "SELECT project_id, created_at, title, files_modified, files_read
              FROM observations WHERE id = ?1 AND type = 'decision'",
@@ -102,8 +134,21 @@ fn successor(conn: &Connection, id: i64) -> Result<Option<i64>> {
                 ),
             ))
         })
-        .optional()?;
-    let Some((project, created, subject)) = row else {
+        .optional()?)
+}
+
+/// The decision that replaced `id`: the stored link, else the newest later
+/// decision of the same project on the same subject.
+fn successor(conn: &Connection, id: i64) -> Result<Option<i64>> {
+    let stored: Option<i64> = conn
+        .prepare_cached("SELECT superseded_by FROM observations WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()?
+        .flatten();
+    if stored.is_some() {
+        return Ok(stored);
+    }
+    let Some((project, created, subject)) = decision_subject(conn, id)? else {
         return Ok(None);
     };
     let mut stmt = conn.prepare_cached(
@@ -129,6 +174,53 @@ fn successor(conn: &Connection, id: i64) -> Result<Option<i64>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_later_decision_on_the_same_subject_is_stored_as_the_successor() {
+        use mnemo_store::memory::{NewObservation, insert_observation};
+        let tmp = tempfile::tempdir().unwrap();
+        let store =
+            mnemo_store::Store::open(&tmp.path().join("m.db"), std::time::Duration::from_secs(1))
+                .unwrap();
+        let decision = |uid: &str, title: &str, at: i64| NewObservation {
+            uid: uid.into(),
+            kind: "decision".into(),
+            title: title.into(),
+            created_at: at,
+            ..Default::default()
+        };
+        let conn = store.conn();
+        let old = insert_observation(conn, &decision("a", "Store sessions in Redis", 1))
+            .unwrap()
+            .unwrap();
+        let other = insert_observation(conn, &decision("b", "Use tracing for logs", 2))
+            .unwrap()
+            .unwrap();
+        let new = insert_observation(
+            conn,
+            &decision("c", "Store sessions in Postgres, not Redis", 3),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(link_replaced(conn, new).unwrap(), vec![old]);
+        let link = |id: i64| -> Option<i64> {
+            conn.query_row(
+                "SELECT superseded_by FROM observations WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .unwrap()
+        };
+        assert_eq!(link(old), Some(new));
+        assert_eq!(link(other), None);
+        assert_eq!(link(new), None);
+        let found = successors(conn, &[old, other, new]).unwrap();
+        assert_eq!(found.get(&old), Some(&new));
+        assert_eq!(found.len(), 1);
+        // Linking again changes nothing; a record that is no decision links nothing.
+        assert!(link_replaced(conn, new).unwrap().is_empty());
+        assert!(link_replaced(conn, 9999).unwrap().is_empty());
+    }
 
     #[test]
     fn same_subject_by_title_or_by_file_and_some_words() {

@@ -346,6 +346,8 @@ mod tests {
 
     /// Takes a new database back to the schema before the idents migration.
     const UNDO_V4: &str = "
+        DROP INDEX observations_superseded;
+        ALTER TABLE observations DROP COLUMN superseded_by;
         DROP INDEX observations_pinned; DROP TABLE forgotten;
         ALTER TABLE observations DROP COLUMN edited_at;
         ALTER TABLE observations DROP COLUMN pinned;

@@ -17,6 +17,7 @@ pub const MIGRATIONS: &[&str] = &[
     V6_IDENTIFIER_WORDS,
     V7_SESSION_CONTINUITY_AND_ONCE,
     V8_CURATION,
+    V9_DECISION_SUPERSEDED_BY,
 ];
 
 /// The migration that adds the `idents` columns: right after it runs, Rust
@@ -322,4 +323,13 @@ ALTER TABLE events ADD COLUMN pruned_at INTEGER;
 INSERT INTO observations_fts (observations_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO summaries_fts (summaries_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO prompts_fts (prompts_fts, rank) VALUES ('secure-delete', 1);
+"#;
+
+const V9_DECISION_SUPERSEDED_BY: &str = r#"
+-- A decision a later decision of the same project replaced: the id of the
+-- later one, set by the worker when it writes the later decision (the
+-- subject rule is mnemo_recall::supersede). NULL for a decision in force.
+ALTER TABLE observations ADD COLUMN superseded_by INTEGER;
+CREATE INDEX IF NOT EXISTS observations_superseded
+    ON observations(superseded_by) WHERE superseded_by IS NOT NULL;
 "#;

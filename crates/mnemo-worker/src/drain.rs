@@ -279,12 +279,43 @@ impl Drain {
                     },
                     started.elapsed().as_millis()
                 );
+                self.link_superseded(&stored).await;
                 self.publish(stored).await;
             }
             Err(e) => self.fail(lease, format!("storing the result: {e}")).await,
         }
         self.app.touch();
         Flow::Continue
+    }
+
+    /// Marks the earlier decisions the new ones replace (same subject, the
+    /// rule of `mnemo_recall::supersede`), so that every reader gives the
+    /// later first. A failure here loses nothing: readers still compute it.
+    async fn link_superseded(&mut self, stored: &Stored) {
+        let ids = stored.observation_ids.clone();
+        let path = self.app.data.db_path();
+        let linked = self
+            .with_store(move |s| {
+                let mut replaced = 0;
+                for id in ids {
+                    replaced += mnemo_recall::supersede::link_replaced(s.conn(), id)
+                        .map_err(|e| StoreError::Sqlite {
+                            path: path.clone(),
+                            source: match e {
+                                mnemo_recall::RecallError::Sql(e) => e,
+                                other => rusqlite::Error::InvalidParameterName(other.to_string()),
+                            },
+                        })?
+                        .len();
+                }
+                Ok(replaced)
+            })
+            .await;
+        match linked {
+            Ok(0) => {}
+            Ok(n) => info!("{n} earlier decisions superseded"),
+            Err(e) => warn!("could not link superseded decisions: {e}"),
+        }
     }
 
     /// Makes the lease's Codex tool calls that exited non-zero failures,
