@@ -116,6 +116,18 @@ pub fn successors(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, i64>> {
     Ok(out)
 }
 
+/// Stored links followed at most (a loop cannot hang a reader).
+const MAX_CHAIN: usize = 16;
+
+/// The decision that replaced `id`, as the worker stored it.
+fn stored_link(conn: &Connection, id: i64) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached("SELECT superseded_by FROM observations WHERE id = ?1")?
+        .query_row([id], |r| r.get(0))
+        .optional()?
+        .flatten())
+}
+
 /// A decision's project, time and subject (None for any other record).
 fn decision_subject(conn: &Connection, id: i64) -> Result<Option<(Option<i64>, i64, Subject)>> {
     Ok(conn
@@ -137,16 +149,23 @@ fn decision_subject(conn: &Connection, id: i64) -> Result<Option<(Option<i64>, i
         .optional()?)
 }
 
-/// The decision that replaced `id`: the stored link, else the newest later
-/// decision of the same project on the same subject.
+/// The decision in force that replaced `id`: the stored links followed to
+/// the last (A → B → C gives C), else the newest later decision of the same
+/// project on the same subject.
 fn successor(conn: &Connection, id: i64) -> Result<Option<i64>> {
-    let stored: Option<i64> = conn
-        .prepare_cached("SELECT superseded_by FROM observations WHERE id = ?1")?
-        .query_row([id], |r| r.get(0))
-        .optional()?
-        .flatten();
-    if stored.is_some() {
-        return Ok(stored);
+    let mut last = None;
+    let mut at = id;
+    for _ in 0..MAX_CHAIN {
+        match stored_link(conn, at)? {
+            Some(next) if next != id => {
+                last = Some(next);
+                at = next;
+            }
+            _ => break,
+        }
+    }
+    if last.is_some() {
+        return Ok(last);
     }
     let Some((project, created, subject)) = decision_subject(conn, id)? else {
         return Ok(None);
@@ -217,8 +236,19 @@ mod tests {
         let found = successors(conn, &[old, other, new]).unwrap();
         assert_eq!(found.get(&old), Some(&new));
         assert_eq!(found.len(), 1);
+        // A third decision on the subject: the first's successor is the last.
+        let last = insert_observation(
+            conn,
+            &decision("d", "Store sessions in SQLite, not Postgres or Redis", 4),
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(link_replaced(conn, last).unwrap(), vec![new]);
+        let found = successors(conn, &[old, new]).unwrap();
+        assert_eq!(found.get(&old), Some(&last));
+        assert_eq!(found.get(&new), Some(&last));
         // Linking again changes nothing; a record that is no decision links nothing.
-        assert!(link_replaced(conn, new).unwrap().is_empty());
+        assert!(link_replaced(conn, last).unwrap().is_empty());
         assert!(link_replaced(conn, 9999).unwrap().is_empty());
     }
 
