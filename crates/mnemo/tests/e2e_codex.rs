@@ -167,25 +167,11 @@ fn what_claude_code_did_in_a_repository_reaches_codex_there() -> anyhow::Result<
     Ok(())
 }
 
-/// The kind and error of the captured Bash call, and every stored
+/// The kind and error of the captured command, and every stored
 /// observation and summary as text.
 fn remembered(sandbox: &Sandbox) -> anyhow::Result<(String, Option<String>, String)> {
     let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
-    let (kind, error): (String, Option<String>) = db.query_row(
-        "SELECT kind, error FROM events WHERE tool_name = 'Bash'",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    let memory: String = db.query_row(
-        "SELECT (SELECT group_concat(title || ' ' || narrative || ' ' || facts, '\n')
-                 FROM observations)
-                || '\n' ||
-                (SELECT group_concat(request || ' ' || completed || ' ' || learned || ' '
-                                     || next_steps || ' ' || notes, '\n') FROM summaries)",
-        [],
-        |r| r.get(0),
-    )?;
-    Ok((kind, error, memory))
+    remembered_of(&db, "python3")
 }
 
 /// Codex's PostToolUse carries no exit code; the worker reads it from the
@@ -227,4 +213,140 @@ fn a_codex_command_that_exits_non_zero_is_remembered_as_a_failure() -> anyhow::R
         }
     }
     Ok(())
+}
+
+/// A patch of three files: the first updated, the second updated, the third
+/// added.
+fn three_file_patch(project: &std::path::Path) -> String {
+    let p = |name: &str| project.join(name).to_string_lossy().into_owned();
+    format!(
+        "*** Begin Patch\n*** Update File: {}\n@@\n-pub fn parse(text: &str) -> Vec<String> {{\n\
+         +pub fn parse(text: &str) -> Vec<crate::token::Token> {{\n\
+         *** Update File: {}\n@@\n-pub fn lex(text: &str) -> Vec<String> {{\n\
+         +pub fn lex(text: &str) -> Vec<crate::token::Token> {{\n\
+         *** Add File: {}\n+pub struct Token(pub String);\n*** End Patch\n",
+        p("src/parser.rs"),
+        p("src/lexer.rs"),
+        p("src/token.rs"),
+    )
+}
+
+/// Copies the session's rollout to `$MNEMO_RECORD_ROLLOUT/<name>.jsonl` when
+/// that is set: how the fixtures of `mnemo-transcript` were recorded.
+fn keep_rollout(db: &rusqlite::Connection, name: &str) -> anyhow::Result<()> {
+    let Some(dir) = std::env::var_os("MNEMO_RECORD_ROLLOUT") else {
+        return Ok(());
+    };
+    let path: String = db.query_row(
+        "SELECT transcript_path FROM sessions WHERE transcript_path IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )?;
+    std::fs::copy(path, std::path::Path::new(&dir).join(format!("{name}.jsonl")))?;
+    Ok(())
+}
+
+/// Every file of a multi-file `apply_patch` is kept; a file shown through
+/// the shell is read (not "Ran …", not a change), and a search that found
+/// nothing (exit 1) is no failure; the why said before the patch comes from
+/// the rollout; the next session's shell read of a file gets its history.
+#[test]
+fn a_multi_file_patch_and_shell_reads_are_kept_as_codex_did_them() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    std::fs::create_dir_all(project.join("src"))?;
+    for name in ["parser", "lexer"] {
+        std::fs::write(
+            project.join(format!("src/{name}.rs")),
+            format!(
+                "pub fn {}(text: &str) -> Vec<String> {{\n    vec![text.to_owned()]\n}}\n",
+                if name == "parser" { "parse" } else { "lex" }
+            ),
+        )?;
+    }
+    install(&sandbox, "codex")?;
+    let _stop = StopWorker(&sandbox);
+    let server = StandIn::with_script([
+        Step::bash("sed -n '1,20p' src/parser.rs").with_text("Reading the parser first."),
+        Step::bash("rg -n 'no_such_symbol_anywhere' src"),
+        Step::tool("apply_patch", serde_json::json!({"patch": three_file_patch(&project)}))
+            .with_text("Tokens move to their own module so that parser and lexer share one type."),
+        Step::text("Parser and lexer now share the Token type of src/token.rs."),
+    ]);
+    codex(&sandbox, &server, "give the parser and the lexer one token type")
+        .run()?
+        .expect_success();
+    assert!(project.join("src/token.rs").exists(), "the patch did not apply");
+
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    let patched: String = db.query_row(
+        "SELECT files_modified FROM events WHERE tool_name = 'apply_patch'",
+        [],
+        |r| r.get(0),
+    )?;
+    let read: String = db.query_row(
+        "SELECT files_read FROM events WHERE input LIKE '%sed -n%'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert!(read.contains("parser.rs"), "{read}");
+    wait_compressed(&sandbox)?;
+    keep_rollout(&db, "multi_file_patch")?;
+
+    let modified: Vec<String> = db
+        .prepare("SELECT files_modified FROM observations")?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<_, _>>()?;
+    let modified = modified.join(" ");
+    for name in ["parser.rs", "lexer.rs", "token.rs"] {
+        assert!(patched.contains(name), "{patched}");
+        assert!(modified.contains(name), "{name} not kept: {modified}");
+    }
+    let (kind, error, memory) = remembered_of(&db, "rg -n")?;
+    assert_eq!((kind.as_str(), error), ("tool_use", None), "no match is no failure");
+    assert!(!memory.contains("failed"), "{memory}");
+    assert!(!memory.contains("Ran `sed"), "{memory}");
+    assert!(memory.contains("share one type"), "the why is missing: {memory}");
+
+    // Next session: reading a file through the shell shows its history.
+    let next = StandIn::with_script([
+        Step::bash("cat src/lexer.rs"),
+        Step::text("The lexer returns tokens."),
+    ]);
+    codex(&sandbox, &next, "what does the lexer return?")
+        .run()?
+        .expect_success();
+    let after_read = responses(&next)
+        .into_iter()
+        .find(|r| r.body_contains("earlier work on"));
+    assert!(
+        after_read.is_some_and(|r| r.body_contains("lexer.rs")),
+        "no file history for the shell read: {:?}",
+        responses(&next).iter().map(|r| &r.body).collect::<Vec<_>>()
+    );
+    Ok(())
+}
+
+/// The kind and error of the first event whose input has `command`, and
+/// every stored observation and summary as text.
+fn remembered_of(
+    db: &rusqlite::Connection,
+    command: &str,
+) -> anyhow::Result<(String, Option<String>, String)> {
+    let (kind, error): (String, Option<String>) = db.query_row(
+        "SELECT kind, error FROM events WHERE instr(input, ?1) > 0 ORDER BY id LIMIT 1",
+        [command],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let memory: String = db.query_row(
+        "SELECT (SELECT group_concat(title || ' ' || narrative || ' ' || facts, '\n')
+                 FROM observations)
+                || '\n' ||
+                (SELECT group_concat(request || ' ' || completed || ' ' || learned || ' '
+                                     || next_steps || ' ' || notes, '\n') FROM summaries)",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok((kind, error, memory))
 }
