@@ -598,7 +598,11 @@ mod tests {
         std::fs::create_dir(tmp.path().join("src")).unwrap();
         std::fs::write(tmp.path().join("src/lib.rs"), "fn x() {}\n").unwrap();
         let file = joined(&root, &["src", "lib.rs"]);
-        for command in ["sed -n '1,40p' src/lib.rs", "rg -n 'fn x' src/lib.rs src", "cd src && cat lib.rs"] {
+        for command in [
+            "sed -n '1,40p' src/lib.rs",
+            "rg -n 'fn x' src/lib.rs src",
+            "cd src && cat lib.rs",
+        ] {
             let (read, modified) = files_touched("Bash", &json!({"command": command}), Some(&root));
             assert_eq!((read, modified), (vec![file.clone()], vec![]), "{command}");
         }

@@ -128,7 +128,10 @@ fn sections(patch: &str) -> Vec<(Vec<String>, String)> {
     let mut out: Vec<(Vec<String>, String)> = Vec::new();
     for line in patch.lines() {
         if let Some(path) = HEADERS.iter().find_map(|h| line.strip_prefix(h)) {
-            out.push((vec![path.trim().to_owned()], String::from("*** Begin Patch\n")));
+            out.push((
+                vec![path.trim().to_owned()],
+                String::from("*** Begin Patch\n"),
+            ));
         } else if line.starts_with("*** Begin Patch") || line.starts_with("*** End Patch") {
             continue;
         }
@@ -195,11 +198,11 @@ fn shell_command(event: &BatchEvent) -> Option<String> {
 
 /// The exit code a failed call states (`Exit code 1`, `exit_code: 1`).
 fn exit_code(event: &BatchEvent) -> Option<i64> {
-    let from_response = event
-        .response
-        .as_ref()
-        .map(parsed)
-        .and_then(|r| ["exit_code", "exitCode"].iter().find_map(|k| r.get(*k)?.as_i64()));
+    let from_response = event.response.as_ref().map(parsed).and_then(|r| {
+        ["exit_code", "exitCode"]
+            .iter()
+            .find_map(|k| r.get(*k)?.as_i64())
+    });
     from_response.or_else(|| event.error.as_deref().and_then(crate::text::exit_code_in))
 }
 
@@ -223,7 +226,11 @@ fn absolute(path: &str, root: &str) -> String {
     if p.is_absolute() || root.is_empty() {
         path.to_owned()
     } else {
-        format!("{}/{}", root.trim_end_matches('/'), path.trim_start_matches("./"))
+        format!(
+            "{}/{}",
+            root.trim_end_matches('/'),
+            path.trim_start_matches("./")
+        )
     }
 }
 
@@ -285,12 +292,31 @@ mod tests {
         let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n\
                      *** Add File: docs/b.md\n+hello\n*** Update File: c.rs\n*** Move to: d.rs\n@@\n-1\n+2\n*** End Patch\n";
         let mut e = event("apply_patch", json!({ "command": patch }));
-        e.files_modified = vec!["/p/src/a.rs".into(), "/p/docs/b.md".into(), "/p/c.rs".into(), "/p/d.rs".into()];
+        e.files_modified = vec![
+            "/p/src/a.rs".into(),
+            "/p/docs/b.md".into(),
+            "/p/c.rs".into(),
+            "/p/d.rs".into(),
+        ];
         let out = retold(&batch(vec![e])).expect("split");
-        let files: Vec<&[String]> = out.events.iter().map(|e| e.files_modified.as_slice()).collect();
-        assert_eq!(files, [&["/p/src/a.rs".to_owned()][..], &["/p/docs/b.md".to_owned()], &["/p/d.rs".to_owned()]]);
+        let files: Vec<&[String]> = out
+            .events
+            .iter()
+            .map(|e| e.files_modified.as_slice())
+            .collect();
+        assert_eq!(
+            files,
+            [
+                &["/p/src/a.rs".to_owned()][..],
+                &["/p/docs/b.md".to_owned()],
+                &["/p/d.rs".to_owned()]
+            ]
+        );
         let second = out.events[1].input["command"].as_str().unwrap();
-        assert!(second.contains("+hello") && !second.contains("src/a.rs"), "{second}");
+        assert!(
+            second.contains("+hello") && !second.contains("src/a.rs"),
+            "{second}"
+        );
         assert!(second.starts_with("*** Begin Patch") && second.ends_with("*** End Patch\n"));
     }
 

@@ -48,9 +48,30 @@ pub const GIT_READERS: &[&str] = &[
 /// Short options that take the next word as their value, per program kind.
 const HEAD_TAIL_VALUES: &[&str] = &["-n", "-c"];
 const SEARCH_VALUES: &[&str] = &[
-    "-e", "-f", "-A", "-B", "-C", "-m", "-g", "-t", "-T", "-d", "-D", "--glob", "--type",
-    "--max-count", "--regexp", "--file", "--context", "--after-context", "--before-context",
-    "--include", "--exclude", "--exclude-dir", "--max-depth", "--type-not",
+    "-e",
+    "-f",
+    "-A",
+    "-B",
+    "-C",
+    "-m",
+    "-g",
+    "-t",
+    "-T",
+    "-d",
+    "-D",
+    "--glob",
+    "--type",
+    "--max-count",
+    "--regexp",
+    "--file",
+    "--context",
+    "--after-context",
+    "--before-context",
+    "--include",
+    "--exclude",
+    "--exclude-dir",
+    "--max-depth",
+    "--type-not",
 ];
 const SED_VALUES: &[&str] = &["-e", "-f", "--expression", "--file"];
 
@@ -215,7 +236,10 @@ pub fn part_reads(words: &[String]) -> bool {
     let has = |flag: &str| words.iter().skip(1).any(|w| w == flag);
     match program(first) {
         "git" => git_reads(words),
-        "sed" => !words.iter().skip(1).any(|w| w.starts_with("-i") || w == "--in-place"),
+        "sed" => !words
+            .iter()
+            .skip(1)
+            .any(|w| w.starts_with("-i") || w == "--in-place"),
         "find" => !["-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint"]
             .iter()
             .any(|f| has(f)),
@@ -248,7 +272,10 @@ pub fn is_no_match(command: &str, code: i64) -> bool {
     };
     match last.first().map(|w| program(w)) {
         Some("git") => matches!(
-            last.iter().skip(1).find(|w| !w.starts_with('-')).map(String::as_str),
+            last.iter()
+                .skip(1)
+                .find(|w| !w.starts_with('-'))
+                .map(String::as_str),
             Some("grep" | "diff")
         ),
         Some(cmd) => SEARCHERS.contains(&cmd),
@@ -309,10 +336,7 @@ pub fn search(command: &str) -> Option<Search> {
     if line.writes || line.substitutes || !line.parts.iter().all(|p| part_reads(p)) {
         return None;
     }
-    let words = line
-        .parts
-        .iter()
-        .find(|p| program(&p[0]) != "cd")?;
+    let words = line.parts.iter().find(|p| program(&p[0]) != "cd")?;
     let words: &[String] = match program(&words[0]) {
         "git" if words.get(1).is_some_and(|w| w == "grep") => &words[1..],
         p if SEARCHERS.contains(&p) && !matches!(p, "diff" | "cmp") => words,
@@ -337,10 +361,7 @@ fn flag_values(words: &[String], flags: &[&str]) -> Vec<String> {
     while let Some(w) = iter.next() {
         if flags.contains(&w.as_str()) {
             out.extend(iter.next().cloned());
-        } else if let Some(v) = flags
-            .iter()
-            .find_map(|f| w.strip_prefix(&format!("{f}=")))
-        {
+        } else if let Some(v) = flags.iter().find_map(|f| w.strip_prefix(&format!("{f}="))) {
             out.push(v.to_owned());
         }
     }
@@ -370,9 +391,11 @@ fn operands(words: &[String], takes_value: &[&str]) -> Vec<String> {
 /// `operands` without the first (a pattern or a script), unless one of
 /// `given` (`-e`, `-f`) supplied it.
 fn skip_first_unless(mut operands: Vec<String>, words: &[String], given: &[&str]) -> Vec<String> {
-    let supplied = words
-        .iter()
-        .any(|w| given.iter().any(|g| w == g || w.starts_with(&format!("{g}="))));
+    let supplied = words.iter().any(|w| {
+        given
+            .iter()
+            .any(|g| w == g || w.starts_with(&format!("{g}=")))
+    });
     if !supplied && !operands.is_empty() {
         operands.remove(0);
     }
@@ -458,10 +481,16 @@ mod tests {
             ("head -n 40 README.md", &["README.md"]),
             ("tail -20 log.txt", &["log.txt"]),
             ("nl -ba src/lib.rs | sed -n '10,40p'", &["src/lib.rs"]),
-            ("rg -n \"fn main\" src/main.rs src/cli.rs", &["src/main.rs", "src/cli.rs"]),
+            (
+                "rg -n \"fn main\" src/main.rs src/cli.rs",
+                &["src/main.rs", "src/cli.rs"],
+            ),
             ("grep -rn -e TODO -e FIXME lib", &["lib"]),
             ("rg -n pattern", &[]),
-            ("cd crates/core && cat Cargo.toml", &["crates/core/Cargo.toml"]),
+            (
+                "cd crates/core && cat Cargo.toml",
+                &["crates/core/Cargo.toml"],
+            ),
             ("cat src/*.rs", &[]),
             ("ls src", &[]),
             ("cat a.rs > b.rs", &[]),
@@ -479,8 +508,14 @@ mod tests {
         assert_eq!(s.pattern.as_deref(), Some("fn main"));
         assert_eq!(s.paths, ["a.rs", "b.rs"]);
         let s = search("grep -rn -e TODO lib").unwrap();
-        assert_eq!((s.pattern.as_deref(), s.paths), (Some("TODO"), vec!["lib".to_owned()]));
-        assert_eq!(search("git grep -n needle").unwrap().pattern.as_deref(), Some("needle"));
+        assert_eq!(
+            (s.pattern.as_deref(), s.paths),
+            (Some("TODO"), vec!["lib".to_owned()])
+        );
+        assert_eq!(
+            search("git grep -n needle").unwrap().pattern.as_deref(),
+            Some("needle")
+        );
         assert_eq!(search("cat a.rs"), None);
         assert_eq!(search("rg x > out"), None);
     }

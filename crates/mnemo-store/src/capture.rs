@@ -595,7 +595,11 @@ mod tests {
         let again = store
             .apply(&capture(&s, prompt("t1", "keep the old entry point"), 3))
             .unwrap();
-        assert_eq!(again, Applied::Duplicate, "the same message delivered twice");
+        assert_eq!(
+            again,
+            Applied::Duplicate,
+            "the same message delivered twice"
+        );
         let text: String = store
             .conn()
             .query_row("SELECT text FROM prompts", [], |r| r.get(0))

@@ -31,5 +31,5 @@ pub mod model;
 pub mod rollout;
 
 pub use claude_code::{read_file, read_session};
-pub use rollout::read_rollout;
 pub use model::{Note, Origin, Question, ReadStats, Session, ToolCall, Turn};
+pub use rollout::read_rollout;

@@ -334,7 +334,8 @@ mod tests {
     }
 
     fn line(kind: &str, payload: Value) -> String {
-        json!({"timestamp": "2026-11-22T10:59:04.846Z", "type": kind, "payload": payload}).to_string()
+        json!({"timestamp": "2026-11-22T10:59:04.846Z", "type": kind, "payload": payload})
+            .to_string()
     }
 
     fn user(turn: &str, text: &str) -> String {
@@ -365,7 +366,12 @@ mod tests {
         );
         let names: Vec<&str> = turn.tool_calls.iter().map(|c| c.name.as_str()).collect();
         assert_eq!(names, ["Bash", "apply_patch"]);
-        assert!(turn.tool_calls[0].input["command"].as_str().unwrap().starts_with("python3"));
+        assert!(
+            turn.tool_calls[0].input["command"]
+                .as_str()
+                .unwrap()
+                .starts_with("python3")
+        );
         assert_eq!(
             turn.final_report.as_deref(),
             Some("Created hello.py with greet().")
@@ -405,12 +411,18 @@ mod tests {
         assert_eq!(
             notes,
             [
-                ("The cache grows forever; an LRU bound fixes it.", Some("c1")),
+                (
+                    "The cache grows forever; an LRU bound fixes it.",
+                    Some("c1")
+                ),
                 ("Switching to an LRU.", Some("c1"))
             ]
         );
         let call = &turn.tool_calls[0];
-        assert_eq!((call.name.as_str(), &call.input), ("Bash", &json!({"command": "cargo test"})));
+        assert_eq!(
+            (call.name.as_str(), &call.input),
+            ("Bash", &json!({"command": "cargo test"}))
+        );
         assert!(call.error.as_deref().unwrap().contains("FAILED"));
         assert_eq!(
             turn.final_report.as_deref(),

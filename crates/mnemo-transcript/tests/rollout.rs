@@ -31,10 +31,18 @@ fn a_recorded_multi_file_patch_turn_reads_with_its_words_calls_and_report() {
     let calls: Vec<(&str, String)> = turn
         .tool_calls
         .iter()
-        .map(|c| (c.name.as_str(), c.input["command"].as_str().unwrap_or("").to_owned()))
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.input["command"].as_str().unwrap_or("").to_owned(),
+            )
+        })
         .collect();
     assert_eq!(calls.len(), 3, "{calls:?}");
-    assert_eq!(calls[0], ("Bash", "sed -n '1,20p' src/parser.rs".to_owned()));
+    assert_eq!(
+        calls[0],
+        ("Bash", "sed -n '1,20p' src/parser.rs".to_owned())
+    );
     assert_eq!(calls[1].0, "Bash");
     assert_eq!(calls[2].0, "apply_patch");
     for file in ["parser.rs", "lexer.rs", "token.rs"] {

@@ -223,7 +223,10 @@ mod tests {
             tmp.path(),
             &[
                 ("c1", "Process exited with code 1\nOutput:\n"),
-                ("c2", "Process exited with code 2\nOutput:\nrg: nope: No such file\n"),
+                (
+                    "c2",
+                    "Process exited with code 2\nOutput:\nrg: nope: No such file\n",
+                ),
             ],
         );
         let mut miss = event(1, "c1", "");

@@ -242,7 +242,10 @@ fn keep_rollout(db: &rusqlite::Connection, name: &str) -> anyhow::Result<()> {
         [],
         |r| r.get(0),
     )?;
-    std::fs::copy(path, std::path::Path::new(&dir).join(format!("{name}.jsonl")))?;
+    std::fs::copy(
+        path,
+        std::path::Path::new(&dir).join(format!("{name}.jsonl")),
+    )?;
     Ok(())
 }
 
@@ -270,14 +273,24 @@ fn a_multi_file_patch_and_shell_reads_are_kept_as_codex_did_them() -> anyhow::Re
     let server = StandIn::with_script([
         Step::bash("sed -n '1,20p' src/parser.rs").with_text("Reading the parser first."),
         Step::bash("rg -n 'no_such_symbol_anywhere' src"),
-        Step::tool("apply_patch", serde_json::json!({"patch": three_file_patch(&project)}))
-            .with_text("Tokens move to their own module so that parser and lexer share one type."),
+        Step::tool(
+            "apply_patch",
+            serde_json::json!({"patch": three_file_patch(&project)}),
+        )
+        .with_text("Tokens move to their own module so that parser and lexer share one type."),
         Step::text("Parser and lexer now share the Token type of src/token.rs."),
     ]);
-    codex(&sandbox, &server, "give the parser and the lexer one token type")
-        .run()?
-        .expect_success();
-    assert!(project.join("src/token.rs").exists(), "the patch did not apply");
+    codex(
+        &sandbox,
+        &server,
+        "give the parser and the lexer one token type",
+    )
+    .run()?
+    .expect_success();
+    assert!(
+        project.join("src/token.rs").exists(),
+        "the patch did not apply"
+    );
 
     let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
     let patched: String = db.query_row(
@@ -304,10 +317,17 @@ fn a_multi_file_patch_and_shell_reads_are_kept_as_codex_did_them() -> anyhow::Re
         assert!(modified.contains(name), "{name} not kept: {modified}");
     }
     let (kind, error, memory) = remembered_of(&db, "rg -n")?;
-    assert_eq!((kind.as_str(), error), ("tool_use", None), "no match is no failure");
+    assert_eq!(
+        (kind.as_str(), error),
+        ("tool_use", None),
+        "no match is no failure"
+    );
     assert!(!memory.contains("failed"), "{memory}");
     assert!(!memory.contains("Ran `sed"), "{memory}");
-    assert!(memory.contains("share one type"), "the why is missing: {memory}");
+    assert!(
+        memory.contains("share one type"),
+        "the why is missing: {memory}"
+    );
 
     // Next session: reading a file through the shell shows its history.
     let next = StandIn::with_script([
