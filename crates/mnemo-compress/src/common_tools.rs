@@ -107,18 +107,25 @@ fn parsed(value: &Value) -> Value {
     }
 }
 
-/// One edit per file section of `patch`, each naming its stored path.
+/// One edit per file section of `patch`, each naming its stored path; a
+/// moved file is also the removal of its old path.
 fn split_patch(event: &BatchEvent, patch: &str) -> Vec<BatchEvent> {
-    sections(patch)
-        .into_iter()
-        .map(|(paths, text)| {
-            let mut one = event.clone();
-            one.input = json!({ "command": text });
-            one.files_modified = stored_paths(&event.files_modified, &paths);
-            one.files_read = Vec::new();
-            one
-        })
-        .collect()
+    let one = |paths: &[String], text: String| {
+        let mut one = event.clone();
+        one.input = json!({ "command": text });
+        one.files_modified = stored_paths(&event.files_modified, paths);
+        one.files_read = Vec::new();
+        one
+    };
+    let mut out = Vec::new();
+    for (paths, text) in sections(patch) {
+        if let [from, _, ..] = paths.as_slice() {
+            let removal = format!("*** Begin Patch\n*** Delete File: {from}\n*** End Patch\n");
+            out.push(one(std::slice::from_ref(from), removal));
+        }
+        out.push(one(&paths, text));
+    }
+    out
 }
 
 /// The file sections of a patch: the paths each names (its file, and where
@@ -288,7 +295,7 @@ mod tests {
     }
 
     #[test]
-    fn a_patch_of_three_files_is_three_edits() {
+    fn a_patch_of_three_files_is_an_edit_each_and_a_move_removes_its_old_path() {
         let patch = "*** Begin Patch\n*** Update File: src/a.rs\n@@\n-x\n+y\n\
                      *** Add File: docs/b.md\n+hello\n*** Update File: c.rs\n*** Move to: d.rs\n@@\n-1\n+2\n*** End Patch\n";
         let mut e = event("apply_patch", json!({ "command": patch }));
@@ -304,11 +311,14 @@ mod tests {
             .iter()
             .map(|e| e.files_modified.as_slice())
             .collect();
+        let moved_from = out.events[2].input["command"].as_str().unwrap();
+        assert!(moved_from.contains("*** Delete File: c.rs"), "{moved_from}");
         assert_eq!(
             files,
             [
                 &["/p/src/a.rs".to_owned()][..],
                 &["/p/docs/b.md".to_owned()],
+                &["/p/c.rs".to_owned()],
                 &["/p/d.rs".to_owned()]
             ]
         );

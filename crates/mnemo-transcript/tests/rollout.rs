@@ -75,3 +75,24 @@ fn a_recorded_multi_file_patch_turn_reads_with_its_words_calls_and_report() {
     };
     assert!(turn_for(&session, &wanted).is_some());
 }
+
+#[test]
+fn a_recorded_turn_of_shell_reads_and_a_moving_patch_reads_whole() {
+    let sanitizer = Sanitizer::new(&Config::default().privacy);
+    let session = read_rollout(&fixture("rollout.shell_reads.jsonl"), &sanitizer).unwrap();
+    assert_eq!(session.turns.len(), 1);
+    let turn = &session.turns[0];
+    let commands: Vec<&str> = turn
+        .tool_calls
+        .iter()
+        .map(|c| c.input["command"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(commands.len(), 5, "{commands:?}");
+    assert_eq!(commands[1], "nl -ba src/lexer.rs | sed -n '1,40p'");
+    assert!(commands[4].contains("*** Move to: ") && commands[4].contains("*** Delete File: "));
+    // The grep found nothing: the rollout says exit 1.
+    assert!(turn.tool_calls[3].error.is_some());
+    assert!(turn.tool_calls[..3].iter().all(|c| c.error.is_none()));
+    assert_eq!(turn.notes.len(), 2);
+    assert!(turn.final_report.as_deref().unwrap().contains("naming.rs"));
+}

@@ -370,3 +370,97 @@ fn remembered_of(
     )?;
     Ok((kind, error, memory))
 }
+
+/// Reads through the shell in the forms agents use (a quoted alternation, a
+/// pipe into `sed -n`, `cat`, a pattern with `>` in it) are reads, never
+/// runs; a patch that moves, deletes and adds keeps every file it touched.
+#[test]
+fn shell_reads_of_every_form_are_reads_and_a_patch_keeps_moves_and_deletes() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    std::fs::create_dir_all(project.join("src"))?;
+    let files = [
+        ("README.md", "# tokens\nA parser and a lexer.\n"),
+        (
+            "src/parser.rs",
+            "pub fn parse(t: &str) -> Vec<String> { lex(t) }\n",
+        ),
+        (
+            "src/lexer.rs",
+            "pub fn lex(t: &str) -> Vec<String> {\n    t.split(' ').map(|w| w.into()).collect()\n}\n",
+        ),
+        (
+            "src/names.rs",
+            "pub fn name() -> &'static str { \"old\" }\n",
+        ),
+        ("src/old_util.rs", "pub fn unused() {}\n"),
+    ];
+    for (name, text) in files {
+        std::fs::write(project.join(name), text)?;
+    }
+    let p = |name: &str| project.join(name).to_string_lossy().into_owned();
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: {}\n@@\n-pub fn parse(t: &str) -> Vec<String> {{ lex(t) }}\n\
+         +pub fn parse(t: &str) -> Vec<crate::token::Token> {{ lex(t) }}\n\
+         *** Update File: {}\n*** Move to: {}\n@@\n-pub fn name() -> &'static str {{ \"old\" }}\n\
+         +pub fn name() -> &'static str {{ \"new\" }}\n*** Delete File: {}\n\
+         *** Add File: {}\n+pub struct Token(pub String);\n*** End Patch\n",
+        p("src/parser.rs"),
+        p("src/names.rs"),
+        p("src/naming.rs"),
+        p("src/old_util.rs"),
+        p("src/token.rs"),
+    );
+    install(&sandbox, "codex")?;
+    let _stop = StopWorker(&sandbox);
+    let reads = [
+        "rg -n \"fn (parse|lex)\" src",
+        "nl -ba src/lexer.rs | sed -n '1,40p'",
+        "cat README.md",
+        "grep -rn '=> ' src 2>/dev/null",
+    ];
+    let mut script: Vec<Step> = reads.iter().map(|c| Step::bash(c)).collect();
+    script[0] = Step::bash(reads[0]).with_text("Looking for the entry points first.");
+    script.push(
+        Step::tool("apply_patch", serde_json::json!({ "patch": patch }))
+            .with_text("One token type for both; the old util is dead code, names become naming."),
+    );
+    script.push(Step::text(
+        "Parser returns tokens; names.rs is naming.rs; old_util.rs is gone.",
+    ));
+    let server = StandIn::with_script(script);
+    codex(&sandbox, &server, "tidy the parser module")
+        .run()?
+        .expect_success();
+    assert!(
+        project.join("src/naming.rs").exists(),
+        "the patch did not apply"
+    );
+    wait_compressed(&sandbox)?;
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    keep_rollout(&db, "shell_reads")?;
+
+    let column = |sql: &str| -> anyhow::Result<Vec<String>> {
+        Ok(db
+            .prepare(sql)?
+            .query_map([], |r| r.get::<_, String>(0))?
+            .collect::<Result<_, _>>()?)
+    };
+    let titles = column("SELECT title FROM observations")?;
+    assert!(
+        !titles.iter().any(|t| t.starts_with("Ran ")),
+        "a read titled as a run: {titles:?}"
+    );
+    let kept = column("SELECT files_modified FROM observations")?.join(" ");
+    for name in ["parser.rs", "naming.rs", "old_util.rs", "token.rs"] {
+        assert!(kept.contains(name), "{name} not kept: {kept}");
+    }
+    let read = column("SELECT files_read FROM events WHERE tool_name = 'Bash'")?.join(" ");
+    for name in ["lexer.rs", "README.md"] {
+        assert!(read.contains(name), "{name} not read: {read}");
+    }
+    let kinds = column("SELECT kind FROM events WHERE tool_name = 'Bash'")?;
+    assert!(kinds.iter().all(|k| k == "tool_use"), "{kinds:?}");
+    Ok(())
+}
