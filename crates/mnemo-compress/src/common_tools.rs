@@ -67,14 +67,15 @@ fn retell(event: &BatchEvent, root: &str) -> Vec<BatchEvent> {
     let Some(command) = shell_command(event) else {
         return Vec::new();
     };
-    let no_match = event.failed && exit_code(event) == Some(1) && shell::is_no_match(&command, 1);
-    if event.failed && !no_match {
+    let code = exit_code(event);
+    let failed = event.failed || code.is_some_and(|c| c != 0);
+    let no_match = failed && code == Some(1) && shell::is_no_match(&command, 1);
+    if failed && !no_match {
         return Vec::new();
     }
     let mut ok = event.clone();
     if no_match {
-        ok.failed = false;
-        ok.error = None;
+        found_nothing(&mut ok);
     }
     if let Some(search) = shell::search(&command) {
         return vec![as_search(&ok, search, root)];
@@ -84,6 +85,18 @@ fn retell(event: &BatchEvent, root: &str) -> Vec<BatchEvent> {
         return files.into_iter().map(|f| as_read(&ok, f)).collect();
     }
     if no_match { vec![ok] } else { Vec::new() }
+}
+
+/// A search that found nothing, or a comparison that found differences:
+/// not failed, and no exit code that says otherwise.
+fn found_nothing(event: &mut BatchEvent) {
+    event.failed = false;
+    event.error = None;
+    if let Some(Value::Object(map)) = event.response.as_mut() {
+        for key in ["exit_code", "exitCode", "returncode", "return_code"] {
+            map.remove(key);
+        }
+    }
 }
 
 /// The `*** Begin Patch` text of a patch call of several files.
@@ -203,14 +216,34 @@ fn shell_command(event: &BatchEvent) -> Option<String> {
     }
 }
 
-/// The exit code a failed call states (`Exit code 1`, `exit_code: 1`).
+/// The exit code a call states: its response's `exit_code` / `exitCode`,
+/// else a line of its error or output (`Exit code 1`, `Exit Code: 1`,
+/// `Process exited with code 1`).
 fn exit_code(event: &BatchEvent) -> Option<i64> {
-    let from_response = event.response.as_ref().map(parsed).and_then(|r| {
-        ["exit_code", "exitCode"]
+    let response = event.response.as_ref().map(parsed);
+    let keyed = response.as_ref().and_then(|r| {
+        ["exit_code", "exitCode", "returncode", "return_code"]
             .iter()
             .find_map(|k| r.get(*k)?.as_i64())
     });
-    from_response.or_else(|| event.error.as_deref().and_then(crate::text::exit_code_in))
+    let text = response.as_ref().map(crate::event::text_of);
+    keyed.or_else(|| {
+        [event.error.as_deref(), text.as_deref()]
+            .into_iter()
+            .flatten()
+            .find_map(stated_exit_code)
+    })
+}
+
+/// The exit code a text states on one of its first lines.
+fn stated_exit_code(text: &str) -> Option<i64> {
+    text.lines().take(20).find_map(|line| {
+        let line = line.trim().to_ascii_lowercase();
+        let rest = ["exit code", "process exited with code"]
+            .iter()
+            .find_map(|p| line.strip_prefix(p))?;
+        rest.trim_start_matches([':', ' ']).trim().parse().ok()
+    })
 }
 
 /// The files a read-only command showed: those capture found on disk, else
@@ -347,6 +380,29 @@ mod tests {
         assert!(!out.events[1].failed && out.events[1].error.is_none());
         assert_eq!(out.events[1].input["pattern"], "a|b");
         assert!(out.events[2].failed, "exit 2 of a search is an error");
+    }
+
+    #[test]
+    fn other_hosts_misses_are_no_failure_and_their_other_failures_stay() {
+        let mut cursor = event("Shell", json!({ "command": "diff a.txt b.txt" }));
+        cursor.response = Some(json!({ "output": "1c1\n< a\n---\n> b\n", "exitCode": 1 }));
+        let mut gemini = event(
+            "run_shell_command",
+            json!({ "command": "grep -rn needle lib" }),
+        );
+        gemini.response = Some(json!({ "llmContent": "Output: (empty)\nExit Code: 1" }));
+        let mut cat = event("Shell", json!({ "command": "cat missing.rs" }));
+        cat.response = Some(json!({ "output": "cat: missing.rs: No such file", "exitCode": 1 }));
+        let out = retold(&batch(vec![cursor, gemini, cat])).expect("retold");
+        assert_eq!(
+            out.events[0].response.as_ref().unwrap().get("exitCode"),
+            None
+        );
+        assert_eq!(out.events[1].tool_name, "Grep");
+        assert_eq!(
+            out.events[2].tool_name, "Shell",
+            "a failed read stays a failure"
+        );
     }
 
     #[test]
