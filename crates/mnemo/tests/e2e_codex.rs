@@ -464,3 +464,37 @@ fn shell_reads_of_every_form_are_reads_and_a_patch_keeps_moves_and_deletes() -> 
     assert!(kinds.iter().all(|k| k == "tool_use"), "{kinds:?}");
     Ok(())
 }
+
+/// A message the user types while a Codex turn runs comes with the running
+/// turn's id: the real hook keeps it as part of that turn (not a new turn,
+/// not dropped), and the same message delivered twice is kept once.
+#[test]
+fn a_message_typed_during_a_codex_turn_joins_the_turn() {
+    let env = common::Env::new();
+    let project = env.dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let prompt = |text: &str| {
+        serde_json::json!({
+            "session_id": "019a-mid-turn", "turn_id": "019a-turn-1",
+            "hook_event_name": "UserPromptSubmit", "cwd": project,
+            "transcript_path": null, "model": "gpt-5.5",
+            "permission_mode": "default", "prompt": text,
+        })
+        .to_string()
+    };
+    for text in [
+        "split the settings loader",
+        "keep the old file name",
+        "keep the old file name",
+    ] {
+        let mut c = env.mnemo();
+        c.args(["hook", "codex", "UserPromptSubmit"])
+            .current_dir(&project);
+        common::assert_hook_ok(&common::run_with_stdin(c, prompt(text).as_bytes()));
+    }
+    assert_eq!(
+        env.strings("SELECT text FROM prompts"),
+        ["split the settings loader\n\nkeep the old file name"]
+    );
+    assert_eq!(env.count("SELECT prompt_count FROM sessions"), 1);
+}
