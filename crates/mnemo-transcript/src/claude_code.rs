@@ -303,12 +303,7 @@ impl<'a> Builder<'a> {
         if turn.interrupted || self.notes_since_call >= turn.notes.len() {
             return;
         }
-        let report: Vec<String> = turn
-            .notes
-            .drain(self.notes_since_call..)
-            .map(|n| n.text)
-            .collect();
-        let report = report.join("\n\n");
+        let report = turn.take_report(self.notes_since_call);
         self.asked = ends_with_question(&report);
         turn.final_report = Some(report);
     }
@@ -452,7 +447,7 @@ fn between<'t>(text: &'t str, open: &str, close: &str) -> Option<&'t str> {
 }
 
 /// A tool result's text: a string, or the text blocks of an array.
-fn content_text(content: Option<&Value>) -> String {
+pub(crate) fn content_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(blocks)) => blocks

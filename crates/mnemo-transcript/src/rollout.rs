@@ -28,6 +28,7 @@ use mnemo_core::privacy::Sanitizer;
 use mnemo_core::time::parse_rfc3339;
 use serde_json::{Value, json};
 
+use crate::claude_code::content_text;
 use crate::clean;
 use crate::codex::{MAX_BYTES, stated_exit_code};
 use crate::model::{Note, Origin, Session, ToolCall, Turn};
@@ -266,12 +267,7 @@ impl Builder<'_> {
         if turn.interrupted || self.notes_since_call >= turn.notes.len() {
             return;
         }
-        let report: Vec<String> = turn
-            .notes
-            .drain(self.notes_since_call..)
-            .map(|n| n.text)
-            .collect();
-        turn.final_report = Some(report.join("\n\n"));
+        turn.final_report = Some(turn.take_report(self.notes_since_call));
     }
 }
 
@@ -301,19 +297,6 @@ fn tool_of(payload: &Value) -> (String, Value) {
             ("Bash".to_owned(), json!({ "command": command }))
         }
         _ => (name, arguments),
-    }
-}
-
-/// The text of message content parts (`input_text`, `output_text`, `text`).
-fn content_text(content: Option<&Value>) -> String {
-    match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(parts)) => parts
-            .iter()
-            .filter_map(|p| p.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join("\n"),
-        _ => String::new(),
     }
 }
 

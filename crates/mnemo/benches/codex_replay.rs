@@ -20,7 +20,6 @@
 //! as failures (0); shell reads titled as runs (0).
 
 #[path = "quality/mod.rs"]
-#[allow(dead_code)]
 mod quality;
 #[allow(dead_code)]
 mod support;
