@@ -5,7 +5,12 @@
 //! carries the memory; and work a Claude Code session did in a repository
 //! reaches a Codex session in the same repository. A command that exits
 //! non-zero (Codex's hook does not say so; its rollout does) is remembered
-//! as a failure.
+//! as a failure. A multi-file `apply_patch` keeps every file; reads through
+//! the shell are reads (and give the next read of a file its history), a
+//! search with no match is no failure, and the why comes from the rollout.
+//! A message typed during a turn joins that turn. With
+//! `MNEMO_RECORD_ROLLOUT=dir` the sessions' rollouts are copied there (the
+//! fixtures of `mnemo-transcript` were recorded so).
 
 mod common;
 #[path = "common/e2e.rs"]
