@@ -263,16 +263,19 @@ fn a_multi_file_patch_and_shell_reads_are_kept_as_codex_did_them() -> anyhow::Re
     let sandbox = Sandbox::new();
     let project = sandbox.project();
     git_init(&project)?;
-    std::fs::create_dir_all(project.join("src"))?;
-    for name in ["parser", "lexer"] {
-        std::fs::write(
-            project.join(format!("src/{name}.rs")),
-            format!(
-                "pub fn {}(text: &str) -> Vec<String> {{\n    vec![text.to_owned()]\n}}\n",
-                if name == "parser" { "parse" } else { "lex" }
+    write_files(
+        &project,
+        &[
+            (
+                "src/parser.rs",
+                "pub fn parse(text: &str) -> Vec<String> {\n    vec![text.to_owned()]\n}\n",
             ),
-        )?;
-    }
+            (
+                "src/lexer.rs",
+                "pub fn lex(text: &str) -> Vec<String> {\n    vec![text.to_owned()]\n}\n",
+            ),
+        ],
+    )?;
     install(&sandbox, "codex")?;
     let _stop = StopWorker(&sandbox);
     let server = StandIn::with_script([
@@ -312,11 +315,7 @@ fn a_multi_file_patch_and_shell_reads_are_kept_as_codex_did_them() -> anyhow::Re
     wait_compressed(&sandbox)?;
     keep_rollout(&db, "multi_file_patch")?;
 
-    let modified: Vec<String> = db
-        .prepare("SELECT files_modified FROM observations")?
-        .query_map([], |r| r.get::<_, String>(0))?
-        .collect::<Result<_, _>>()?;
-    let modified = modified.join(" ");
+    let modified = column(&db, "SELECT files_modified FROM observations")?.join(" ");
     for name in ["parser.rs", "lexer.rs", "token.rs"] {
         assert!(patched.contains(name), "{patched}");
         assert!(modified.contains(name), "{name} not kept: {modified}");
@@ -334,23 +333,43 @@ fn a_multi_file_patch_and_shell_reads_are_kept_as_codex_did_them() -> anyhow::Re
         "the why is missing: {memory}"
     );
 
-    // Next session: reading a file through the shell shows its history.
-    let next = StandIn::with_script([
-        Step::bash("cat src/lexer.rs"),
-        Step::text("The lexer returns tokens."),
-    ]);
-    codex(&sandbox, &next, "what does the lexer return?")
+    shell_read_gets_history(&sandbox, "src/lexer.rs")
+}
+
+/// A next session that reads `file` through the shell is shown the file's
+/// history (PreToolUse of the command).
+fn shell_read_gets_history(sandbox: &Sandbox, file: &str) -> anyhow::Result<()> {
+    let next = StandIn::with_script([Step::bash(&format!("cat {file}")), Step::text("Read it.")]);
+    codex(sandbox, &next, "what does it return?")
         .run()?
         .expect_success();
     let after_read = responses(&next)
         .into_iter()
         .find(|r| r.body_contains("earlier work on"));
     assert!(
-        after_read.is_some_and(|r| r.body_contains("lexer.rs")),
+        after_read.is_some_and(|r| r.body_contains(file)),
         "no file history for the shell read: {:?}",
         responses(&next).iter().map(|r| &r.body).collect::<Vec<_>>()
     );
     Ok(())
+}
+
+/// Writes `files` (path relative to `project`, text).
+fn write_files(project: &std::path::Path, files: &[(&str, &str)]) -> anyhow::Result<()> {
+    for (name, text) in files {
+        let path = project.join(name);
+        std::fs::create_dir_all(path.parent().expect("a folder"))?;
+        std::fs::write(path, text)?;
+    }
+    Ok(())
+}
+
+/// The first column of every row of `sql`, as text.
+fn column(db: &rusqlite::Connection, sql: &str) -> anyhow::Result<Vec<String>> {
+    Ok(db
+        .prepare(sql)?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<_, _>>()?)
 }
 
 /// The kind and error of the first event whose input has `command`, and
@@ -376,6 +395,24 @@ fn remembered_of(
     Ok((kind, error, memory))
 }
 
+/// A patch that updates one file, moves (and edits) another, deletes a
+/// third and adds a fourth.
+fn moving_patch(project: &std::path::Path) -> String {
+    let p = |name: &str| project.join(name).to_string_lossy().into_owned();
+    format!(
+        "*** Begin Patch\n*** Update File: {}\n@@\n-pub fn parse(t: &str) -> Vec<String> {{ lex(t) }}\n\
+         +pub fn parse(t: &str) -> Vec<crate::token::Token> {{ lex(t) }}\n\
+         *** Update File: {}\n*** Move to: {}\n@@\n-pub fn name() -> &'static str {{ \"old\" }}\n\
+         +pub fn name() -> &'static str {{ \"new\" }}\n*** Delete File: {}\n\
+         *** Add File: {}\n+pub struct Token(pub String);\n*** End Patch\n",
+        p("src/parser.rs"),
+        p("src/names.rs"),
+        p("src/naming.rs"),
+        p("src/old_util.rs"),
+        p("src/token.rs"),
+    )
+}
+
 /// Reads through the shell in the forms agents use (a quoted alternation, a
 /// pipe into `sed -n`, `cat`, a pattern with `>` in it) are reads, never
 /// runs; a patch that moves, deletes and adds keeps every file it touched.
@@ -384,7 +421,6 @@ fn shell_reads_of_every_form_are_reads_and_a_patch_keeps_moves_and_deletes() -> 
     let sandbox = Sandbox::new();
     let project = sandbox.project();
     git_init(&project)?;
-    std::fs::create_dir_all(project.join("src"))?;
     let files = [
         ("README.md", "# tokens\nA parser and a lexer.\n"),
         (
@@ -401,22 +437,8 @@ fn shell_reads_of_every_form_are_reads_and_a_patch_keeps_moves_and_deletes() -> 
         ),
         ("src/old_util.rs", "pub fn unused() {}\n"),
     ];
-    for (name, text) in files {
-        std::fs::write(project.join(name), text)?;
-    }
-    let p = |name: &str| project.join(name).to_string_lossy().into_owned();
-    let patch = format!(
-        "*** Begin Patch\n*** Update File: {}\n@@\n-pub fn parse(t: &str) -> Vec<String> {{ lex(t) }}\n\
-         +pub fn parse(t: &str) -> Vec<crate::token::Token> {{ lex(t) }}\n\
-         *** Update File: {}\n*** Move to: {}\n@@\n-pub fn name() -> &'static str {{ \"old\" }}\n\
-         +pub fn name() -> &'static str {{ \"new\" }}\n*** Delete File: {}\n\
-         *** Add File: {}\n+pub struct Token(pub String);\n*** End Patch\n",
-        p("src/parser.rs"),
-        p("src/names.rs"),
-        p("src/naming.rs"),
-        p("src/old_util.rs"),
-        p("src/token.rs"),
-    );
+    write_files(&project, &files)?;
+    let patch = moving_patch(&project);
     install(&sandbox, "codex")?;
     let _stop = StopWorker(&sandbox);
     let reads = [
@@ -446,26 +468,24 @@ fn shell_reads_of_every_form_are_reads_and_a_patch_keeps_moves_and_deletes() -> 
     let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
     keep_rollout(&db, "shell_reads")?;
 
-    let column = |sql: &str| -> anyhow::Result<Vec<String>> {
-        Ok(db
-            .prepare(sql)?
-            .query_map([], |r| r.get::<_, String>(0))?
-            .collect::<Result<_, _>>()?)
-    };
-    let titles = column("SELECT title FROM observations")?;
+    let titles = column(&db, "SELECT title FROM observations")?;
     assert!(
         !titles.iter().any(|t| t.starts_with("Ran ")),
         "a read titled as a run: {titles:?}"
     );
-    let kept = column("SELECT files_modified FROM observations")?.join(" ");
+    let kept = column(&db, "SELECT files_modified FROM observations")?.join(" ");
     for name in ["parser.rs", "naming.rs", "old_util.rs", "token.rs"] {
         assert!(kept.contains(name), "{name} not kept: {kept}");
     }
-    let read = column("SELECT files_read FROM events WHERE tool_name = 'Bash'")?.join(" ");
+    let read = column(
+        &db,
+        "SELECT files_read FROM events WHERE tool_name = 'Bash'",
+    )?
+    .join(" ");
     for name in ["lexer.rs", "README.md"] {
         assert!(read.contains(name), "{name} not read: {read}");
     }
-    let kinds = column("SELECT kind FROM events WHERE tool_name = 'Bash'")?;
+    let kinds = column(&db, "SELECT kind FROM events WHERE tool_name = 'Bash'")?;
     assert!(kinds.iter().all(|k| k == "tool_use"), "{kinds:?}");
     Ok(())
 }
