@@ -175,11 +175,7 @@ impl<'a> Builder<'a> {
     }
 
     fn line(&mut self, v: &Value) {
-        if let Some(at) = v
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(parse_rfc3339)
-        {
+        if let Some(at) = line_time(v) {
             self.last_at = at;
         }
         if self.session.session_id.is_empty()
@@ -444,6 +440,13 @@ fn between<'t>(text: &'t str, open: &str, close: &str) -> Option<&'t str> {
     let start = text.find(open)? + open.len();
     let end = text[start..].find(close)? + start;
     Some(&text[start..end])
+}
+
+/// When a line was written (its `timestamp`), in ms.
+pub(crate) fn line_time(v: &Value) -> Option<i64> {
+    v.get("timestamp")
+        .and_then(Value::as_str)
+        .and_then(parse_rfc3339)
 }
 
 /// A tool result's text: a string, or the text blocks of an array.

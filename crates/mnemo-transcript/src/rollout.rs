@@ -25,10 +25,9 @@ use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use mnemo_core::privacy::Sanitizer;
-use mnemo_core::time::parse_rfc3339;
 use serde_json::{Value, json};
 
-use crate::claude_code::content_text;
+use crate::claude_code::{content_text, line_time};
 use crate::clean;
 use crate::codex::{MAX_BYTES, stated_exit_code};
 use crate::model::{Note, Origin, Session, ToolCall, Turn};
@@ -91,11 +90,7 @@ struct Builder<'a> {
 
 impl Builder<'_> {
     fn line(&mut self, v: &Value) {
-        if let Some(at) = v
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(parse_rfc3339)
-        {
+        if let Some(at) = line_time(v) {
             self.last_at = at;
         }
         let Some(payload) = v.get("payload") else {
