@@ -36,6 +36,10 @@ const FILE_TOOLS: &[&str] = &[
     "MultiEdit",
     "NotebookEdit",
     "NotebookRead",
+    // Files a shell command shows (`cat`, `sed -n`, `rg … file`) and a
+    // patch's files: `tool::files_touched` names them.
+    "Bash",
+    "apply_patch",
 ];
 
 pub fn respond(

@@ -137,10 +137,29 @@ pub fn files_touched(tool: &str, input: &Value, cwd: Option<&str>) -> (Vec<Strin
             // holding the patch text).
             if let Some(patch) = command_of(input).filter(|c| c.contains("*** Begin Patch")) {
                 modified.extend(patch_files(patch).map(|f| absolute(f, cwd)));
+            } else if let Some(command) = command_of(input) {
+                read.extend(shown_files(command, cwd));
             }
         }
     }
     (read, modified)
+}
+
+/// The files a read-only shell command showed or searched
+/// ([`mnemo_core::shell::files_read`]) that are files on disk (a search's
+/// folders are not), as absolute paths. Only with a working directory to
+/// resolve them against; at most a few stats.
+fn shown_files(command: &str, cwd: Option<&str>) -> Vec<String> {
+    const MAX_FILES: usize = 16;
+    let Some(cwd) = cwd else {
+        return Vec::new();
+    };
+    mnemo_core::shell::files_read(command)
+        .into_iter()
+        .take(MAX_FILES)
+        .map(|f| absolute(&f, Some(cwd)))
+        .filter(|f| Path::new(f).is_file())
+        .collect()
 }
 
 /// `path` resolved against `cwd` when relative. On Windows the relative
@@ -570,6 +589,27 @@ mod tests {
         );
         assert_eq!(priority("Read", &json!({}), false), Priority::Low);
         assert_eq!(priority("mcp__x__y", &json!({}), false), Priority::Normal);
+    }
+
+    #[test]
+    fn files_a_shell_command_showed_are_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().to_string_lossy().into_owned();
+        std::fs::create_dir(tmp.path().join("src")).unwrap();
+        std::fs::write(tmp.path().join("src/lib.rs"), "fn x() {}\n").unwrap();
+        let file = joined(&root, &["src", "lib.rs"]);
+        for command in [
+            "sed -n '1,40p' src/lib.rs",
+            "rg -n 'fn x' src/lib.rs src",
+            "cd src && cat lib.rs",
+        ] {
+            let (read, modified) = files_touched("Bash", &json!({"command": command}), Some(&root));
+            assert_eq!((read, modified), (vec![file.clone()], vec![]), "{command}");
+        }
+        for command in ["cat src/lib.rs > copy.rs", "cat src/missing.rs", "ls src"] {
+            let (read, _) = files_touched("Bash", &json!({"command": command}), Some(&root));
+            assert!(read.is_empty(), "{command}: {read:?}");
+        }
     }
 
     #[test]

@@ -41,7 +41,7 @@ impl CommandClass {
     }
 }
 
-use mnemo_core::shell::{READERS, git_reads, is_read_only, program};
+use mnemo_core::shell::{self, is_read_only, part_reads, program};
 
 const TEST_WORDS: &[&str] = &[
     "test",
@@ -100,24 +100,28 @@ const INSTALLERS: &[&str] = &[
     "install", "add", "i", "ci", "sync", "get", "require", "update", "upgrade",
 ];
 
-/// The words of the command part that matters: the first segment (split at
-/// `&&`, `||`, `;`, `|`) with the strongest purpose, without leading
-/// `VAR=value` assignments (`cd x && cargo test` gives `cargo test`).
-fn main_words(command: &str) -> Vec<&str> {
-    let mut best: Option<(u8, Vec<&str>)> = None;
-    for line in command.lines().take(10) {
-        for segment in line.split(['&', ';', '|']) {
-            let words: Vec<&str> = segment
-                .split_whitespace()
-                .skip_while(|w| w.contains('=') && !w.starts_with('-'))
-                .collect();
-            if words.is_empty() || matches!(words[0], "cd" | "pushd" | "source" | "." | "export") {
-                continue;
-            }
-            let r = rank(classify_words(&words, segment));
-            if best.as_ref().is_none_or(|(b, _)| r > *b) {
-                best = Some((r, words));
-            }
+/// The first lines of a command, split by [`mnemo_core::shell::parse`]
+/// (a heredoc's body or a script further down says little of its purpose).
+fn parts(command: &str) -> Vec<Vec<String>> {
+    let head: Vec<&str> = command.lines().take(10).collect();
+    shell::parse(&head.join("\n")).parts
+}
+
+/// The words of the command part that matters: the simple command (split
+/// at unquoted `&&`, `||`, `;`, `|`) with the strongest purpose, without
+/// leading `VAR=value` assignments (`cd x && cargo test` gives `cargo test`).
+fn main_words(command: &str) -> Vec<String> {
+    let mut best: Option<(u8, Vec<String>)> = None;
+    for words in parts(command) {
+        if matches!(
+            words[0].as_str(),
+            "cd" | "pushd" | "source" | "." | "export"
+        ) {
+            continue;
+        }
+        let r = rank(classify_words(&words));
+        if best.as_ref().is_none_or(|(b, _)| r > *b) {
+            best = Some((r, words));
         }
     }
     best.map(|(_, w)| w).unwrap_or_default()
@@ -126,49 +130,17 @@ fn main_words(command: &str) -> Vec<&str> {
 /// What `command` is for: the strongest purpose among its parts
 /// (`ls && cargo test` is a test run).
 pub(crate) fn classify(command: &str) -> CommandClass {
-    let command = &without_quiet_redirects(command);
     let mut best = CommandClass::Inspect;
-    for line in command.lines().take(10) {
-        for segment in line.split(['&', ';', '|']) {
-            let words: Vec<&str> = segment
-                .split_whitespace()
-                .skip_while(|w| w.contains('=') && !w.starts_with('-'))
-                .collect();
-            if words.is_empty() {
-                continue;
-            }
-            let class = classify_words(&words, segment);
-            if rank(class) > rank(best) {
-                best = class;
-            }
+    for words in parts(command) {
+        let class = classify_words(&words);
+        if rank(class) > rank(best) {
+            best = class;
         }
     }
     if best == CommandClass::Inspect && !is_read_only(command) {
         return CommandClass::Run;
     }
     best
-}
-
-/// `command` without the redirections that only silence or merge output
-/// (`2>&1`, `2>/dev/null`): they change nothing, and would make `git status
-/// 2>&1` look like a write.
-fn without_quiet_redirects(command: &str) -> std::borrow::Cow<'_, str> {
-    const QUIET: &[&str] = &[
-        "&>/dev/null",
-        "2>/dev/null",
-        ">/dev/null",
-        "2>&1",
-        ">&2",
-        "1>&2",
-    ];
-    if !QUIET.iter().any(|q| command.contains(q)) {
-        return std::borrow::Cow::Borrowed(command);
-    }
-    let mut out = command.to_owned();
-    for q in QUIET {
-        out = out.replace(q, " ");
-    }
-    std::borrow::Cow::Owned(out)
 }
 
 fn rank(class: CommandClass) -> u8 {
@@ -183,18 +155,13 @@ fn rank(class: CommandClass) -> u8 {
     }
 }
 
-fn classify_words(words: &[&str], segment: &str) -> CommandClass {
-    let first = program(words[0]);
-    if READERS.contains(&first) {
+fn classify_words(words: &[String]) -> CommandClass {
+    let first = program(&words[0]);
+    if part_reads(words) {
         return CommandClass::Inspect;
     }
     if first == "git" || first == "gh" {
-        let reads = first == "git" && git_reads(words);
-        return if reads {
-            CommandClass::Inspect
-        } else {
-            CommandClass::Git
-        };
+        return CommandClass::Git;
     }
     let head: Vec<String> = words
         .iter()
@@ -228,11 +195,7 @@ fn classify_words(words: &[&str], segment: &str) -> CommandClass {
     if has(BUILD_WORDS) {
         return CommandClass::Build;
     }
-    if is_read_only(segment) {
-        CommandClass::Inspect
-    } else {
-        CommandClass::Run
-    }
+    CommandClass::Run
 }
 
 /// The command as shown in titles: its first line, white space collapsed,
@@ -269,10 +232,14 @@ pub(crate) fn same_command_key(command: &str, class: CommandClass) -> String {
         }
         _ => {
             let mut key: Vec<&str> = words.first().map(|w| program(w)).into_iter().collect();
-            let mut args = words.iter().skip(1).filter(|w| !w.starts_with('-'));
+            let mut args = words
+                .iter()
+                .skip(1)
+                .map(String::as_str)
+                .filter(|w| !w.starts_with('-'));
             if let Some(sub) = args.next() {
                 key.push(sub);
-                if matches!(*sub, "run" | "exec" | "x" | "script")
+                if matches!(sub, "run" | "exec" | "x" | "script")
                     && let Some(next) = args.next()
                 {
                     key.push(next);

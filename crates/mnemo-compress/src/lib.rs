@@ -42,6 +42,7 @@
 mod answer;
 mod code;
 mod command;
+mod common_tools;
 mod concrete;
 mod event;
 mod narrative;

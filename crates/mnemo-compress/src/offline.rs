@@ -54,6 +54,8 @@ const TITLE_MAX: usize = 120;
 
 /// The deterministic, network-free compressor.
 pub fn offline(batch: &TurnBatch) -> Outcome {
+    let retold = crate::common_tools::retold(batch);
+    let batch = retold.as_ref().unwrap_or(batch);
     let analysis = Analysis::of(batch);
     let observations = analysis.observations();
     let piece = !batch.turn_complete && !batch.events.is_empty();

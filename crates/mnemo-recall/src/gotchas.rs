@@ -88,7 +88,7 @@ pub fn recurring(conn: &Connection, project: i64, max: usize) -> Result<Vec<Gotc
     for row in rows {
         let (session, tool, input, error, created_at) = row?;
         let error = error.unwrap_or_default();
-        if not_a_failure(&error) {
+        if not_a_failure(&error) || found_nothing(input.as_deref(), &error) {
             continue;
         }
         if let Some(f) = failure(
@@ -201,6 +201,24 @@ fn not_a_failure(error: &str) -> bool {
     error.contains("(interrupted by the user)")
         || error.contains("doesn't want to proceed")
         || error.contains("tool use was rejected")
+}
+
+/// A search that found nothing or a comparison that found differences
+/// (exit code 1 of `rg`, `grep`, `diff`, …): the host reported it as
+/// failed, but nothing went wrong ([`mnemo_core::shell::is_no_match`]).
+fn found_nothing(input: Option<&str>, error: &str) -> bool {
+    let code = error
+        .lines()
+        .next()
+        .and_then(|l| l.trim().strip_prefix("Exit code"))
+        .and_then(|c| c.trim_start_matches([':', ' ']).trim().parse::<i64>().ok());
+    let command = input
+        .and_then(|i| serde_json::from_str::<Value>(i).ok())
+        .and_then(|v| v.get("command").and_then(Value::as_str).map(str::to_owned));
+    match (code, command) {
+        (Some(code), Some(command)) => mnemo_core::shell::is_no_match(&command, code),
+        _ => false,
+    }
 }
 
 /// Words of the line where an error output says what went wrong.
@@ -353,6 +371,18 @@ mod tests {
         assert_eq!(i("git push --set-upstream origin x"), "git push");
         assert_eq!(i("pytest -x tests/test_a.py"), "pytest");
         assert_eq!(command_intent("   "), None);
+    }
+
+    #[test]
+    fn a_search_that_found_nothing_is_no_gotcha() {
+        let rg = Some(r#"{"command":"rg -n 'needle|pin' src"}"#);
+        assert!(found_nothing(rg, "Exit code 1"));
+        assert!(!found_nothing(
+            rg,
+            "Exit code 2\nrg: src: No such file or directory"
+        ));
+        let make = Some(r#"{"command":"make check"}"#);
+        assert!(!found_nothing(make, "Exit code 1\nerror"));
     }
 
     #[test]

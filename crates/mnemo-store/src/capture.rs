@@ -142,7 +142,11 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
                 (None, None) => false,
             };
             if seen {
-                return Ok(Applied::Duplicate);
+                return Ok(match (platform_prompt_id, text) {
+                    (Some(pid), Some(text)) => joined_turn(tx, session_id, pid, text)?,
+                    _ => None,
+                }
+                .unwrap_or(Applied::Duplicate));
             }
             let prompt_number: i64 = tx.query_row(
                 "UPDATE sessions SET prompt_count = prompt_count + 1, current_prompt_id = ?2,
@@ -203,6 +207,38 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
             Ok(Applied::Session { session_id })
         }
     }
+}
+
+/// A message the user typed while a turn ran: Codex sends it with the
+/// running turn's id, so it is part of that turn and joins its prompt.
+/// None when the turn's prompt already holds it (a second delivery) or has
+/// no stored row (a private prompt).
+fn joined_turn(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    pid: &str,
+    text: &str,
+) -> rusqlite::Result<Option<Applied>> {
+    let row: Option<(i64, i64)> = tx
+        .query_row(
+            "SELECT id, prompt_number FROM prompts
+             WHERE session_id = ?1 AND platform_prompt_id = ?2
+             ORDER BY prompt_number DESC LIMIT 1",
+            params![session_id, pid],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let Some((id, prompt_number)) = row else {
+        return Ok(None);
+    };
+    if !crate::memory::add_to_prompt(tx, id, text)? {
+        return Ok(None);
+    }
+    Ok(Some(Applied::Prompt {
+        session_id,
+        prompt_number,
+        stored: true,
+    }))
 }
 
 /// Whether this platform prompt id already opened a turn of the session.
@@ -531,6 +567,50 @@ mod tests {
         assert_eq!(count(&store, "SELECT count(*) FROM sessions"), 1);
         assert_eq!(count(&store, "SELECT count(*) FROM projects"), 1);
         assert_eq!(count(&store, "SELECT count(*) FROM events"), 1);
+    }
+
+    #[test]
+    fn a_message_sent_during_a_turn_joins_that_turn() {
+        let (_t, mut store) = store();
+        let s = session("abc", Some("/p/shop"));
+        let prompt = |id: &str, text: &str| CaptureOp::Prompt {
+            platform_prompt_id: Some(id.into()),
+            text: Some(text.into()),
+            origin: PromptOrigin::User,
+        };
+        store
+            .apply(&capture(&s, prompt("t1", "split the parser"), 1))
+            .unwrap();
+        let steer = store
+            .apply(&capture(&s, prompt("t1", "keep the old entry point"), 2))
+            .unwrap();
+        assert_eq!(
+            steer,
+            Applied::Prompt {
+                session_id: 1,
+                prompt_number: 1,
+                stored: true
+            }
+        );
+        let again = store
+            .apply(&capture(&s, prompt("t1", "keep the old entry point"), 3))
+            .unwrap();
+        assert_eq!(
+            again,
+            Applied::Duplicate,
+            "the same message delivered twice"
+        );
+        let text: String = store
+            .conn()
+            .query_row("SELECT text FROM prompts", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(text, "split the parser\n\nkeep the old entry point");
+        assert_eq!(count(&store, "SELECT prompt_count FROM sessions"), 1);
+        let found = count(
+            &store,
+            "SELECT count(*) FROM prompts_fts WHERE prompts_fts MATCH 'entry'",
+        );
+        assert_eq!(found, 1, "the added message is searchable");
     }
 
     #[test]

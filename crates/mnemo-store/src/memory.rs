@@ -219,6 +219,36 @@ pub(crate) fn insert_prompt(conn: &Connection, p: &NewPrompt<'_>) -> rusqlite::R
     Ok(id)
 }
 
+/// Adds a message the user sent while the turn ran to the turn's prompt
+/// (a paragraph after it), unless the prompt already holds it (the same
+/// message delivered twice). True when it was added.
+pub(crate) fn add_to_prompt(conn: &Connection, id: i64, message: &str) -> rusqlite::Result<bool> {
+    let (text, idents): (String, String) = conn.query_row(
+        "SELECT text, idents FROM prompts WHERE id = ?1",
+        [id],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let message = message.trim();
+    if message.is_empty() || text.contains(message) {
+        return Ok(false);
+    }
+    let joined = format!("{text}\n\n{message}");
+    let joined_idents = identifier_words([joined.as_str()]);
+    conn.execute(
+        "INSERT INTO prompts_fts (prompts_fts, rowid, text, idents) VALUES ('delete', ?1, ?2, ?3)",
+        params![id, text, idents],
+    )?;
+    conn.execute(
+        "UPDATE prompts SET text = ?2, idents = ?3 WHERE id = ?1",
+        params![id, joined, joined_idents],
+    )?;
+    conn.execute(
+        "INSERT INTO prompts_fts (rowid, text, idents) VALUES (?1, ?2, ?3)",
+        params![id, joined, joined_idents],
+    )?;
+    Ok(true)
+}
+
 /// The `idents` column of an observation (see [`crate::idents`]).
 fn observation_idents(o: &NewObservation) -> String {
     let texts = [&o.title, &o.subtitle, &o.narrative]

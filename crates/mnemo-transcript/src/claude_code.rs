@@ -175,11 +175,7 @@ impl<'a> Builder<'a> {
     }
 
     fn line(&mut self, v: &Value) {
-        if let Some(at) = v
-            .get("timestamp")
-            .and_then(Value::as_str)
-            .and_then(parse_rfc3339)
-        {
+        if let Some(at) = line_time(v) {
             self.last_at = at;
         }
         if self.session.session_id.is_empty()
@@ -303,12 +299,7 @@ impl<'a> Builder<'a> {
         if turn.interrupted || self.notes_since_call >= turn.notes.len() {
             return;
         }
-        let report: Vec<String> = turn
-            .notes
-            .drain(self.notes_since_call..)
-            .map(|n| n.text)
-            .collect();
-        let report = report.join("\n\n");
+        let report = turn.take_report(self.notes_since_call);
         self.asked = ends_with_question(&report);
         turn.final_report = Some(report);
     }
@@ -451,8 +442,15 @@ fn between<'t>(text: &'t str, open: &str, close: &str) -> Option<&'t str> {
     Some(&text[start..end])
 }
 
+/// When a line was written (its `timestamp`), in ms.
+pub(crate) fn line_time(v: &Value) -> Option<i64> {
+    v.get("timestamp")
+        .and_then(Value::as_str)
+        .and_then(parse_rfc3339)
+}
+
 /// A tool result's text: a string, or the text blocks of an array.
-fn content_text(content: Option<&Value>) -> String {
+pub(crate) fn content_text(content: Option<&Value>) -> String {
     match content {
         Some(Value::String(s)) => s.clone(),
         Some(Value::Array(blocks)) => blocks

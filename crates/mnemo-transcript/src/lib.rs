@@ -18,8 +18,9 @@
 //! The path, one module per step: [`claude_code`] turns lines into turns;
 //! [`clean`] owns the privacy rules applied to what it keeps; [`locate`]
 //! finds the turn a batch of captured events belongs to; [`files`] finds
-//! transcripts on disk. [`codex`] reads Codex's rollout file for the one
-//! thing its hooks leave out: each tool call's exit code.
+//! transcripts on disk. Codex's rollout file is read into the same
+//! [`Session`] by [`rollout`]; [`codex`] reads from it the one thing
+//! Codex's hooks leave out: each tool call's exit code.
 
 pub mod claude_code;
 pub mod clean;
@@ -27,6 +28,8 @@ pub mod codex;
 pub mod files;
 pub mod locate;
 pub mod model;
+pub mod rollout;
 
 pub use claude_code::{read_file, read_session};
 pub use model::{Note, Origin, Question, ReadStats, Session, ToolCall, Turn};
+pub use rollout::read_rollout;

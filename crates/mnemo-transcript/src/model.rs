@@ -1,5 +1,5 @@
-//! The records a transcript is read into: one shape each, built only by
-//! [`crate::claude_code`].
+//! The records a transcript is read into: one shape each, built by
+//! [`crate::claude_code`] (Claude Code) and [`crate::rollout`] (Codex).
 
 use serde_json::Value;
 
@@ -55,6 +55,13 @@ impl Turn {
     /// Whether the assistant did or said anything in this turn.
     pub fn has_activity(&self) -> bool {
         !self.tool_calls.is_empty() || !self.notes.is_empty() || self.final_report.is_some()
+    }
+
+    /// The notes from `since` on (the words after the last tool call), taken
+    /// out and joined as the turn's report.
+    pub(crate) fn take_report(&mut self, since: usize) -> String {
+        let report: Vec<String> = self.notes.drain(since..).map(|n| n.text).collect();
+        report.join("\n\n")
     }
 }
 

@@ -65,10 +65,24 @@ impl CodexExits {
             .filter(|e| e.kind == "tool_use")
             .filter_map(|e| {
                 let code = *codes.get(e.tool_use_id.as_deref()?)?;
-                (code != 0).then(|| (e.id, failure_error(code, e)))
+                (code != 0 && !found_nothing(e, code)).then(|| (e.id, failure_error(code, e)))
             })
             .collect()
     }
+}
+
+/// A search or comparison that exited 1 (`rg`, `grep`, `diff`): it found
+/// nothing, it did not fail ([`mnemo_core::shell::is_no_match`]).
+fn found_nothing(event: &QueuedEvent, code: i64) -> bool {
+    let input = event
+        .input
+        .as_deref()
+        .and_then(|i| serde_json::from_str::<serde_json::Value>(i).ok());
+    input
+        .as_ref()
+        .and_then(|i| i.get("command").or_else(|| i.get("cmd")))
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|c| mnemo_core::shell::is_no_match(c, code))
 }
 
 /// The error of a call that exited with `code`: `Exit code N`, then its
@@ -200,6 +214,29 @@ mod tests {
         assert_eq!(l.events[0].priority, 0);
         assert_eq!(l.events[1].kind, "tool_use");
         assert_eq!(l.events[2].kind, "tool_use");
+    }
+
+    #[test]
+    fn a_search_that_found_nothing_is_no_failure() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = rollout(
+            tmp.path(),
+            &[
+                ("c1", "Process exited with code 1\nOutput:\n"),
+                (
+                    "c2",
+                    "Process exited with code 2\nOutput:\nrg: nope: No such file\n",
+                ),
+            ],
+        );
+        let mut miss = event(1, "c1", "");
+        miss.input = Some(r#"{"command":"rg -n 'needle|pin' src"}"#.into());
+        let mut broken = event(2, "c2", "rg: nope: No such file\n");
+        broken.input = Some(r#"{"command":"rg -n needle nope"}"#.into());
+        let l = lease("codex", &path, vec![miss, broken]);
+        let failures = CodexExits::default().failures(&l);
+        assert_eq!(failures.len(), 1, "{failures:?}");
+        assert_eq!(failures[0].0, 2, "exit 2 of a search is an error");
     }
 
     #[test]

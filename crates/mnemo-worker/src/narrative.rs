@@ -1,5 +1,5 @@
-//! The why of a batch: reads its session's transcript (`transcript_path`)
-//! and gives the compressor what the agent said and asked around the
+//! The why of a batch: reads its session's transcript (`transcript_path`:
+//! Claude Code's transcript, or Codex's rollout) and gives the compressor what the agent said and asked around the
 //! batch's tool calls ([`TurnNarrative`]).
 //!
 //! A live session's transcript grows with every turn, so the last read is
@@ -13,6 +13,7 @@ use std::sync::Arc;
 use mnemo_compress::{AssistantNote, QuestionAnswer, TurnNarrative, TurnOrigin};
 use mnemo_core::Config;
 use mnemo_core::config::glob_match;
+use mnemo_core::model::Platform;
 use mnemo_core::privacy::Sanitizer;
 use mnemo_store::queue::Lease;
 use mnemo_transcript::locate::{Wanted, turn_for};
@@ -45,7 +46,7 @@ impl Narratives {
     /// Blocking (reads a file): call it off the async threads.
     pub fn for_lease(&self, lease: &Lease) -> Option<TurnNarrative> {
         let path = PathBuf::from(lease.turn.transcript_path.as_deref()?);
-        let session = self.session(&path)?;
+        let session = self.session(&path, &lease.turn.platform)?;
         let ids: Vec<String> = lease
             .events
             .iter()
@@ -68,9 +69,17 @@ impl Narratives {
         Some(narrative(turn, &ids, lease.turn_complete, &self.skip_tools))
     }
 
-    fn session(&self, path: &Path) -> Option<Arc<Session>> {
-        self.transcripts
-            .get(path, |p| mnemo_transcript::read_session(p, &self.sanitizer))
+    /// The session a host's transcript tells: Codex's rollout, else a
+    /// Claude Code-style transcript.
+    fn session(&self, path: &Path, platform: &str) -> Option<Arc<Session>> {
+        let sanitizer = &self.sanitizer;
+        if platform == Platform::Codex.as_str() {
+            self.transcripts
+                .get(path, |p| mnemo_transcript::read_rollout(p, sanitizer))
+        } else {
+            self.transcripts
+                .get(path, |p| mnemo_transcript::read_session(p, sanitizer))
+        }
     }
 }
 

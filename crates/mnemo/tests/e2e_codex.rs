@@ -5,7 +5,12 @@
 //! carries the memory; and work a Claude Code session did in a repository
 //! reaches a Codex session in the same repository. A command that exits
 //! non-zero (Codex's hook does not say so; its rollout does) is remembered
-//! as a failure.
+//! as a failure. A multi-file `apply_patch` keeps every file; reads through
+//! the shell are reads (and give the next read of a file its history), a
+//! search with no match is no failure, and the why comes from the rollout.
+//! A message typed during a turn joins that turn. With
+//! `MNEMO_RECORD_ROLLOUT=dir` the sessions' rollouts are copied there (the
+//! fixtures of `mnemo-transcript` were recorded so).
 
 mod common;
 #[path = "common/e2e.rs"]
@@ -167,25 +172,11 @@ fn what_claude_code_did_in_a_repository_reaches_codex_there() -> anyhow::Result<
     Ok(())
 }
 
-/// The kind and error of the captured Bash call, and every stored
+/// The kind and error of the captured command, and every stored
 /// observation and summary as text.
 fn remembered(sandbox: &Sandbox) -> anyhow::Result<(String, Option<String>, String)> {
     let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
-    let (kind, error): (String, Option<String>) = db.query_row(
-        "SELECT kind, error FROM events WHERE tool_name = 'Bash'",
-        [],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    let memory: String = db.query_row(
-        "SELECT (SELECT group_concat(title || ' ' || narrative || ' ' || facts, '\n')
-                 FROM observations)
-                || '\n' ||
-                (SELECT group_concat(request || ' ' || completed || ' ' || learned || ' '
-                                     || next_steps || ' ' || notes, '\n') FROM summaries)",
-        [],
-        |r| r.get(0),
-    )?;
-    Ok((kind, error, memory))
+    remembered_of(&db, "python3")
 }
 
 /// Codex's PostToolUse carries no exit code; the worker reads it from the
@@ -227,4 +218,308 @@ fn a_codex_command_that_exits_non_zero_is_remembered_as_a_failure() -> anyhow::R
         }
     }
     Ok(())
+}
+
+/// A patch of three files: the first updated, the second updated, the third
+/// added.
+fn three_file_patch(project: &std::path::Path) -> String {
+    let p = |name: &str| project.join(name).to_string_lossy().into_owned();
+    format!(
+        "*** Begin Patch\n*** Update File: {}\n@@\n-pub fn parse(text: &str) -> Vec<String> {{\n\
+         +pub fn parse(text: &str) -> Vec<crate::token::Token> {{\n\
+         *** Update File: {}\n@@\n-pub fn lex(text: &str) -> Vec<String> {{\n\
+         +pub fn lex(text: &str) -> Vec<crate::token::Token> {{\n\
+         *** Add File: {}\n+pub struct Token(pub String);\n*** End Patch\n",
+        p("src/parser.rs"),
+        p("src/lexer.rs"),
+        p("src/token.rs"),
+    )
+}
+
+/// Copies the session's rollout to `$MNEMO_RECORD_ROLLOUT/<name>.jsonl` when
+/// that is set: how the fixtures of `mnemo-transcript` were recorded.
+fn keep_rollout(db: &rusqlite::Connection, name: &str) -> anyhow::Result<()> {
+    let Some(dir) = std::env::var_os("MNEMO_RECORD_ROLLOUT") else {
+        return Ok(());
+    };
+    let path: String = db.query_row(
+        "SELECT transcript_path FROM sessions WHERE transcript_path IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )?;
+    std::fs::copy(
+        path,
+        std::path::Path::new(&dir).join(format!("{name}.jsonl")),
+    )?;
+    Ok(())
+}
+
+/// Every file of a multi-file `apply_patch` is kept; a file shown through
+/// the shell is read (not "Ran …", not a change), and a search that found
+/// nothing (exit 1) is no failure; the why said before the patch comes from
+/// the rollout; the next session's shell read of a file gets its history.
+#[test]
+fn a_multi_file_patch_and_shell_reads_are_kept_as_codex_did_them() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    write_files(
+        &project,
+        &[
+            (
+                "src/parser.rs",
+                "pub fn parse(text: &str) -> Vec<String> {\n    vec![text.to_owned()]\n}\n",
+            ),
+            (
+                "src/lexer.rs",
+                "pub fn lex(text: &str) -> Vec<String> {\n    vec![text.to_owned()]\n}\n",
+            ),
+        ],
+    )?;
+    install(&sandbox, "codex")?;
+    let _stop = StopWorker(&sandbox);
+    let server = StandIn::with_script([
+        Step::bash("sed -n '1,20p' src/parser.rs").with_text("Reading the parser first."),
+        Step::bash("rg -n 'no_such_symbol_anywhere' src"),
+        Step::tool(
+            "apply_patch",
+            serde_json::json!({"patch": three_file_patch(&project)}),
+        )
+        .with_text("Tokens move to their own module so that parser and lexer share one type."),
+        Step::text("Parser and lexer now share the Token type of src/token.rs."),
+    ]);
+    codex(
+        &sandbox,
+        &server,
+        "give the parser and the lexer one token type",
+    )
+    .run()?
+    .expect_success();
+    assert!(
+        project.join("src/token.rs").exists(),
+        "the patch did not apply"
+    );
+
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    let patched: String = db.query_row(
+        "SELECT files_modified FROM events WHERE tool_name = 'apply_patch'",
+        [],
+        |r| r.get(0),
+    )?;
+    let read: String = db.query_row(
+        "SELECT files_read FROM events WHERE input LIKE '%sed -n%'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert!(read.contains("parser.rs"), "{read}");
+    wait_compressed(&sandbox)?;
+    keep_rollout(&db, "multi_file_patch")?;
+
+    let modified = column(&db, "SELECT files_modified FROM observations")?.join(" ");
+    for name in ["parser.rs", "lexer.rs", "token.rs"] {
+        assert!(patched.contains(name), "{patched}");
+        assert!(modified.contains(name), "{name} not kept: {modified}");
+    }
+    let (kind, error, memory) = remembered_of(&db, "rg -n")?;
+    assert_eq!(
+        (kind.as_str(), error),
+        ("tool_use", None),
+        "no match is no failure"
+    );
+    assert!(!memory.contains("failed"), "{memory}");
+    assert!(!memory.contains("Ran `sed"), "{memory}");
+    assert!(
+        memory.contains("share one type"),
+        "the why is missing: {memory}"
+    );
+
+    shell_read_gets_history(&sandbox, "src/lexer.rs")
+}
+
+/// A next session that reads `file` through the shell is shown the file's
+/// history (PreToolUse of the command).
+fn shell_read_gets_history(sandbox: &Sandbox, file: &str) -> anyhow::Result<()> {
+    let next = StandIn::with_script([Step::bash(&format!("cat {file}")), Step::text("Read it.")]);
+    codex(sandbox, &next, "what does it return?")
+        .run()?
+        .expect_success();
+    let after_read = responses(&next)
+        .into_iter()
+        .find(|r| r.body_contains("earlier work on"));
+    assert!(
+        after_read.is_some_and(|r| r.body_contains(file)),
+        "no file history for the shell read: {:?}",
+        responses(&next).iter().map(|r| &r.body).collect::<Vec<_>>()
+    );
+    Ok(())
+}
+
+/// Writes `files` (path relative to `project`, text).
+fn write_files(project: &std::path::Path, files: &[(&str, &str)]) -> anyhow::Result<()> {
+    for (name, text) in files {
+        let path = project.join(name);
+        std::fs::create_dir_all(path.parent().expect("a folder"))?;
+        std::fs::write(path, text)?;
+    }
+    Ok(())
+}
+
+/// The first column of every row of `sql`, as text.
+fn column(db: &rusqlite::Connection, sql: &str) -> anyhow::Result<Vec<String>> {
+    Ok(db
+        .prepare(sql)?
+        .query_map([], |r| r.get::<_, String>(0))?
+        .collect::<Result<_, _>>()?)
+}
+
+/// The kind and error of the first event whose input has `command`, and
+/// every stored observation and summary as text.
+fn remembered_of(
+    db: &rusqlite::Connection,
+    command: &str,
+) -> anyhow::Result<(String, Option<String>, String)> {
+    let (kind, error): (String, Option<String>) = db.query_row(
+        "SELECT kind, error FROM events WHERE instr(input, ?1) > 0 ORDER BY id LIMIT 1",
+        [command],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    let memory: String = db.query_row(
+        "SELECT (SELECT group_concat(title || ' ' || narrative || ' ' || facts, '\n')
+                 FROM observations)
+                || '\n' ||
+                (SELECT group_concat(request || ' ' || completed || ' ' || learned || ' '
+                                     || next_steps || ' ' || notes, '\n') FROM summaries)",
+        [],
+        |r| r.get(0),
+    )?;
+    Ok((kind, error, memory))
+}
+
+/// A patch that updates one file, moves (and edits) another, deletes a
+/// third and adds a fourth.
+fn moving_patch(project: &std::path::Path) -> String {
+    let p = |name: &str| project.join(name).to_string_lossy().into_owned();
+    format!(
+        "*** Begin Patch\n*** Update File: {}\n@@\n-pub fn parse(t: &str) -> Vec<String> {{ lex(t) }}\n\
+         +pub fn parse(t: &str) -> Vec<crate::token::Token> {{ lex(t) }}\n\
+         *** Update File: {}\n*** Move to: {}\n@@\n-pub fn name() -> &'static str {{ \"old\" }}\n\
+         +pub fn name() -> &'static str {{ \"new\" }}\n*** Delete File: {}\n\
+         *** Add File: {}\n+pub struct Token(pub String);\n*** End Patch\n",
+        p("src/parser.rs"),
+        p("src/names.rs"),
+        p("src/naming.rs"),
+        p("src/old_util.rs"),
+        p("src/token.rs"),
+    )
+}
+
+/// Reads through the shell in the forms agents use (a quoted alternation, a
+/// pipe into `sed -n`, `cat`, a pattern with `>` in it) are reads, never
+/// runs; a patch that moves, deletes and adds keeps every file it touched.
+#[test]
+fn shell_reads_of_every_form_are_reads_and_a_patch_keeps_moves_and_deletes() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    let files = [
+        ("README.md", "# tokens\nA parser and a lexer.\n"),
+        (
+            "src/parser.rs",
+            "pub fn parse(t: &str) -> Vec<String> { lex(t) }\n",
+        ),
+        (
+            "src/lexer.rs",
+            "pub fn lex(t: &str) -> Vec<String> {\n    t.split(' ').map(|w| w.into()).collect()\n}\n",
+        ),
+        (
+            "src/names.rs",
+            "pub fn name() -> &'static str { \"old\" }\n",
+        ),
+        ("src/old_util.rs", "pub fn unused() {}\n"),
+    ];
+    write_files(&project, &files)?;
+    let patch = moving_patch(&project);
+    install(&sandbox, "codex")?;
+    let _stop = StopWorker(&sandbox);
+    let reads = [
+        "rg -n \"fn (parse|lex)\" src",
+        "nl -ba src/lexer.rs | sed -n '1,40p'",
+        "cat README.md",
+        "grep -rn '=> ' src 2>/dev/null",
+    ];
+    let mut script: Vec<Step> = reads.iter().map(|c| Step::bash(c)).collect();
+    script[0] = Step::bash(reads[0]).with_text("Looking for the entry points first.");
+    script.push(
+        Step::tool("apply_patch", serde_json::json!({ "patch": patch }))
+            .with_text("One token type for both; the old util is dead code, names become naming."),
+    );
+    script.push(Step::text(
+        "Parser returns tokens; names.rs is naming.rs; old_util.rs is gone.",
+    ));
+    let server = StandIn::with_script(script);
+    codex(&sandbox, &server, "tidy the parser module")
+        .run()?
+        .expect_success();
+    assert!(
+        project.join("src/naming.rs").exists(),
+        "the patch did not apply"
+    );
+    wait_compressed(&sandbox)?;
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    keep_rollout(&db, "shell_reads")?;
+
+    let titles = column(&db, "SELECT title FROM observations")?;
+    assert!(
+        !titles.iter().any(|t| t.starts_with("Ran ")),
+        "a read titled as a run: {titles:?}"
+    );
+    let kept = column(&db, "SELECT files_modified FROM observations")?.join(" ");
+    for name in ["parser.rs", "naming.rs", "old_util.rs", "token.rs"] {
+        assert!(kept.contains(name), "{name} not kept: {kept}");
+    }
+    let read = column(
+        &db,
+        "SELECT files_read FROM events WHERE tool_name = 'Bash'",
+    )?
+    .join(" ");
+    for name in ["lexer.rs", "README.md"] {
+        assert!(read.contains(name), "{name} not read: {read}");
+    }
+    let kinds = column(&db, "SELECT kind FROM events WHERE tool_name = 'Bash'")?;
+    assert!(kinds.iter().all(|k| k == "tool_use"), "{kinds:?}");
+    Ok(())
+}
+
+/// A message the user types while a Codex turn runs comes with the running
+/// turn's id: the real hook keeps it as part of that turn (not a new turn,
+/// not dropped), and the same message delivered twice is kept once.
+#[test]
+fn a_message_typed_during_a_codex_turn_joins_the_turn() {
+    let env = common::Env::new();
+    let project = env.dir.path().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+    let prompt = |text: &str| {
+        serde_json::json!({
+            "session_id": "019a-mid-turn", "turn_id": "019a-turn-1",
+            "hook_event_name": "UserPromptSubmit", "cwd": project,
+            "transcript_path": null, "model": "gpt-5.5",
+            "permission_mode": "default", "prompt": text,
+        })
+        .to_string()
+    };
+    for text in [
+        "split the settings loader",
+        "keep the old file name",
+        "keep the old file name",
+    ] {
+        let mut c = env.mnemo();
+        c.args(["hook", "codex", "UserPromptSubmit"])
+            .current_dir(&project);
+        common::assert_hook_ok(&common::run_with_stdin(c, prompt(text).as_bytes()));
+    }
+    assert_eq!(
+        env.strings("SELECT text FROM prompts"),
+        ["split the settings loader\n\nkeep the old file name"]
+    );
+    assert_eq!(env.count("SELECT prompt_count FROM sessions"), 1);
 }

@@ -2,7 +2,9 @@
 //!
 //! Codex's hooks are Claude-style (`session_id`, `hook_event_name`, `cwd`,
 //! `tool_name`, `tool_input`, `tool_response`), with a `turn_id` on every
-//! turn-scoped event, which stands in for Claude Code's `prompt_id`. Tool
+//! turn-scoped event, which stands in for Claude Code's `prompt_id` (a
+//! message the user types while a turn runs carries the running turn's id:
+//! the store joins it to that turn's prompt). Tool
 //! names come through the host table (`exec_command` -> `Bash`); an
 //! `apply_patch` keeps its name and gains the files it adds, updates and
 //! deletes, and a one-line summary of the change.

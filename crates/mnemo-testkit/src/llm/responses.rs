@@ -6,7 +6,8 @@
 //! Scripts are written with Claude Code's tool names; here they become the
 //! tools Codex offers its model: `Bash {command}` is `exec_command {cmd}` (a
 //! function call) and `Write {file_path, content}` is an `apply_patch`
-//! custom tool call that adds the file. Other names pass through as
+//! custom tool call that adds the file; `apply_patch {patch}` is that
+//! custom tool call with the patch as written. Other names pass through as
 //! function calls with their input as arguments.
 
 use serde_json::{Value, json};
@@ -41,6 +42,16 @@ fn item(block: &OutBlock, index: usize) -> Value {
                     input["file_path"].as_str().unwrap_or_default(),
                     input["content"].as_str().unwrap_or_default(),
                 ),
+                "status": "completed",
+            }),
+            // A patch as Codex writes it (`*** Begin Patch` … of any
+            // number of files), in `input.patch`.
+            "apply_patch" => json!({
+                "type": "custom_tool_call",
+                "id": format!("ctc_{id}"),
+                "call_id": id,
+                "name": "apply_patch",
+                "input": input["patch"].as_str().unwrap_or_default(),
                 "status": "completed",
             }),
             _ => json!({

@@ -1,5 +1,5 @@
 //! The memory-quality harness, shared by `benches/quality.rs` and the smoke
-//! test: replay real Claude Code transcripts through the real hooks and
+//! test (and the Codex replay's hooks and worker): replay real Claude Code transcripts through the real hooks and
 //! worker, then score what was stored against the transcripts' own ground
 //! truth, ask the question set, read the session-start index, and print a
 //! table (and, on request, the stored text for a human to read).

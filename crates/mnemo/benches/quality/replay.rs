@@ -224,8 +224,14 @@ fn merge(into: &mut Value, from: Value) {
 }
 
 fn run_hook(replay: &mut Replay, payload: &Value) {
+    run_host_hook(replay, "claude-code", payload);
+}
+
+/// Runs `mnemo hook <host>` on `payload`, counting it and noting a hook that
+/// did not exit 0 with at most one JSON object.
+pub fn run_host_hook(replay: &mut Replay, host: &str, payload: &Value) {
     let mut c = replay.mnemo();
-    c.args(["hook", "claude-code"])
+    c.args(["hook", host])
         .env("CLAUDE_PROJECT_DIR", replay.project())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -246,7 +252,7 @@ fn run_hook(replay: &mut Replay, payload: &Value) {
 }
 
 /// `mnemo worker run` on this replay's store, any free port.
-fn start_worker(replay: &Replay) -> Child {
+pub fn start_worker(replay: &Replay) -> Child {
     replay
         .mnemo()
         .args(["worker", "run"])
@@ -261,7 +267,7 @@ fn start_worker(replay: &Replay) -> Child {
 
 /// Lets the worker run until no event is pending or leased and the stored
 /// memory stops changing, then stops it.
-fn drain_and_stop(replay: &Replay, mut worker: Child) {
+pub fn drain_and_stop(replay: &Replay, mut worker: Child) {
     let deadline = Instant::now() + Duration::from_secs(600);
     let mut last = None;
     loop {
