@@ -201,7 +201,8 @@ pub fn of_files<'a>(
 /// The baselines of an observation's files, as `[[path, id, size, mtime], …]`
 /// JSON (what `shape::OBSERVATION_SELECT` selects) parsed.
 pub fn parse_baselines(json: Option<&str>) -> Vec<(String, Baseline)> {
-    let Some(rows) = json.and_then(|j| serde_json::from_str::<Vec<(String, String, i64, i64)>>(j).ok())
+    let Some(rows) =
+        json.and_then(|j| serde_json::from_str::<Vec<(String, String, i64, i64)>>(j).ok())
     else {
         return Vec::new();
     };

@@ -13,9 +13,7 @@ use serde::Serialize;
 use crate::{json_list, parse_json_list};
 
 /// The kinds of item, in the order the index shows them.
-pub const KINDS: [&str; 7] = [
-    STACK, LAYOUT, COMMAND, CONVENTION, DECISION, OPEN, PROBLEM,
-];
+pub const KINDS: [&str; 7] = [STACK, LAYOUT, COMMAND, CONVENTION, DECISION, OPEN, PROBLEM];
 /// A language or ecosystem, from its manifest files.
 pub const STACK: &str = "stack";
 /// The directories most worked in.
@@ -139,7 +137,8 @@ mod tests {
 
     fn store() -> (tempfile::TempDir, crate::Store) {
         let dir = tempfile::tempdir().unwrap();
-        let store = crate::Store::open(&dir.path().join("m.db"), std::time::Duration::from_secs(1)).unwrap();
+        let store = crate::Store::open(&dir.path().join("m.db"), std::time::Duration::from_secs(1))
+            .unwrap();
         (dir, store)
     }
 
