@@ -220,6 +220,41 @@ pub fn parse_baselines(json: Option<&str>) -> Vec<(String, Baseline)> {
         .collect()
 }
 
+/// The freshness of each of `ids` that has baselines, in one query (for
+/// the lines a reader is about to see; `root` resolves relative paths).
+pub fn of_observations(
+    conn: &Connection,
+    ids: &[i64],
+    root: Option<&str>,
+    how: Check,
+) -> rusqlite::Result<HashMap<i64, Freshness>> {
+    let mut out = HashMap::new();
+    if ids.is_empty() {
+        return Ok(out);
+    }
+    let list = serde_json::to_string(ids).unwrap_or_else(|_| "[]".to_owned());
+    let mut stmt = conn.prepare_cached(
+        "SELECT observation_id, path, content_id, size, mtime_ms FROM file_baselines
+         WHERE observation_id IN (SELECT value FROM json_each(?1))",
+    )?;
+    let rows = stmt.query_map([list], |r| {
+        let base = Baseline {
+            content_id: r.get(2)?,
+            size: r.get(3)?,
+            mtime_ms: r.get(4)?,
+        };
+        Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?, base))
+    })?;
+    for row in rows {
+        let (id, path, base) = row?;
+        if let Some(state) = of_files([(path.as_str(), &base)], root, how) {
+            let worst = out.get(&id).copied().unwrap_or(state).max(state);
+            out.insert(id, worst);
+        }
+    }
+    Ok(out)
+}
+
 /// Writes the baselines of observation `id`'s files (those on disk).
 pub(crate) fn record_baselines(
     conn: &Connection,

@@ -231,7 +231,7 @@ fn index_shows_sessions_with_asked_done_open_and_a_recurring_gotcha() {
 
     let gotchas = lines
         .iter()
-        .position(|l| l.starts_with("Recurring gotchas"))
+        .position(|l| l.starts_with("Recurring problems"))
         .unwrap_or_else(|| panic!("a gotchas section:\n{text}"));
     let gotcha = lines[gotchas + 1];
     assert!(
