@@ -192,7 +192,9 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
     index.text = page.render_within(budget, &mut selected);
     index.chars = js_len(&index.text);
     index.observations_shown = known.shown;
-    index.observations_shown.extend(selected.iter().map(|c| ItemRef::observation(c.id)));
+    index
+        .observations_shown
+        .extend(selected.iter().map(|c| ItemRef::observation(c.id)));
     index.summaries_shown = shown_summaries;
     index.knowledge = known.items;
     Ok(index)
@@ -882,7 +884,10 @@ fn render(page: &Page<'_>, selected: &[Candidate]) -> String {
             t.push_str(ACTIVE_LEGEND);
             t.push('\n');
         }
-        if selected.iter().any(|c| c.freshness > Some(Freshness::Current)) {
+        if selected
+            .iter()
+            .any(|c| c.freshness > Some(Freshness::Current))
+        {
             t.push_str(FRESHNESS_LEGEND);
             t.push('\n');
         }

@@ -14,8 +14,8 @@ use crate::search::Hit;
 pub fn mark_hits(conn: &Connection, hits: &mut [Hit]) -> Result<()> {
     for hit in hits.iter_mut().filter(|h| h.kind == Kind::Observation) {
         let root = hit.project.as_ref().map(|p| p.root.as_str());
-        hit.freshness = freshness::of_observations(conn, &[hit.id.id], root, Check::Hash)?
-            .remove(&hit.id.id);
+        hit.freshness =
+            freshness::of_observations(conn, &[hit.id.id], root, Check::Hash)?.remove(&hit.id.id);
     }
     Ok(())
 }

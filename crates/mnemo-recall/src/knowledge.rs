@@ -56,7 +56,10 @@ pub fn sections(conn: &Connection, project: i64, root: &Path, budget: usize) -> 
     Ok(out)
 }
 
-fn of_kind<'a>(items: &'a [KnowledgeItem], kind: &'a str) -> impl Iterator<Item = &'a KnowledgeItem> {
+fn of_kind<'a>(
+    items: &'a [KnowledgeItem],
+    kind: &'a str,
+) -> impl Iterator<Item = &'a KnowledgeItem> {
     items.iter().filter(move |i| i.kind == kind)
 }
 
@@ -100,7 +103,10 @@ fn decision_lines(
     fresh: &std::collections::HashMap<i64, Freshness>,
     root: &Path,
 ) -> Vec<String> {
-    let mut lines = vec!["Decisions in force (newest first; [changed]: its code changed since, re-check):".to_owned()];
+    let mut lines = vec![
+        "Decisions in force (newest first; [changed]: its code changed since, re-check):"
+            .to_owned(),
+    ];
     for d in decisions {
         let Some(id) = observation_id(d) else {
             continue;
@@ -136,8 +142,16 @@ mod tests {
     fn the_project_section_names_stack_layout_and_commands() {
         let items = vec![
             item(store::STACK, "Go", "Go (go.mod)"),
-            item(store::LAYOUT, "directories", "main directories: cmd/ (3 files)"),
-            item(store::COMMAND, "go test ./...", "test: `go test ./...` (passed 2x in 2 sessions)"),
+            item(
+                store::LAYOUT,
+                "directories",
+                "main directories: cmd/ (3 files)",
+            ),
+            item(
+                store::COMMAND,
+                "go test ./...",
+                "test: `go test ./...` (passed 2x in 2 sessions)",
+            ),
         ];
         let lines = project_lines(&items);
         assert_eq!(lines[1], "- stack: Go (go.mod)");
@@ -146,10 +160,17 @@ mod tests {
 
     #[test]
     fn a_changed_decision_is_flagged() {
-        let mut d = item(store::DECISION, "#7", "Chose SQLite over Postgres: one file");
+        let mut d = item(
+            store::DECISION,
+            "#7",
+            "Chose SQLite over Postgres: one file",
+        );
         d.files = vec!["/p/src/db.rs".to_owned()];
         let fresh = [(7, Freshness::Changed)].into_iter().collect();
         let lines = decision_lines(&[&d], &fresh, Path::new("/p"));
-        assert_eq!(lines[1], "- #7 Chose SQLite over Postgres: one file (src/db.rs) [changed]");
+        assert_eq!(
+            lines[1],
+            "- #7 Chose SQLite over Postgres: one file (src/db.rs) [changed]"
+        );
     }
 }

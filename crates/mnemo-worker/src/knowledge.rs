@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 
 use mnemo_compress::{CommandClass, classify_command};
+use mnemo_core::words::count_s;
 use mnemo_recall::gotchas::{self, Fix};
 use mnemo_recall::sessions;
 use mnemo_store::knowledge::{self as store, KnowledgeItem};
@@ -33,7 +34,7 @@ const EVENTS_READ: i64 = 5_000;
 /// Most prompts read for conventions.
 const PROMPTS_READ: i64 = 500;
 /// Most items of each list kind kept.
-const MAX_COMMANDS: usize = 8;
+const MAX_COMMANDS: usize = 6;
 const MAX_DIRS: usize = 6;
 const MAX_DECISIONS: usize = 5;
 const MAX_OPEN: usize = 3;
@@ -77,6 +78,47 @@ const MANIFEST_SUFFIXES: &[(&str, &str)] = &[
     (".sln", ".NET"),
     (".cabal", "Haskell"),
     (".nimble", "Nim"),
+];
+/// Source file extensions and the language each one is written in.
+const LANGUAGES: &[(&str, &str)] = &[
+    ("rs", "Rust"),
+    ("go", "Go"),
+    ("ts", "TypeScript"),
+    ("tsx", "TypeScript"),
+    ("js", "JavaScript"),
+    ("jsx", "JavaScript"),
+    ("mjs", "JavaScript"),
+    ("py", "Python"),
+    ("ex", "Elixir"),
+    ("exs", "Elixir"),
+    ("heex", "Elixir"),
+    ("rb", "Ruby"),
+    ("java", "Java"),
+    ("kt", "Kotlin"),
+    ("scala", "Scala"),
+    ("swift", "Swift"),
+    ("c", "C"),
+    ("h", "C"),
+    ("cc", "C++"),
+    ("cpp", "C++"),
+    ("hpp", "C++"),
+    ("cs", "C#"),
+    ("fs", "F#"),
+    ("php", "PHP"),
+    ("dart", "Dart"),
+    ("zig", "Zig"),
+    ("hs", "Haskell"),
+    ("ml", "OCaml"),
+    ("erl", "Erlang"),
+    ("clj", "Clojure"),
+    ("lua", "Lua"),
+    ("sh", "shell"),
+];
+/// Most languages named.
+const MAX_LANGUAGES: usize = 3;
+/// Subcommands that only report (`version`, `help`): not how to work.
+const REPORTING_SUBCOMMANDS: &[&str] = &[
+    "version", "help", "cache", "env", "config", "info", "list", "show", "doctor", "clean",
 ];
 /// Task runners and environment tools, by the file that configures them.
 const TOOL_FILES: &[(&str, &str)] = &[
@@ -129,6 +171,7 @@ pub fn derive(conn: &Connection, project: i64) -> mnemo_recall::Result<Vec<Knowl
     let root = root.unwrap_or_default();
     let calls = read_calls(conn, project)?;
     let mut items = stack_items(Path::new(&root), &calls);
+    items.extend(language_item(&root, &calls));
     items.extend(layout_item(&root, &calls));
     items.extend(command_items(&calls));
     items.extend(convention_items(conn, project)?);
@@ -297,6 +340,37 @@ fn stack_items(root: &Path, calls: &[Call]) -> Vec<KnowledgeItem> {
     items
 }
 
+/// The languages of the source files the sessions touched, most files first.
+fn language_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
+    let mut files: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+    let mut tally = Tally::default();
+    for call in calls {
+        for f in &call.files {
+            let ext = Path::new(f)
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("");
+            if let Some((_, lang)) = LANGUAGES.iter().find(|(e, _)| *e == ext) {
+                files.entry(lang).or_default().insert(relative(f, root));
+                tally.sources.extend(call.observation);
+            }
+        }
+    }
+    let mut ranked: Vec<(&str, usize)> = files.iter().map(|(l, f)| (*l, f.len())).collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    ranked.truncate(MAX_LANGUAGES);
+    if ranked.is_empty() {
+        return None;
+    }
+    let parts: Vec<String> = ranked
+        .iter()
+        .map(|(lang, n)| format!("{lang} ({})", count_s(*n as i64, "file")))
+        .collect();
+    tally.weight = ranked.iter().map(|(_, n)| *n as i64).sum();
+    let text = format!("languages of the files worked on: {}", parts.join(", "));
+    Some(tally.item(store::STACK, "languages", text))
+}
+
 /// The directory a file counts for: its parent, at most two levels deep.
 fn module_of(rel: &str) -> Option<String> {
     let parts: Vec<&str> = rel.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
@@ -324,6 +398,7 @@ fn layout_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
     let mut ranked: Vec<(String, usize, Tally)> = dirs
         .into_iter()
         .map(|(d, (files, t))| (d, files.len(), t))
+        .filter(|(_, n, _)| *n >= 2)
         .collect();
     ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.truncate(MAX_DIRS);
@@ -333,7 +408,7 @@ fn layout_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
     let mut tally = Tally::default();
     let mut parts = Vec::new();
     for (dir, n, t) in &ranked {
-        parts.push(format!("{dir}/ ({n} files)"));
+        parts.push(format!("{dir}/ ({})", count_s(*n as i64, "file")));
         tally.weight += *n as i64;
         tally.sources.extend(&t.sources);
         tally.files.insert(format!("{dir}/"));
@@ -393,7 +468,13 @@ fn command_items(calls: &[Call]) -> Vec<KnowledgeItem> {
         };
         let class = classify_command(&shape);
         let program = shape.split_whitespace().next().unwrap_or("");
-        let runs_tasks = class == CommandClass::Run && TASK_RUNNERS.contains(&program);
+        let sub = shape.split_whitespace().nth(1).unwrap_or("");
+        if REPORTING_SUBCOMMANDS.contains(&sub) {
+            continue;
+        }
+        // A task runner on its own (`mix`, `npm`) names no task.
+        let runs_tasks =
+            class == CommandClass::Run && TASK_RUNNERS.contains(&program) && !sub.is_empty();
         if !(class.is_check() || runs_tasks) {
             continue;
         }
@@ -420,7 +501,7 @@ fn command_items(calls: &[Call]) -> Vec<KnowledgeItem> {
                 CommandClass::Lint => "lint",
                 _ => "run",
             };
-            let sessions = mnemo_core::words::count_s(t.sessions.len() as i64, "session");
+            let sessions = count_s(t.sessions.len() as i64, "session");
             let text = format!("{what}: `{shape}` (passed {}x in {sessions})", t.weight);
             t.weight = t.sessions.len() as i64;
             t.item(store::COMMAND, &shape, text)
@@ -428,21 +509,33 @@ fn command_items(calls: &[Call]) -> Vec<KnowledgeItem> {
         .collect()
 }
 
-/// Whether a sentence of a prompt asks for something to hold from now on.
+/// Words that may come before a standing rule's `always` or `never`.
+const RULE_LEADS: &[&str] = &[
+    "please", "also", "and", "so", "but", "remember", "to", "you", "we", "should", "must", "i",
+    "want", "make", "sure", "ok", "okay",
+];
+
+/// Whether a sentence of a prompt asks for something to hold from now on:
+/// it starts (after a few leading words) with `always` or `never`, or says
+/// `from now on` or `every time you`. Not a question, nor `never mind`.
 fn is_standing_rule(sentence: &str) -> bool {
     let s = sentence.to_lowercase();
     if s.ends_with('?') || s.len() < 12 || s.len() > 200 {
         return false;
     }
+    if s.contains("from now on") || s.contains("every time you") || s.contains("whenever you") {
+        return true;
+    }
     let words: Vec<&str> = s
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
         .collect();
-    let has = |w: &str| words.contains(&w);
-    has("always")
-        || has("never")
-        || s.contains("from now on")
-        || s.contains("every time")
-        || s.contains("don't ever")
+    let mut rest = words.iter().skip_while(|w| RULE_LEADS.contains(w));
+    match (rest.next(), rest.next()) {
+        (Some(&"always"), Some(_)) => true,
+        (Some(&"never"), Some(next)) => *next != "mind",
+        _ => false,
+    }
 }
 
 /// Sentences of the user's prompts that set a standing rule, newest first.
@@ -495,7 +588,7 @@ fn decision_items(conn: &Connection, project: i64) -> mnemo_recall::Result<Vec<K
     let replaced = mnemo_recall::supersede::successors(conn, &ids)?;
     Ok(rows
         .into_iter()
-        .filter(|(id, ..)| !replaced.contains_key(id))
+        .filter(|(id, title, ..)| !replaced.contains_key(id) && says_what_was_chosen(title))
         .take(MAX_DECISIONS)
         .map(|(id, title, modified, read)| {
             let mut item = KnowledgeItem::new(store::DECISION, format!("#{id}"), title);
@@ -508,6 +601,21 @@ fn decision_items(conn: &Connection, project: i64) -> mnemo_recall::Result<Vec<K
             item
         })
         .collect())
+}
+
+/// A decision record worth carrying forward: no question in it (a question
+/// or pushback is not a decision), and enough words to say what was chosen
+/// (`Decided: yes` says nothing on its own).
+fn says_what_was_chosen(title: &str) -> bool {
+    let text = title.split_once(':').map_or(title, |(head, rest)| {
+        if head.split_whitespace().count() == 1 {
+            rest
+        } else {
+            title
+        }
+    });
+    let text = text.trim();
+    !text.contains('?') && text.split_whitespace().count() >= 4
 }
 
 /// Work the newest sessions left open.
@@ -591,5 +699,21 @@ mod tests {
         assert!(is_standing_rule("never push to main directly"));
         assert!(!is_standing_rule("why does it always fail?"));
         assert!(!is_standing_rule("fix the parser"));
+        assert!(!is_standing_rule("never mind, we'll look at it later."));
+        assert!(!is_standing_rule(
+            "the event never fires, the commit never updates."
+        ));
+        assert!(is_standing_rule("From now on, use the staging database."));
+    }
+
+    #[test]
+    fn decisions_that_say_nothing_are_not_carried() {
+        assert!(says_what_was_chosen(
+            "Chose nesting the option under strategy settings"
+        ));
+        assert!(!says_what_was_chosen("Decided: yes please"));
+        assert!(!says_what_was_chosen(
+            "Decided: compare hash <- how is this done?"
+        ));
     }
 }

@@ -410,7 +410,13 @@ fn hooks_at_100k(
         json!({"hook_event_name": "UserPromptSubmit",
                "prompt": format!("what did we find about {title} in {name}?")}),
     );
-    run_once(bin, &["hook", "claude-code", "SessionStart"], p100k, Some(d100k), Some(&start));
+    run_once(
+        bin,
+        &["hook", "claude-code", "SessionStart"],
+        p100k,
+        Some(d100k),
+        Some(&start),
+    );
     let scenario = |name: &str, program: &Path, event: &str, payload: &[u8]| Scenario {
         name: name.to_owned(),
         program: program.to_owned(),

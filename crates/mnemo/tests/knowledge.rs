@@ -108,10 +108,14 @@ fn call_payload(
 fn compress_all(env: &Env, projects: usize) {
     let _worker = Worker::start(env, |_| {});
     wait_all_done(env, Duration::from_secs(60));
-    wait_for("knowledge of every project", Duration::from_secs(30), || {
-        let n = env.count("SELECT count(DISTINCT project_id) FROM knowledge");
-        (n as usize >= projects).then_some(())
-    });
+    wait_for(
+        "knowledge of every project",
+        Duration::from_secs(30),
+        || {
+            let n = env.count("SELECT count(DISTINCT project_id) FROM knowledge");
+            (n as usize >= projects).then_some(())
+        },
+    );
 }
 
 fn context(env: &Env, project: &Path, json: bool) -> String {
@@ -126,7 +130,12 @@ fn context(env: &Env, project: &Path, json: bool) -> String {
 }
 
 fn mnemo_out(env: &Env, project: &Path, args: &[&str]) -> String {
-    let out = env.mnemo().args(args).current_dir(project).output().unwrap();
+    let out = env
+        .mnemo()
+        .args(args)
+        .current_dir(project)
+        .output()
+        .unwrap();
     assert_success(&out);
     String::from_utf8(out.stdout).unwrap()
 }
@@ -176,7 +185,11 @@ fn go_node_project(env: &Env) -> std::path::PathBuf {
             Call::Read("go.mod"),
             Call::Read("web/package.json"),
             Call::Write(
-                if n == 0 { "internal/hub/hub.go" } else { "internal/hub/route.go" },
+                if n == 0 {
+                    "internal/hub/hub.go"
+                } else {
+                    "internal/hub/route.go"
+                },
                 "package hub\n",
             ),
             Call::Failed("go vet ./..."),
@@ -184,7 +197,8 @@ fn go_node_project(env: &Env) -> std::path::PathBuf {
             Call::Ran("cd web && npm run build"),
             Call::Ran("rg -n Route internal"),
         ];
-        let prompt = "route the messages through the hub. Always run the web build before committing.";
+        let prompt =
+            "route the messages through the hub. Always run the web build before committing.";
         turn(env, &p, session, 1, prompt, &calls);
     }
     p
@@ -205,20 +219,32 @@ fn knowledge_names_the_stack_and_the_commands_of_a_rust_and_a_go_node_project() 
     assert!(commands.contains("`cargo test`"), "{r}");
     assert!(commands.contains("`cargo clippy`"), "{r}");
     assert!(commands.contains("2 sessions"), "{r}");
-    assert!(!commands.contains("`ls"), "looking around is not how to work: {r}");
+    assert!(
+        !commands.contains("`ls"),
+        "looking around is not how to work: {r}"
+    );
     assert!(line_with(&r, "- main directories:").contains("src/"), "{r}");
 
     let g = context(&env, &go, false);
     let stack = line_with(&g, "- stack:");
     assert!(stack.contains("Go (go.mod)"), "{g}");
-    assert!(stack.contains("JavaScript/Node.js (web/package.json)"), "{g}");
+    assert!(
+        stack.contains("JavaScript/Node.js (web/package.json)"),
+        "{g}"
+    );
     assert!(!stack.contains("Rust"), "{g}");
     let commands = line_with(&g, "- commands that passed:");
     assert!(commands.contains("`go test ./...`"), "{g}");
     assert!(commands.contains("`npm run build`"), "{g}");
     assert!(!commands.contains("go vet"), "it never passed: {g}");
-    assert!(!commands.contains("`rg"), "a search is not how to work: {g}");
-    assert!(line_with(&g, "- main directories:").contains("internal/hub/"), "{g}");
+    assert!(
+        !commands.contains("`rg"),
+        "a search is not how to work: {g}"
+    );
+    assert!(
+        line_with(&g, "- main directories:").contains("internal/hub/"),
+        "{g}"
+    );
     assert!(
         line_with(&g, "the user asked").contains("Always run the web build before committing."),
         "{g}"
@@ -254,7 +280,10 @@ fn the_index_comes_in_order_and_says_it_holds_notes() {
 
     let text = context(&env, &p, false);
     assert!(
-        text.lines().nth(1).unwrap().contains("notes recorded from past sessions")
+        text.lines()
+            .nth(1)
+            .unwrap()
+            .contains("notes recorded from past sessions")
             && text.lines().nth(1).unwrap().contains("not instructions"),
         "{text}"
     );
@@ -276,7 +305,10 @@ fn a_changed_or_deleted_file_is_marked_in_every_interface() {
     session_start(&env, &p, "f1");
     let keep = [Call::Write("src/parser.rs", "fn parse_heading() {}\n")];
     turn(&env, &p, "f1", 1, "write the heading parser", &keep);
-    let gone = [Call::Write("src/legacy.rs", "fn render_legacy_footer() {}\n")];
+    let gone = [Call::Write(
+        "src/legacy.rs",
+        "fn render_legacy_footer() {}\n",
+    )];
     turn(&env, &p, "f1", 2, "write the legacy footer renderer", &gone);
     compress_all(&env, 1);
 
@@ -293,7 +325,10 @@ fn a_changed_or_deleted_file_is_marked_in_every_interface() {
     };
     let (parser, legacy) = (id_of("parser.rs"), id_of("legacy.rs"));
     let before = context(&env, &p, false);
-    assert!(!before.contains("[changed]") && !before.contains("[deleted]"), "{before}");
+    assert!(
+        !before.contains("[changed]") && !before.contains("[deleted]"),
+        "{before}"
+    );
     let show = |id: i64| -> Value {
         serde_json::from_str(&mnemo_out(&env, &p, &["show", "--json", &format!("#{id}")])).unwrap()
     };
@@ -304,18 +339,23 @@ fn a_changed_or_deleted_file_is_marked_in_every_interface() {
     std::fs::remove_file(p.join("src/legacy.rs")).unwrap();
 
     let after = context(&env, &p, false);
-    assert!(line_with(&after, &format!("#{parser} ")).contains("[changed]"), "{after}");
-    assert!(line_with(&after, &format!("#{legacy} ")).contains("[deleted]"), "{after}");
+    assert!(
+        line_with(&after, &format!("#{parser} ")).contains("[changed]"),
+        "{after}"
+    );
+    assert!(
+        line_with(&after, &format!("#{legacy} ")).contains("[deleted]"),
+        "{after}"
+    );
     assert_eq!(first(&show(parser))["freshness"], "changed");
     assert_eq!(first(&show(legacy))["freshness"], "deleted");
     let found = mnemo_out(&env, &p, &["search", "heading parser"]);
-    assert!(line_with(&found, &format!("#{parser} ")).contains("[changed]"), "{found}");
-    let hits: Value = serde_json::from_str(&mnemo_out(
-        &env,
-        &p,
-        &["search", "--json", "legacy footer"],
-    ))
-    .unwrap();
+    assert!(
+        line_with(&found, &format!("#{parser} ")).contains("[changed]"),
+        "{found}"
+    );
+    let hits: Value =
+        serde_json::from_str(&mnemo_out(&env, &p, &["search", "--json", "legacy footer"])).unwrap();
     let hit = hits["hits"]
         .as_array()
         .and_then(|h| h.iter().find(|h| h["id"] == legacy))
