@@ -392,23 +392,9 @@ fn hooks_at_100k(
         &session,
         json!({"hook_event_name": "SessionStart", "source": "startup"}),
     );
-    let (title, file): (String, String) = held
-        .query_row(
-            "SELECT o.title, f.path FROM observations o
-             JOIN observation_files f ON f.observation_id = o.id
-             WHERE o.id = 50000 LIMIT 1",
-            [],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .expect("an observation with a file");
-    let name = Path::new(&file)
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
     let question = merged(
         &session,
-        json!({"hook_event_name": "UserPromptSubmit",
-               "prompt": format!("what did we find about {title} in {name}?")}),
+        json!({"hook_event_name": "UserPromptSubmit", "prompt": question_about(held, 50_000)}),
     );
     run_once(
         bin,
@@ -455,6 +441,24 @@ fn hooks_at_100k(
         ),
         recalled,
     ]
+}
+
+/// A question about observation `id`: its title's words and its file's name.
+fn question_about(held: &rusqlite::Connection, id: i64) -> String {
+    let (title, file): (String, String) = held
+        .query_row(
+            "SELECT o.title, f.path FROM observations o
+             JOIN observation_files f ON f.observation_id = o.id
+             WHERE o.id = ?1 LIMIT 1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("an observation with a file");
+    let name = Path::new(&file)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("what did we find about {title} in {name}?")
 }
 
 /// One hook run's stdout, to check what a scenario answers.
