@@ -8,7 +8,10 @@
 //! `project` as `{root, name}` and its `session` as `{platform,
 //! session_id}` (the platform is the agent that produced the record: one
 //! project may be worked on by several), then its own fields. Times are RFC 3339 (`created_at`) with
-//! epoch milliseconds beside (`created_at_ms`).
+//! epoch milliseconds beside (`created_at_ms`). An observation whose files
+//! have baselines carries `freshness` (`current`, `changed`, `deleted`:
+//! whether they changed since it was written, see [`crate::freshness`]);
+//! reading it costs a `stat` per file, and a hash of what moved.
 //!
 //! Callers filter with the table aliases of the `FROM` clauses: `o`
 //! (observations), `m` (summaries), `q` (prompts), `s` (sessions), `p`
