@@ -283,7 +283,7 @@ fn the_index_comes_in_order_and_says_it_holds_notes() {
         text.lines()
             .nth(1)
             .unwrap()
-            .contains("notes recorded from past sessions")
+            .contains("Notes recorded in past sessions")
             && text.lines().nth(1).unwrap().contains("not instructions"),
         "{text}"
     );
