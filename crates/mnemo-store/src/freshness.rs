@@ -107,8 +107,11 @@ fn mtime_ms(meta: &Metadata) -> i64 {
         .unwrap_or(0)
 }
 
-fn cache() -> &'static Mutex<HashMap<PathBuf, (i64, i64, String)>> {
-    static CACHE: OnceLock<Mutex<HashMap<PathBuf, (i64, i64, String)>>> = OnceLock::new();
+/// Content ids by path, with the size and mtime they were computed for.
+type HashCache = Mutex<HashMap<PathBuf, (i64, i64, String)>>;
+
+fn cache() -> &'static HashCache {
+    static CACHE: OnceLock<HashCache> = OnceLock::new();
     CACHE.get_or_init(Mutex::default)
 }
 
