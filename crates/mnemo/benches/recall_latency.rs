@@ -188,13 +188,7 @@ fn main() {
     );
     let (prompt_recalled, prompt_chatter) = (ask(&question), ask("thanks, continue"));
     let prompt_report = ask(&bug_report);
-    let forget_given = {
-        let db = d10k.join("mnemo.db");
-        move || {
-            let c = rusqlite::Connection::open(&db).expect("open");
-            c.execute("DELETE FROM recall_shown", []).expect("forget");
-        }
-    };
+    let forget_given = forgetting_given(d10k.join("mnemo.db"));
     forget_given();
     let answer = hook_answer(&bin, &p10k, &d10k, &prompt_recalled);
     assert!(
@@ -417,13 +411,7 @@ fn hooks_at_100k(
         prepare: None,
         samples: vec![],
     };
-    let forget_given = {
-        let db = d100k.join("mnemo.db");
-        move || {
-            let c = rusqlite::Connection::open(&db).expect("open");
-            c.execute("DELETE FROM recall_shown", []).expect("forget");
-        }
-    };
+    let forget_given = forgetting_given(d100k.join("mnemo.db"));
     let mut recalled = scenario(
         "UserPromptSubmit, 100,000: memories recalled (first time)",
         bin,
@@ -441,6 +429,15 @@ fn hooks_at_100k(
         ),
         recalled,
     ]
+}
+
+/// Forgets what every session was given (prompt-time recall then recalls
+/// again): run before each "first time" run.
+fn forgetting_given(db: PathBuf) -> impl Fn() + Clone {
+    move || {
+        let c = rusqlite::Connection::open(&db).expect("open");
+        c.execute("DELETE FROM recall_shown", []).expect("forget");
+    }
 }
 
 /// A question about observation `id`: its title's words and its file's name.
