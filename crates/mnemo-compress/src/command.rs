@@ -5,7 +5,7 @@
 
 /// What a command line is for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CommandClass {
+pub enum CommandClass {
     Test,
     Build,
     Lint,
@@ -129,7 +129,7 @@ fn main_words(command: &str) -> Vec<String> {
 
 /// What `command` is for: the strongest purpose among its parts
 /// (`ls && cargo test` is a test run).
-pub(crate) fn classify(command: &str) -> CommandClass {
+pub fn classify(command: &str) -> CommandClass {
     let mut best = CommandClass::Inspect;
     for words in parts(command) {
         let class = classify_words(&words);

@@ -62,6 +62,7 @@ use std::time::Duration;
 use mnemo_core::config::ProviderConfig;
 use serde::{Deserialize, Serialize};
 
+pub use command::{CommandClass, classify as classify_command};
 pub use offline::offline;
 pub use render::{DEFAULT_RENDER_BUDGET, answer_schema, render_batch, system_prompt};
 

@@ -26,6 +26,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
+use mnemo_store::freshness::{self, Check, Freshness};
 use mnemo_store::parse_json_list;
 use rusqlite::{Connection, OptionalExtension};
 
@@ -465,6 +466,41 @@ pub fn recall(
     if req.terms.is_empty() {
         return Ok(None);
     }
+    let (ranked, fresh) = ranked_items(conn, req)?;
+
+    // Lines, each with the items it stands for (a memory recorded twice
+    // is one line, and both count as given).
+    let mut lines: Vec<String> = Vec::new();
+    let mut items: Vec<Vec<ItemRef>> = Vec::new();
+    for (item, _) in ranked.into_iter().take(MAX_FETCHED) {
+        let Some(mut line) = item_line(conn, item, req, clock)? else {
+            continue;
+        };
+        if item.kind == Kind::Observation {
+            line.push_str(Freshness::marker(fresh.get(&item.id).copied()));
+        }
+        let key = same_as_key(&line);
+        if let Some(i) = lines.iter().position(|l| same_as_key(l) == key) {
+            items[i].push(item);
+            continue;
+        }
+        if lines.len() >= req.max_items {
+            break;
+        }
+        lines.push(line);
+        items.push(vec![item]);
+    }
+    Ok(
+        render(&lines, req.budget_chars).map(|(text, n)| PromptRecall {
+            text,
+            shown: items.into_iter().take(n).flatten().collect(),
+        }),
+    )
+}
+
+/// The items that match the prompt's terms, best first, at most
+/// [`MAX_FETCHED`]; memories whose files changed since rank lower.
+fn ranked_items(conn: &Connection, req: &PromptRequest<'_>) -> Result<(Ranked, Freshnesses)> {
     let total: i64 = conn
         .prepare_cached(
             "SELECT (SELECT coalesce(max(id), 0) FROM observations)
@@ -501,32 +537,35 @@ pub fn recall(
         .map(|(item, m)| (item, m.score))
         .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.id.cmp(&a.0.id)));
+    ranked.truncate(MAX_FETCHED);
+    let fresh = stale_last(conn, req, &mut ranked)?;
+    Ok((ranked, fresh))
+}
 
-    // Lines, each with the items it stands for (a memory recorded twice
-    // is one line, and both count as given).
-    let mut lines: Vec<String> = Vec::new();
-    let mut items: Vec<Vec<ItemRef>> = Vec::new();
-    for (item, _) in ranked.into_iter().take(MAX_FETCHED) {
-        let Some(line) = item_line(conn, item, req, clock)? else {
-            continue;
-        };
-        let key = same_as_key(&line);
-        if let Some(i) = lines.iter().position(|l| same_as_key(l) == key) {
-            items[i].push(item);
-            continue;
+type Ranked = Vec<(ItemRef, f64)>;
+type Freshnesses = HashMap<i64, Freshness>;
+
+/// Lowers the score of observations whose files changed or are gone since
+/// they were recorded (`stat` only: this runs on the hook path), re-sorts.
+fn stale_last(
+    conn: &Connection,
+    req: &PromptRequest<'_>,
+    ranked: &mut [(ItemRef, f64)],
+) -> Result<Freshnesses> {
+    let ids: Vec<i64> = ranked
+        .iter()
+        .filter(|(i, _)| i.kind == Kind::Observation)
+        .map(|(i, _)| i.id)
+        .collect();
+    let root = req.root.to_string_lossy();
+    let fresh = freshness::of_observations(conn, &ids, Some(&root), Check::StatOnly)?;
+    for (item, score) in ranked.iter_mut() {
+        if item.kind == Kind::Observation {
+            *score *= Freshness::rank_factor(fresh.get(&item.id).copied());
         }
-        if lines.len() >= req.max_items {
-            break;
-        }
-        lines.push(line);
-        items.push(vec![item]);
     }
-    Ok(
-        render(&lines, req.budget_chars).map(|(text, n)| PromptRecall {
-            text,
-            shown: items.into_iter().take(n).flatten().collect(),
-        }),
-    )
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.id.cmp(&a.0.id)));
+    Ok(fresh)
 }
 
 /// What a line says, without its id and age (`- #12 3d …`).

@@ -9,6 +9,8 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use mnemo_store::freshness::Freshness;
+
 use crate::context::type_marker;
 use crate::ids::ItemRef;
 use crate::ids::Kind;
@@ -123,6 +125,7 @@ pub fn hit_line(h: &Hit, clock: &Clock, style: Style, labels: Labels) -> String 
     if let Some(next) = h.superseded_by {
         let _ = write!(line, " {}", style.dim(&format!("[superseded by #{next}]")));
     }
+    line.push_str(Freshness::marker(h.freshness));
     if labels.agent
         && let Some(s) = &h.session
     {
@@ -219,10 +222,11 @@ fn observation(o: &ObservationRecord, clock: &Clock, style: Style) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{} {} {}",
+        "{} {} {}{}",
         style.id(&ItemRef::observation(o.id).to_string()),
         type_marker(&o.obs_type),
-        style.bold(&one_line(&o.title, 200))
+        style.bold(&one_line(&o.title, 200)),
+        Freshness::marker(o.freshness)
     );
     field(&mut out, style, "type", Some(o.obs_type.clone()));
     field(

@@ -183,6 +183,9 @@ pub struct Hit {
     /// that decision (see [`crate::supersede`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub superseded_by: Option<i64>,
+    /// Whether an observation's files changed since (see [`crate::fresh`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub freshness: Option<mnemo_store::freshness::Freshness>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -206,7 +209,8 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
     let limit = req.limit.clamp(1, 500);
     let kinds = kinds_of(req);
     if terms.is_empty() {
-        let hits = listed(conn, req, &kinds, limit)?;
+        let mut hits = listed(conn, req, &kinds, limit)?;
+        crate::fresh::mark_hits(conn, &mut hits)?;
         return Ok(SearchResults {
             query: req.query.clone(),
             fts_query: None,
@@ -246,7 +250,8 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
     order(&mut scored);
     scored.truncate(limit);
     let relaxed = terms.len() > 1 && !scored.iter().any(|r| r.coverage >= 1.0 - 1e-9);
-    let hits = hits_of(conn, &scored)?;
+    let mut hits = hits_of(conn, &scored)?;
+    crate::fresh::mark_hits(conn, &mut hits)?;
     Ok(SearchResults {
         query: req.query.clone(),
         fts_query: Some(any),
@@ -924,6 +929,7 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     session: session_at(r, 8)?,
                     score: 0.0,
                     superseded_by: None,
+                    freshness: None,
                 })
             })
             .optional()?,
@@ -960,6 +966,7 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     session: session_at(r, 6)?,
                     score: 0.0,
                     superseded_by: None,
+                    freshness: None,
                 })
             })
             .optional()?,
@@ -985,6 +992,7 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     session: session_at(r, 4)?,
                     score: 0.0,
                     superseded_by: None,
+                    freshness: None,
                 })
             })
             .optional()?,

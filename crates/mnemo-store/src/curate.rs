@@ -442,6 +442,10 @@ fn delete_observations(conn: &Connection, ids: &[i64]) -> rusqlite::Result<usize
         &format!("DELETE FROM observation_files WHERE observation_id {IN_IDS}"),
         [&json],
     )?;
+    conn.execute(
+        &format!("DELETE FROM file_baselines WHERE observation_id {IN_IDS}"),
+        [&json],
+    )?;
     forget_shown(conn, "#", &json)?;
     tombstone(conn, "observations", &json)?;
     conn.execute(

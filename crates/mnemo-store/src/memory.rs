@@ -105,6 +105,7 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
             ],
         )?;
         index_files(conn, id, o)?;
+        crate::freshness::record_baselines(conn, id, o.project_id, o.created_at)?;
     }
     Ok(id)
 }

@@ -17,7 +17,8 @@ pub const MIGRATIONS: &[&str] = &[
     V6_IDENTIFIER_WORDS,
     V7_SESSION_CONTINUITY_AND_ONCE,
     V8_CURATION,
-    V9_DECISION_SUPERSEDED_BY,
+    V9_KNOWLEDGE_AND_FRESHNESS,
+    V10_DECISION_SUPERSEDED_BY,
 ];
 
 /// The migration that adds the `idents` columns: right after it runs, Rust
@@ -325,7 +326,39 @@ INSERT INTO summaries_fts (summaries_fts, rank) VALUES ('secure-delete', 1);
 INSERT INTO prompts_fts (prompts_fts, rank) VALUES ('secure-delete', 1);
 "#;
 
-const V9_DECISION_SUPERSEDED_BY: &str = r#"
+const V9_KNOWLEDGE_AND_FRESHNESS: &str = r#"
+-- What a file held when an observation about it was written (see
+-- crate::freshness): its content id, size and modification time, so that
+-- reading the observation later can say whether the file changed since.
+-- No row for observations written before this table, or for a file that
+-- was absent. Deleted with the observation (crate::curate).
+CREATE TABLE IF NOT EXISTS file_baselines (
+    observation_id  INTEGER NOT NULL,
+    path            TEXT NOT NULL,
+    content_id      TEXT NOT NULL,
+    size            INTEGER NOT NULL,
+    mtime_ms        INTEGER NOT NULL,
+    PRIMARY KEY (observation_id, path)
+) WITHOUT ROWID;
+
+-- Durable knowledge of a project (crate::knowledge), consolidated by the
+-- worker from the records after each compressed batch and replaced in place:
+-- one row per (kind, key), with the weight of its evidence, the records it
+-- comes from and the files it is anchored to.
+CREATE TABLE IF NOT EXISTS knowledge (
+    project_id  INTEGER NOT NULL,
+    kind        TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    text        TEXT NOT NULL,
+    weight      INTEGER NOT NULL DEFAULT 0,
+    sources     TEXT NOT NULL DEFAULT '[]',
+    files       TEXT NOT NULL DEFAULT '[]',
+    updated_at  INTEGER NOT NULL,
+    PRIMARY KEY (project_id, kind, key)
+) WITHOUT ROWID;
+"#;
+
+const V10_DECISION_SUPERSEDED_BY: &str = r#"
 -- A decision a later decision of the same project replaced: the id of the
 -- later one, set by the worker when it writes the later decision (the
 -- subject rule is mnemo_recall::supersede). NULL for a decision in force.

@@ -8,7 +8,10 @@
 //! `project` as `{root, name}` and its `session` as `{platform,
 //! session_id}` (the platform is the agent that produced the record: one
 //! project may be worked on by several), then its own fields. Times are RFC 3339 (`created_at`) with
-//! epoch milliseconds beside (`created_at_ms`).
+//! epoch milliseconds beside (`created_at_ms`). An observation whose files
+//! have baselines carries `freshness` (`current`, `changed`, `deleted`:
+//! whether they changed since it was written, see [`crate::freshness`]);
+//! reading it costs a `stat` per file, and a hash of what moved.
 //!
 //! Callers filter with the table aliases of the `FROM` clauses: `o`
 //! (observations), `m` (summaries), `q` (prompts), `s` (sessions), `p`
@@ -18,6 +21,7 @@ use mnemo_core::time::format_rfc3339;
 use rusqlite::{Connection, OptionalExtension, Row};
 use serde::Serialize;
 
+use crate::freshness::{self, Check, Freshness};
 use crate::parse_json_list;
 
 /// The display form of an observation id.
@@ -95,6 +99,11 @@ pub struct ObservationRecord {
     pub edited: bool,
     /// Always in its project's SessionStart index (`mnemo pin`).
     pub pinned: bool,
+    /// Whether its files still hold what they held when it was written
+    /// (`current`, `changed`, `deleted`; see [`crate::freshness`]); omitted
+    /// when no file of it could be compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub freshness: Option<Freshness>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -199,7 +208,10 @@ pub const OBSERVATION_SELECT: &str = concat!(
      (SELECT q.text FROM prompts q
       WHERE q.session_id = o.session_id AND q.prompt_number = o.prompt_number),
      o.edited_at IS NOT NULL, o.pinned, ",
-    session_key_columns!()
+    session_key_columns!(),
+    ",
+     (SELECT json_group_array(json_array(f.path, f.content_id, f.size, f.mtime_ms))
+      FROM file_baselines f WHERE f.observation_id = o.id)"
 );
 pub const OBSERVATION_FROM: &str = "observations o
      LEFT JOIN projects p ON p.id = o.project_id
@@ -230,7 +242,20 @@ pub fn observation_row(r: &Row<'_>) -> rusqlite::Result<ObservationRecord> {
         edited: r.get(16)?,
         pinned: r.get(17)?,
         session: session_at(r, 18)?,
+        freshness: freshness_at(r, 21, 12)?,
     })
+}
+
+/// The freshness of the observation's files from the baselines in column
+/// `i` (paths relative to the project root in column `root`).
+fn freshness_at(r: &Row<'_>, i: usize, root: usize) -> rusqlite::Result<Option<Freshness>> {
+    let baselines = freshness::parse_baselines(r.get::<_, Option<String>>(i)?.as_deref());
+    let root: Option<String> = r.get(root)?;
+    Ok(freshness::of_files(
+        baselines.iter().map(|(p, b)| (p.as_str(), b)),
+        root.as_deref(),
+        Check::Hash,
+    ))
 }
 
 /// Columns of [`summary_row`].

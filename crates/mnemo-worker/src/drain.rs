@@ -50,6 +50,28 @@ const RECHECK: Duration = Duration::from_secs(1);
 /// How often retention looks for raw payloads to prune.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
+/// Logs what a stored batch came to.
+fn log_stored(lease: &Lease, stored: &Stored, source: &str, started: Instant) {
+    info!(
+        "turn {} of session {}: {} events -> {} observations{} ({}, {} ms)",
+        lease.turn.prompt_number,
+        lease.turn.platform_session_id,
+        lease.events.len(),
+        stored.observation_ids.len(),
+        if stored.summary_id.is_some() {
+            " + summary"
+        } else {
+            ""
+        },
+        if source.is_empty() {
+            "nothing to compress"
+        } else {
+            source
+        },
+        started.elapsed().as_millis()
+    );
+}
+
 pub struct Drain {
     app: AppState,
     store: Option<Store>,
@@ -261,26 +283,10 @@ impl Drain {
             .await
         {
             Ok(stored) => {
-                info!(
-                    "turn {} of session {}: {} events -> {} observations{} ({}, {} ms)",
-                    lease.turn.prompt_number,
-                    lease.turn.platform_session_id,
-                    lease.events.len(),
-                    stored.observation_ids.len(),
-                    if stored.summary_id.is_some() {
-                        " + summary"
-                    } else {
-                        ""
-                    },
-                    if outcome.source.is_empty() {
-                        "nothing to compress"
-                    } else {
-                        outcome.source.as_str()
-                    },
-                    started.elapsed().as_millis()
-                );
+                log_stored(&lease, &stored, &outcome.source, started);
                 self.link_superseded(&stored).await;
                 self.publish(stored).await;
+                self.refresh_knowledge(lease.turn.project_id).await;
             }
             Err(e) => self.fail(lease, format!("storing the result: {e}")).await,
         }
@@ -315,6 +321,24 @@ impl Drain {
             Ok(0) => {}
             Ok(n) => info!("{n} earlier decisions superseded"),
             Err(e) => warn!("could not link superseded decisions: {e}"),
+        }
+    }
+
+    /// Recomputes the project's knowledge from its records (after each
+    /// stored batch: cheap and bounded, see [`crate::knowledge`]). A failure
+    /// only costs freshness of the knowledge, and is logged.
+    async fn refresh_knowledge(&mut self, project: Option<i64>) {
+        let Some(project) = project else {
+            return;
+        };
+        let result = self
+            .with_store(move |s| Ok(crate::knowledge::refresh(s.conn(), project, now_ms())))
+            .await;
+        match result {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) | Err(e) => {
+                warn!("could not update the knowledge of project {project}: {e}")
+            }
         }
     }
 

@@ -20,6 +20,7 @@ pub mod exits;
 pub mod info;
 #[cfg(windows)]
 pub mod job;
+pub mod knowledge;
 mod last_read;
 pub mod lock;
 pub mod logging;

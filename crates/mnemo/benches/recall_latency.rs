@@ -188,13 +188,7 @@ fn main() {
     );
     let (prompt_recalled, prompt_chatter) = (ask(&question), ask("thanks, continue"));
     let prompt_report = ask(&bug_report);
-    let forget_given = {
-        let db = d10k.join("mnemo.db");
-        move || {
-            let c = rusqlite::Connection::open(&db).expect("open");
-            c.execute("DELETE FROM recall_shown", []).expect("forget");
-        }
-    };
+    let forget_given = forgetting_given(d10k.join("mnemo.db"));
     forget_given();
     let answer = hook_answer(&bin, &p10k, &d10k, &prompt_recalled);
     assert!(
@@ -261,6 +255,7 @@ fn main() {
         recalled,
         pasted,
     ];
+    let mut hooks100 = hooks_at_100k(&bin, &p100k, &d100k, &held100);
     let typical = "timeout";
     const QUESTION: &str = "why does the login request time out when the cache is cold?";
     const BUG_REPORT: &str = "Since the last deploy some users cannot log in: the login \
@@ -335,6 +330,10 @@ fn main() {
     for (title, scenarios) in [
         ("Hooks, 10,000 observations, store held open", &mut hooks),
         (
+            "Hooks, 100,000 observations in the project (+10,000 in another), store held open",
+            &mut hooks100,
+        ),
+        (
             "CLI, 100,000 observations in the project (+10,000 in another), store held open",
             &mut searches,
         ),
@@ -361,6 +360,102 @@ fn main() {
             v["summaries_shown"].as_array().map_or(0, Vec::len)
         );
     }
+}
+
+/// SessionStart and prompt-time recall on the 100,000-observation project,
+/// beside `/bin/true`, with the project's knowledge consolidated as the
+/// worker leaves it (so the index carries its knowledge sections).
+fn hooks_at_100k(
+    bin: &Path,
+    p100k: &Path,
+    d100k: &Path,
+    held: &rusqlite::Connection,
+) -> Vec<Scenario> {
+    let project: i64 = held
+        .query_row(
+            "SELECT id FROM projects WHERE root = ?1",
+            [p100k.to_string_lossy()],
+            |r| r.get(0),
+        )
+        .expect("the 100k project");
+    let items = mnemo_worker::knowledge::refresh(held, project, mnemo_core::time::now_ms())
+        .expect("knowledge of the 100k project");
+    eprintln!("knowledge items of the 100k project: {items}");
+    let session = json!({"session_id": "bench-session-100k", "cwd": p100k});
+    let start = merged(
+        &session,
+        json!({"hook_event_name": "SessionStart", "source": "startup"}),
+    );
+    let question = merged(
+        &session,
+        json!({"hook_event_name": "UserPromptSubmit", "prompt": question_about(held, 50_000)}),
+    );
+    run_once(
+        bin,
+        &["hook", "claude-code", "SessionStart"],
+        p100k,
+        Some(d100k),
+        Some(&start),
+    );
+    let scenario = |name: &str, program: &Path, event: &str, payload: &[u8]| Scenario {
+        name: name.to_owned(),
+        program: program.to_owned(),
+        args: if event.is_empty() {
+            vec![]
+        } else {
+            vec!["hook".into(), "claude-code".into(), event.into()]
+        },
+        cwd: p100k.to_owned(),
+        data: Some(d100k.to_owned()),
+        payload: Some(payload.to_vec()),
+        prepare: None,
+        samples: vec![],
+    };
+    let forget_given = forgetting_given(d100k.join("mnemo.db"));
+    let mut recalled = scenario(
+        "UserPromptSubmit, 100,000: memories recalled (first time)",
+        bin,
+        "UserPromptSubmit",
+        &question,
+    );
+    recalled.prepare = Some(Box::new(forget_given));
+    vec![
+        scenario("/bin/true (baseline)", Path::new("/bin/true"), "", &start),
+        scenario(
+            "SessionStart (capture + index of 100,000, with knowledge)",
+            bin,
+            "SessionStart",
+            &start,
+        ),
+        recalled,
+    ]
+}
+
+/// Forgets what every session was given (prompt-time recall then recalls
+/// again): run before each "first time" run.
+fn forgetting_given(db: PathBuf) -> impl Fn() + Clone {
+    move || {
+        let c = rusqlite::Connection::open(&db).expect("open");
+        c.execute("DELETE FROM recall_shown", []).expect("forget");
+    }
+}
+
+/// A question about observation `id`: its title's words and its file's name.
+fn question_about(held: &rusqlite::Connection, id: i64) -> String {
+    let (title, file): (String, String) = held
+        .query_row(
+            "SELECT o.title, f.path FROM observations o
+             JOIN observation_files f ON f.observation_id = o.id
+             WHERE o.id = ?1 LIMIT 1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .expect("an observation with a file");
+    let name = Path::new(&file)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    format!("what did we find about {title} in {name}?")
 }
 
 /// One hook run's stdout, to check what a scenario answers.

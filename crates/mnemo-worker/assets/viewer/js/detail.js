@@ -27,6 +27,7 @@ function view(o) {
       h("span", { class: "badge", id: "o-type" }, o.type),
       o.pinned ? h("span", { class: "badge pinned", id: "o-pinned" }, "pinned") : null,
       o.edited ? h("span", { class: "badge edited" }, "edited by you") : null,
+      stale(o.freshness, "o-freshness"),
       h("span", {}, o.ref),
       h("span", { title: o.created_at }, when(o.created_at_ms)),
       h("span", {}, `source: ${o.source}`),
@@ -143,4 +144,11 @@ export async function detailPage(main, { match }) {
     )
     : h("p", { class: "muted" }, "No timeline.");
   fill(main, message, body, h("h2", {}, "Around it in time"), neighbours);
+}
+
+/** A badge when the record's files changed or are gone since it was written. */
+function stale(freshness, id) {
+  if (freshness !== "changed" && freshness !== "deleted") return null;
+  const tip = freshness === "changed" ? "its files changed since it was recorded" : "its files are gone";
+  return h("span", { class: `badge ${freshness}`, id, title: tip }, freshness);
 }

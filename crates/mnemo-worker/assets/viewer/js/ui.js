@@ -95,6 +95,9 @@ export function card(item, words = []) {
       h("span", { class: "badge" }, type),
       item.pinned ? h("span", { class: "badge pinned" }, "pinned") : null,
       item.edited ? h("span", { class: "badge edited" }, "edited") : null,
+      item.freshness === "changed" || item.freshness === "deleted"
+        ? h("span", { class: `badge ${item.freshness}` }, item.freshness)
+        : null,
       h("span", {}, item.ref),
       item.project ? h("span", {}, item.project.name) : null,
       item.session ? h("span", {}, `${item.session.platform} ${item.session.session_id.slice(0, 8)}`) : null,
