@@ -24,7 +24,7 @@
 
 /// At most this many words are searched for; a longer query keeps its most
 /// selective ones.
-pub const MAX_TERMS: usize = 12;
+pub const MAX_TERMS: usize = 48;
 /// At most this many words of the input are read (a pasted log is long).
 const MAX_INPUT_WORDS: usize = 400;
 /// The last word gets a prefix match from this many characters on.
@@ -72,7 +72,7 @@ impl Terms {
         let all = words(input);
         let prefix_text = all
             .last()
-            .filter(|t| !t.quoted && long_tail(&t.text))
+            .filter(|t| !t.quoted && long_tail(&t.text) && typed_halfway(input, all.len()))
             .map(|t| t.text.to_lowercase());
         let content = all.iter().any(|t| !t.stop);
         let mut terms: Vec<Term> = Vec::new();
@@ -206,6 +206,21 @@ fn is_stop_word(word: &str) -> bool {
     let lower = word.to_lowercase().replace('’', "'");
     STOP_WORDS.contains(&lower.as_str())
 }
+
+/// Whether the input reads as typed halfway (a few words, the last one
+/// not closed by sentence punctuation or a space): only then does its last
+/// word get a prefix match. A finished question or a pasted report means its
+/// words as they are.
+fn typed_halfway(input: &str, words: usize) -> bool {
+    let closed = input
+        .chars()
+        .last()
+        .is_some_and(|c| c.is_whitespace() || matches!(c, '?' | '.' | '!'));
+    words <= PREFIX_MAX_WORDS && !closed
+}
+
+/// Inputs of more words than this are never treated as typed halfway.
+const PREFIX_MAX_WORDS: usize = 4;
 
 /// Whether a word's last alphanumeric run is long enough for a prefix match.
 fn long_tail(word: &str) -> bool {

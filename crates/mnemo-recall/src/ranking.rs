@@ -259,6 +259,14 @@ pub fn record_doc(conn: &Connection, id: ItemRef) -> Result<Doc> {
     Ok(Doc { fields, obs_type })
 }
 
+/// How much of its relevance a record keeps for what it is, whatever the
+/// query: 1 for now. The one place where a per-record penalty belongs (a
+/// record whose files changed or were deleted since it was written ranks
+/// lower; supersession is applied after ranking, see `crate::supersede`).
+pub fn record_factor(_doc: &Doc) -> f64 {
+    1.0
+}
+
 /// Words with which a question asks what was decided.
 const DECISION_WORDS: &[&str] = &[
     "decide",

@@ -216,28 +216,9 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
     }
     let weights = select_terms(conn, &kinds, &mut terms)?;
     let any = terms.any().expect("terms are not empty");
-    let any_selective = terms
-        .any_except(&candidate_skips(&weights.doc_counts))
-        .expect("a term is kept");
-    let pool = limit.max(RERANK_POOL);
-    // Records with every word first, however old (an OR query ranks only
-    // the newest matches of a common word); when they are enough to fill
-    // the pool, records with fewer words could not outrank them. A long
-    // query almost never matches with every word, and intersecting a dozen
-    // long lists is the costliest query of all: it goes straight to OR.
-    let mut candidates = Vec::new();
-    if terms.len() <= OR_TERMS {
-        let all = terms.all().expect("terms are not empty");
-        candidates = matches(conn, req, &kinds, &all, 1, pool)?;
-    }
-    if terms.len() > 1 && candidates.len() < pool {
-        for r in matches(conn, req, &kinds, &any_selective, OR_NARROWING, pool)? {
-            if !candidates.iter().any(|c| c.id == r.id) {
-                candidates.push(r);
-            }
-        }
-    }
-    let mut scored = rerank(conn, &terms, &weights, &req.query, candidates)?;
+    let candidates = candidates(conn, req, &kinds, &terms, &weights, limit)?;
+    let index = index_scores(conn, &any, &candidates)?;
+    let mut scored = rerank(conn, &terms, &weights, &req.query, candidates, &index)?;
     // Supersession is looked up for the best few only: it costs a query
     // per decision, and a demoted decision leaves room for one from below.
     order(&mut scored);
@@ -255,33 +236,56 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
     })
 }
 
-/// At most this many words find the candidates of an OR query.
-const OR_TERMS: usize = 5;
+/// A query of at most this many words first looks for records with every
+/// word (intersecting more lists costs more than it finds).
+const ALL_WORDS_TERMS: usize = 5;
 
-/// Which words the OR query for candidates leaves out: all but the
-/// [`OR_TERMS`] rarest, and the common ones when some are not. A common word
-/// adds a little to every record's score (counted when re-ranking) but
-/// makes the OR query walk most of the store.
-fn candidate_skips(doc_counts: &[u64]) -> Vec<bool> {
+/// The records worth re-ranking, recall first: those with every word (a
+/// short query), then the best BM25 matches of an OR of every selective
+/// word (each matches fewer than [`DOC_COUNT_CAP`] records, so all of their
+/// matches are ranked), then, when the query has common words too, the best
+/// of an OR of every word among the newest matches. Nothing is filtered by
+/// how many words a record has: re-ranking decides.
+fn candidates(
+    conn: &Connection,
+    req: &SearchRequest,
+    kinds: &Kinds,
+    terms: &Terms,
+    weights: &TermWeights,
+    limit: usize,
+) -> Result<Vec<Ranked>> {
+    let pool = limit.max(RERANK_POOL);
+    let counts = &weights.doc_counts;
+    let mut out: Vec<Ranked> = Vec::new();
+    let mut add = |found: Vec<Ranked>| {
+        for r in found {
+            if !out.iter().any(|c| c.id == r.id) {
+                out.push(r);
+            }
+        }
+    };
+    if terms.len() <= ALL_WORDS_TERMS {
+        let all = terms.all().expect("terms are not empty");
+        add(matches(conn, req, kinds, &all, 1, pool)?);
+    }
     let selective = |n: u64| n > 0 && n < DOC_COUNT_CAP;
-    let some_selective = doc_counts.iter().any(|&n| selective(n));
-    let mut order: Vec<usize> = (0..doc_counts.len())
-        .filter(|&i| doc_counts[i] > 0 && (!some_selective || selective(doc_counts[i])))
-        .collect();
-    order.sort_by_key(|&i| (doc_counts[i], i));
-    let mut skip = vec![true; doc_counts.len()];
-    for &i in order.iter().take(OR_TERMS) {
-        skip[i] = false;
+    let rare: Vec<bool> = counts.iter().map(|&n| !selective(n)).collect();
+    if let Some(q) = terms.any_except(&rare).filter(|_| terms.len() > 1) {
+        add(matches(conn, req, kinds, &q, 1, pool)?);
     }
-    if skip.iter().all(|&s| s) {
-        // Nothing matches anywhere: any word will do (and find nothing).
-        skip.fill(false);
+    // Nothing matches as a whole word: a prefix or a phrase still may.
+    let none = counts.iter().all(|&n| n == 0);
+    if none || counts.iter().any(|&n| n >= DOC_COUNT_CAP) {
+        let unmatched: Vec<bool> = counts.iter().map(|&n| n == 0 && !none).collect();
+        let q = terms.any_except(&unmatched).expect("a word is kept");
+        add(matches(conn, req, kinds, &q, OR_NARROWING, pool)?);
     }
-    skip
+    Ok(out)
 }
 
-/// An OR query ranks this share of each source's window (see [`matches`]).
-const OR_NARROWING: usize = 4;
+/// An OR query with common words ranks this share of each source's window
+/// (see [`matches`]).
+const OR_NARROWING: usize = 2;
 
 /// Candidates read per kind for re-ranking (at least the request's limit).
 pub const RERANK_POOL: usize = 50;
@@ -355,6 +359,7 @@ fn rerank(
     weights: &TermWeights,
     query: &str,
     candidates: Vec<Ranked>,
+    index: &[f64],
 ) -> Result<Vec<Scored>> {
     let docs: Vec<Doc> = candidates
         .iter()
@@ -372,11 +377,21 @@ fn rerank(
     }
     let wants_decisions = ranking::asks_for_decisions(query);
     let wants_status = ranking::asks_for_status(query);
+    let lexical: Vec<(f64, f64)> = candidates
+        .iter()
+        .zip(&docs)
+        .map(|(r, doc)| {
+            let coverage = ranking::coverage(terms, weights, doc);
+            let bm25 = ranking::bm25f(terms, weights, doc, &avg_len[&r.id.kind]);
+            (bm25 * coverage_factor(coverage), coverage)
+        })
+        .collect();
+    let fused = fuse(&lexical.iter().map(|l| l.0).collect::<Vec<_>>(), index);
     let mut out = Vec::with_capacity(candidates.len());
-    for (r, doc) in candidates.into_iter().zip(&docs) {
-        let coverage = ranking::coverage(terms, weights, doc);
-        let bm25 = ranking::bm25f(terms, weights, doc, &avg_len[&r.id.kind]);
-        let mut score = bm25 * kind_factor(r.id.kind) * coverage_factor(coverage);
+    for (((r, doc), (_, coverage)), relevance) in
+        candidates.into_iter().zip(&docs).zip(lexical).zip(fused)
+    {
+        let mut score = relevance * kind_factor(r.id.kind) * ranking::record_factor(doc);
         if wants_decisions && doc.obs_type.as_deref() == Some("decision") {
             score *= DECISION_INTENT;
         }
@@ -394,10 +409,65 @@ fn rerank(
     Ok(out)
 }
 
+/// Two relevance scores of the same candidates, each scaled to its best,
+/// added: the re-ranker's BM25F over fields (a match in a title counts
+/// more, a long narrative does not dilute it) and the index's BM25 over the
+/// whole record (porter stems, the store's own statistics), so that neither
+/// one's blind spot decides alone.
+fn fuse(lexical: &[f64], index: &[f64]) -> Vec<f64> {
+    let best = |v: &[f64]| v.iter().copied().fold(0.0_f64, f64::max);
+    let (bl, bi) = (best(lexical), best(index));
+    let share = |x: f64, b: f64| if b > 0.0 { x / b } else { 0.0 };
+    lexical
+        .iter()
+        .zip(index)
+        .map(|(&l, &i)| share(l, bl) + share(i, bi))
+        .collect()
+}
+
+/// FTS5's BM25 of each candidate for the OR of every word (higher is
+/// better, 0 when the record does not match it), one query per kind over
+/// the candidates' rows only.
+fn index_scores(conn: &Connection, any: &str, candidates: &[Ranked]) -> Result<Vec<f64>> {
+    let mut by_id = std::collections::HashMap::new();
+    for src in [&OBSERVATIONS, &SUMMARIES, &PROMPTS] {
+        let ids: Vec<i64> = candidates
+            .iter()
+            .filter(|r| r.id.kind == src.kind)
+            .map(|r| r.id.id)
+            .collect();
+        if ids.is_empty() {
+            continue;
+        }
+        let weights = if src.weights.is_empty() {
+            String::new()
+        } else {
+            format!(", {}", src.weights)
+        };
+        let fts = src.fts;
+        let mut stmt = conn.prepare_cached(&format!(
+            "SELECT rowid, -bm25({fts}{weights}) FROM {fts}
+             WHERE {fts} MATCH ?1 AND rowid IN (SELECT value FROM json_each(?2))"
+        ))?;
+        let list = serde_json::to_string(&ids).expect("ids serialize");
+        let rows = stmt.query_map(rusqlite::params![any, list], |r| {
+            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
+        })?;
+        for row in rows {
+            let (id, score) = row?;
+            by_id.insert(ItemRef { kind: src.kind, id }, score.max(0.0));
+        }
+    }
+    Ok(candidates
+        .iter()
+        .map(|r| by_id.get(&r.id).copied().unwrap_or(0.0))
+        .collect())
+}
+
 /// How coverage scales a score: a record with all the query's weight
 /// keeps its score, one with half of it keeps a quarter.
 fn coverage_factor(coverage: f64) -> f64 {
-    coverage * coverage
+    coverage
 }
 
 /// How much a decision gains when the question asks what was decided.
@@ -1093,17 +1163,6 @@ mod tests {
                 panic!("query {q:?}: {e}");
             }
         }
-    }
-
-    #[test]
-    fn candidates_come_from_the_rarest_words_that_match_something() {
-        let c = DOC_COUNT_CAP;
-        assert_eq!(candidate_skips(&[c, 3, 0, 40]), [true, false, true, false]);
-        assert_eq!(candidate_skips(&[c, c, 0]), [false, false, true]);
-        assert_eq!(candidate_skips(&[0, 0]), [false, false]);
-        let many = [5, 1, 9, 2, 8, 3, 7, c];
-        let kept: Vec<bool> = candidate_skips(&many).iter().map(|s| !s).collect();
-        assert_eq!(kept, [true, true, false, true, false, true, true, false]);
     }
 
     #[test]

@@ -6,6 +6,8 @@
 //! ```text
 //! cargo bench -p mnemo --bench retrieval
 //! MNEMO_DEVMEMBENCH=dir …    # DevMemBench's sessions.json and questions.json
+//! MNEMO_RETRIEVAL_ONLY=name … # only the datasets whose name contains this
+//! MNEMO_RETRIEVAL_VERBOSE=1 … # also list the questions mnemo ranks below a baseline
 //! MNEMO_BENCH_BIN=path …     # another mnemo binary
 //! ```
 //!
@@ -31,6 +33,8 @@ fn main() {
     };
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches");
     let mut tables = Vec::new();
+    let only = std::env::var("MNEMO_RETRIEVAL_ONLY").unwrap_or_default();
+    let wanted = |name: &str| name.to_lowercase().contains(&only.to_lowercase());
     for (name, questions) in [
         ("spotter", here.join("quality/questions.json")),
         (
@@ -38,6 +42,9 @@ fn main() {
             here.join("retrieval/entireio_questions.json"),
         ),
     ] {
+        if !wanted(name) {
+            continue;
+        }
         let Some(dir) = transcripts(name) else {
             println!("retrieval: ../shared/fixtures/transcripts/{name} not found, skipped");
             continue;
@@ -45,11 +52,15 @@ fn main() {
         tables.extend(retrieval::transcripts::run(&bin, name, &dir, &questions));
     }
     match std::env::var_os("MNEMO_DEVMEMBENCH") {
+        _ if !wanted("DevMemBench") => {}
         Some(dir) => tables.push(retrieval::devmembench::run(&PathBuf::from(dir))),
         None => println!("retrieval: MNEMO_DEVMEMBENCH not set, DevMemBench skipped"),
     }
     for t in &tables {
         println!("\n{}", t.markdown());
+        if std::env::var_os("MNEMO_RETRIEVAL_VERBOSE").is_some() {
+            print!("{}", t.losses());
+        }
     }
 }
 

@@ -33,6 +33,9 @@ pub fn run(dir: &Path) -> Table {
     let store = mnemo_store::Store::open(&tmp.path().join("mnemo.db"), Duration::from_secs(5))
         .expect("open a store");
     let session_of = ingest(store.conn(), &sessions);
+    if std::env::var_os("MNEMO_RETRIEVAL_DEBUG").is_some() {
+        eprintln!("store kept in {}", tmp.keep().display());
+    }
     let memory = Memory::load(store.conn()).expect("read the stored memory");
     let baselines = Baselines::new(&memory.documents());
     let mut ranks = Vec::new();
@@ -50,10 +53,19 @@ pub fn run(dir: &Path) -> Table {
                 .get(id)
                 .is_some_and(|s| evidence.contains(&s.as_str()))
         };
+        let found = mnemo_search(store.conn(), question);
+        let stop = baselines.without_stop_words(question);
+        if std::env::var_os("MNEMO_RETRIEVAL_DEBUG").is_some() {
+            let show = |ids: &[String]| -> String {
+                ids.iter().take(4).map(|i| format!("{i}{}", if relevant(i) {"*"} else {""})).collect::<Vec<_>>().join(" ")
+            };
+            eprintln!("{question}\n  mnemo {}\n  stop  {}", show(&found), show(&stop));
+        }
         ranks.push(Ranks {
-            mnemo: first_relevant(&mnemo_search(store.conn(), question), relevant),
+            question: question.to_owned(),
+            mnemo: first_relevant(&found, relevant),
             bm25: first_relevant(&baselines.plain(question), relevant),
-            bm25_stop: first_relevant(&baselines.without_stop_words(question), relevant),
+            bm25_stop: first_relevant(&stop, relevant),
         });
     }
     println!(

@@ -24,6 +24,7 @@ pub use super::quality::questions::DEPTH;
 /// The ranks of one question's first relevant record in each ranking.
 #[derive(Debug, Clone, Default)]
 pub struct Ranks {
+    pub question: String,
     pub mnemo: Option<usize>,
     pub bm25: Option<usize>,
     pub bm25_stop: Option<usize>,
@@ -216,6 +217,23 @@ pub struct Table {
 }
 
 impl Table {
+    /// The questions mnemo ranks below the better baseline (for reading
+    /// with `MNEMO_RETRIEVAL_VERBOSE=1`).
+    pub fn losses(&self) -> String {
+        let key = |r: Option<usize>| r.unwrap_or(DEPTH + 1);
+        let mut out = String::new();
+        for r in &self.ranks {
+            let best = key(r.bm25).min(key(r.bm25_stop));
+            if key(r.mnemo) > best {
+                out.push_str(&format!(
+                    "  {}: mnemo {:?}, bm25 {:?}, bm25 without stop words {:?}: {}\n",
+                    self.dataset, r.mnemo, r.bm25, r.bm25_stop, r.question
+                ));
+            }
+        }
+        out
+    }
+
     pub fn markdown(&self) -> String {
         let n = self.ranks.len();
         let mut out = format!(

@@ -30,6 +30,7 @@ pub fn run(bin: &Path, name: &str, dir: &Path, questions_file: &Path) -> Option<
     for (q, r) in qs.iter().zip(&ranked).filter(|(_, r)| r.answerable) {
         let matches = |id: &str| memory.record_text(id).is_some_and(|t| q.matches(&t));
         ranks.push(Ranks {
+            question: q.q.to_owned(),
             mnemo: r.mnemo,
             bm25: r.bm25,
             bm25_stop: first_relevant(&baselines.without_stop_words(&q.q), matches),
