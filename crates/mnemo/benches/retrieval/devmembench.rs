@@ -57,9 +57,17 @@ pub fn run(dir: &Path) -> Table {
         let stop = baselines.without_stop_words(question);
         if std::env::var_os("MNEMO_RETRIEVAL_DEBUG").is_some() {
             let show = |ids: &[String]| -> String {
-                ids.iter().take(4).map(|i| format!("{i}{}", if relevant(i) {"*"} else {""})).collect::<Vec<_>>().join(" ")
+                ids.iter()
+                    .take(4)
+                    .map(|i| format!("{i}{}", if relevant(i) { "*" } else { "" }))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             };
-            eprintln!("{question}\n  mnemo {}\n  stop  {}", show(&found), show(&stop));
+            eprintln!(
+                "{question}\n  mnemo {}\n  stop  {}",
+                show(&found),
+                show(&stop)
+            );
         }
         ranks.push(Ranks {
             question: question.to_owned(),

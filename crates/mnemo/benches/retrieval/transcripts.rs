@@ -42,6 +42,9 @@ pub fn run(bin: &Path, name: &str, dir: &Path, questions_file: &Path) -> Option<
         ranks.len(),
         qs.len()
     );
+    if std::env::var_os("MNEMO_RETRIEVAL_DEBUG").is_some() {
+        eprintln!("{name}: store kept in {}", replay.dir.keep().display());
+    }
     Some(Table {
         dataset: name.to_owned(),
         ranks,
