@@ -427,7 +427,7 @@ mod tests {
             Terms::parse("How did we fix the login timeout?")
                 .any()
                 .as_deref(),
-            Some("\"fix\" OR \"login\" OR \"timeout\"*")
+            Some("\"fix\" OR \"login\" OR \"timeout\"")
         );
         assert_eq!(
             Terms::parse("what is the").any().as_deref(),
@@ -442,6 +442,24 @@ mod tests {
         assert_eq!(
             all("Cache cache CACHE miss").as_deref(),
             Some("\"Cache\" \"miss\"*")
+        );
+    }
+
+    #[test]
+    fn only_a_query_typed_halfway_gets_a_prefix_match() {
+        assert_eq!(all("login timeo").as_deref(), Some("\"login\" \"timeo\"*"));
+        // A finished question, a trailing space, a long text: words as they are.
+        assert_eq!(
+            all("login timeout?").as_deref(),
+            Some("\"login\" \"timeout\"")
+        );
+        assert_eq!(
+            all("login timeout ").as_deref(),
+            Some("\"login\" \"timeout\"")
+        );
+        assert_eq!(
+            all("importer panics on large files with chunk").as_deref(),
+            Some("\"importer\" \"panics\" \"large\" \"files\" \"chunk\"")
         );
     }
 
@@ -484,7 +502,7 @@ mod tests {
             terms.any().as_deref(),
             Some("\"panics\" OR \"chunk_reader\" OR \"retry\"")
         );
-        let many = (0..40)
+        let many = (0..MAX_TERMS + 12)
             .map(|i| format!("w{i}"))
             .collect::<Vec<_>>()
             .join(" ");

@@ -46,7 +46,7 @@ use crate::query::{MAX_TERMS, Terms};
 use crate::ranking::{self, Doc, TermWeights};
 use crate::records::{ProjectRef, SessionKey};
 use crate::supersede;
-use crate::text::{main_file, one_line};
+use crate::text::{has_unsegmented, main_file, one_line};
 
 /// BM25 weights of `observations_fts` columns: title, subtitle, narrative,
 /// facts, concepts, files_read, files_modified, idents.
@@ -257,30 +257,73 @@ fn candidates(
     let pool = limit.max(RERANK_POOL);
     let counts = &weights.doc_counts;
     let mut out: Vec<Ranked> = Vec::new();
-    let mut add = |found: Vec<Ranked>| {
-        for r in found {
-            if !out.iter().any(|c| c.id == r.id) {
-                out.push(r);
-            }
-        }
-    };
     if terms.len() <= ALL_WORDS_TERMS {
         let all = terms.all().expect("terms are not empty");
-        add(matches(conn, req, kinds, &all, 1, pool)?);
+        add(
+            &mut out,
+            matches(conn, req, kinds, Find::Words(&all, 1), pool)?,
+        );
     }
     let selective = |n: u64| n > 0 && n < DOC_COUNT_CAP;
     let rare: Vec<bool> = counts.iter().map(|&n| !selective(n)).collect();
     if let Some(q) = terms.any_except(&rare).filter(|_| terms.len() > 1) {
-        add(matches(conn, req, kinds, &q, 1, pool)?);
+        add(
+            &mut out,
+            matches(conn, req, kinds, Find::Words(&q, 1), pool)?,
+        );
     }
     // Nothing matches as a whole word: a prefix or a phrase still may.
     let none = counts.iter().all(|&n| n == 0);
     if none || counts.iter().any(|&n| n >= DOC_COUNT_CAP) {
         let unmatched: Vec<bool> = counts.iter().map(|&n| n == 0 && !none).collect();
         let q = terms.any_except(&unmatched).expect("a word is kept");
-        add(matches(conn, req, kinds, &q, OR_NARROWING, pool)?);
+        add(
+            &mut out,
+            matches(conn, req, kinds, Find::Words(&q, OR_NARROWING), pool)?,
+        );
+    }
+    // Words that match nothing may still be part of a longer run of text.
+    let fallback = out.is_empty();
+    for term in terms.terms() {
+        let long = term.text.chars().count() >= 3;
+        if has_unsegmented(&term.text) || (fallback && long) {
+            add(
+                &mut out,
+                substring_matches(conn, req, kinds, &term.text, pool)?,
+            );
+        }
     }
     Ok(out)
+}
+
+/// Appends the rows not already there.
+fn add(out: &mut Vec<Ranked>, found: Vec<Ranked>) {
+    for r in found {
+        if !out.iter().any(|c| c.id == r.id) {
+            out.push(r);
+        }
+    }
+}
+
+/// Records containing `text` as a substring: through the trigram index
+/// when it is long enough to have trigrams, else by `LIKE` over the
+/// records' text (newest first; only for text in an unsegmented script).
+/// The substring index holds only records with non-ASCII text (see the
+/// store's schema), so English queries that match words never come here.
+fn substring_matches(
+    conn: &Connection,
+    req: &SearchRequest,
+    kinds: &Kinds,
+    text: &str,
+    limit: usize,
+) -> Result<Vec<Ranked>> {
+    if text.chars().count() >= 3 {
+        let phrase = format!("\"{}\"", text.replace('"', ""));
+        matches(conn, req, kinds, Find::Substrings(&phrase), limit)
+    } else {
+        let pattern = format!("%{}%", like_escape(text));
+        matches(conn, req, kinds, Find::Like(&pattern), limit)
+    }
 }
 
 /// An OR query with common words ranks this share of each source's window
@@ -527,7 +570,7 @@ fn successor_passes(conn: &Connection, req: &SearchRequest, id: i64) -> Result<b
     if !kinds.observations {
         return Ok(false);
     }
-    let mut sql = select_ranked(&OBSERVATIONS, None);
+    let mut sql = select_ranked(&OBSERVATIONS, Find::Newest);
     let p = sql.param(id);
     sql.push(&format!(" AND o.id = {p}"));
     let mut found = filter_observations(sql, req, &kinds.types);
@@ -690,44 +733,47 @@ struct Ranked {
     created_at: i64,
 }
 
-/// The best `limit` matches of an FTS5 query in each kind searched (raw
-/// BM25 scores, lower is better), among the newest matches: each source's
-/// window, divided by `narrow` (an OR query of several words is costlier
-/// per row, and its best matches are found again by the every-word query).
+/// How a source's rows are found.
+#[derive(Debug, Clone, Copy)]
+enum Find<'a> {
+    /// The newest rows (a query with nothing searchable).
+    Newest,
+    /// An FTS5 query on the word index, ranked among the newest matches:
+    /// the source's window divided by the second value (an OR query of
+    /// common words is costlier per row).
+    Words(&'a str, usize),
+    /// An FTS5 query on the substring (trigram) index.
+    Substrings(&'a str),
+    /// A `LIKE` pattern over the substring index's columns, newest first
+    /// (a substring shorter than a trigram).
+    Like(&'a str),
+}
+
+/// The best `limit` rows of each kind searched that `find` finds (raw
+/// BM25 scores, lower is better).
 fn matches(
     conn: &Connection,
     req: &SearchRequest,
     kinds: &Kinds,
-    fts: &str,
-    narrow: usize,
+    find: Find<'_>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let fts = Some((fts, narrow));
     let mut all: Vec<Ranked> = Vec::new();
     if kinds.observations {
-        all.extend(rank_observations(conn, req, &kinds.types, fts, limit)?);
+        all.extend(rank_observations(conn, req, &kinds.types, find, limit)?);
     }
     if kinds.summaries {
-        all.extend(rank_summaries(conn, req, fts, limit)?);
+        all.extend(rank_summaries(conn, req, find, limit)?);
     }
     if kinds.prompts {
-        all.extend(rank_prompts(conn, req, fts, limit)?);
+        all.extend(rank_prompts(conn, req, find, limit)?);
     }
     Ok(all)
 }
 
 /// The newest items that pass the filters (a query with nothing searchable).
 fn listed(conn: &Connection, req: &SearchRequest, kinds: &Kinds, limit: usize) -> Result<Vec<Hit>> {
-    let mut all: Vec<Ranked> = Vec::new();
-    if kinds.observations {
-        all.extend(rank_observations(conn, req, &kinds.types, None, limit)?);
-    }
-    if kinds.summaries {
-        all.extend(rank_summaries(conn, req, None, limit)?);
-    }
-    if kinds.prompts {
-        all.extend(rank_prompts(conn, req, None, limit)?);
-    }
+    let all = matches(conn, req, kinds, Find::Newest, limit)?;
     let mut scored: Vec<Scored> = all
         .into_iter()
         .map(|r| Scored {
@@ -777,6 +823,9 @@ struct Source {
     weights: &'static str,
     window: usize,
     kind: Kind,
+    /// Its substring index, and the columns that index holds.
+    trigram: &'static str,
+    substring_columns: &'static [&'static str],
 }
 
 const OBSERVATIONS: Source = Source {
@@ -786,6 +835,8 @@ const OBSERVATIONS: Source = Source {
     weights: OBSERVATION_WEIGHTS,
     window: RANK_WINDOW,
     kind: Kind::Observation,
+    trigram: "observations_trigram_fts",
+    substring_columns: &["title", "subtitle", "narrative"],
 };
 const SUMMARIES: Source = Source {
     table: "summaries",
@@ -794,6 +845,8 @@ const SUMMARIES: Source = Source {
     weights: SUMMARY_WEIGHTS,
     window: RANK_WINDOW / 2,
     kind: Kind::Summary,
+    trigram: "summaries_trigram_fts",
+    substring_columns: &["request", "learned", "completed"],
 };
 const PROMPTS: Source = Source {
     table: "prompts",
@@ -802,6 +855,8 @@ const PROMPTS: Source = Source {
     weights: "",
     window: RANK_WINDOW / 2,
     kind: Kind::Prompt,
+    trigram: "prompts_trigram_fts",
+    substring_columns: &["text"],
 };
 
 /// The sources a request searches.
@@ -819,58 +874,62 @@ fn sources_of(kinds: &Kinds) -> Vec<&'static Source> {
     out
 }
 
-/// `SELECT id, score, created_at` of `src`: driven by its FTS index when
-/// there is a query (the index must lead the join: starting from the table
-/// costs a full scan), else by the table alone. Filters are appended as
-/// ` AND …`.
-fn select_ranked(src: &Source, fts: Option<&str>) -> Sql {
-    let Source {
-        table,
-        alias: a,
-        fts: index,
-        weights,
-        ..
-    } = src;
-    match fts {
-        Some(q) => {
-            let weights = if weights.is_empty() {
-                String::new()
-            } else {
-                format!(", {weights}")
-            };
+/// `SELECT id, score, created_at` of `src`: driven by one of its FTS
+/// indexes when there is a query (the index must lead the join: starting
+/// from the table costs a full scan), else by the table alone. Filters are
+/// appended as ` AND …`.
+fn select_ranked(src: &Source, find: Find<'_>) -> Sql {
+    let (table, a) = (src.table, src.alias);
+    let (index, weights, q) = match find {
+        Find::Words(q, _) => (src.fts, src.weights, q),
+        Find::Substrings(q) => (src.trigram, "", q),
+        Find::Newest | Find::Like(_) => {
             let mut s = Sql::new(&format!(
-                "SELECT {a}.id, bm25({index}{weights}) AS score, {a}.created_at
-                 FROM {index} CROSS JOIN {table} {a} ON {a}.id = {index}.rowid
-                 WHERE {index} MATCH "
+                "SELECT {a}.id, 0.0 AS score, {a}.created_at FROM {table} {a} WHERE 1"
             ));
-            let p = s.param(q.to_owned());
-            s.push(&p);
-            s
+            if let Find::Like(pattern) = find {
+                let p = s.param(pattern.to_owned());
+                let any: Vec<String> = src
+                    .substring_columns
+                    .iter()
+                    .map(|c| format!("{a}.{c} LIKE {p} ESCAPE '\\'"))
+                    .collect();
+                s.push(&format!(" AND ({})", any.join(" OR ")));
+            }
+            return s;
         }
-        None => Sql::new(&format!(
-            "SELECT {a}.id, 0.0 AS score, {a}.created_at FROM {table} {a} WHERE 1"
-        )),
-    }
+    };
+    let weights = if weights.is_empty() {
+        String::new()
+    } else {
+        format!(", {weights}")
+    };
+    let mut s = Sql::new(&format!(
+        "SELECT {a}.id, bm25({index}{weights}) AS score, {a}.created_at
+         FROM {index} CROSS JOIN {table} {a} ON {a}.id = {index}.rowid
+         WHERE {index} MATCH "
+    ));
+    let p = s.param(q.to_owned());
+    s.push(&p);
+    s
 }
 
-/// Common filters, the order (newest matches for ranking, else newest
-/// rows) and the limit; then runs the query. `narrow` is None when
-/// listing, else what the source's window is divided by.
+/// Common filters, the order (an index's newest matches for ranking, else
+/// newest rows) and the limit; then runs the query.
 fn finish_ranked(
     conn: &Connection,
     mut sql: Sql,
     src: &Source,
     req: &SearchRequest,
-    narrow: Option<usize>,
+    find: Find<'_>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
     common_filters(&mut sql, req, src.alias);
-    let (order, n) = match narrow {
-        Some(d) => (format!("{}.rowid DESC", src.fts), src.window / d.max(1)),
-        None => {
-            let a = src.alias;
-            (format!("{a}.created_at DESC, {a}.id DESC"), limit)
-        }
+    let a = src.alias;
+    let (order, n) = match find {
+        Find::Words(_, d) => (format!("{}.rowid DESC", src.fts), src.window / d.max(1)),
+        Find::Substrings(_) => (format!("{}.rowid DESC", src.trigram), src.window),
+        Find::Newest | Find::Like(_) => (format!("{a}.created_at DESC, {a}.id DESC"), limit),
     };
     let l = sql.param(n as i64);
     sql.push(&format!(" ORDER BY {order} LIMIT {l}"));
@@ -881,11 +940,11 @@ fn rank_observations(
     conn: &Connection,
     req: &SearchRequest,
     types: &[String],
-    fts: Option<(&str, usize)>,
+    find: Find<'_>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let sql = filter_observations(select_ranked(&OBSERVATIONS, fts.map(|f| f.0)), req, types);
-    finish_ranked(conn, sql, &OBSERVATIONS, req, fts.map(|f| f.1), limit)
+    let sql = filter_observations(select_ranked(&OBSERVATIONS, find), req, types);
+    finish_ranked(conn, sql, &OBSERVATIONS, req, find, limit)
 }
 
 /// The observation filters: project, types, file.
@@ -918,31 +977,31 @@ fn filter_observations(mut sql: Sql, req: &SearchRequest, types: &[String]) -> S
 fn rank_summaries(
     conn: &Connection,
     req: &SearchRequest,
-    fts: Option<(&str, usize)>,
+    find: Find<'_>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let mut sql = select_ranked(&SUMMARIES, fts.map(|f| f.0));
+    let mut sql = select_ranked(&SUMMARIES, find);
     if let Some(project) = req.project_id {
         let p = sql.param(project);
         sql.push(&format!(" AND m.project_id = {p}"));
     }
-    finish_ranked(conn, sql, &SUMMARIES, req, fts.map(|f| f.1), limit)
+    finish_ranked(conn, sql, &SUMMARIES, req, find, limit)
 }
 
 fn rank_prompts(
     conn: &Connection,
     req: &SearchRequest,
-    fts: Option<(&str, usize)>,
+    find: Find<'_>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let mut sql = select_ranked(&PROMPTS, fts.map(|f| f.0));
+    let mut sql = select_ranked(&PROMPTS, find);
     if let Some(project) = req.project_id {
         let p = sql.param(project);
         sql.push(&format!(
             " AND q.session_id IN (SELECT id FROM sessions WHERE project_id = {p})"
         ));
     }
-    finish_ranked(conn, sql, &PROMPTS, req, fts.map(|f| f.1), limit)
+    finish_ranked(conn, sql, &PROMPTS, req, find, limit)
 }
 
 fn project_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<ProjectRef>> {
