@@ -217,7 +217,7 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
     let weights = select_terms(conn, &kinds, &mut terms)?;
     let any = terms.any().expect("terms are not empty");
     let candidates = candidates(conn, req, &kinds, &terms, &weights, limit)?;
-    let index = index_scores(conn, &any, &candidates)?;
+    let index = index_scores(&candidates);
     let mut scored = rerank(conn, &terms, &weights, &req.query, candidates, &index)?;
     // Supersession is looked up for the best few only: it costs a query
     // per decision, and a demoted decision leaves room for one from below.
@@ -273,8 +273,11 @@ fn candidates(
         );
     }
     // Nothing matches as a whole word: a prefix or a phrase still may.
+    // Common words are searched for only while the pool has room (their
+    // BM25 costs a walk of long lists), and never twice for one word.
     let none = counts.iter().all(|&n| n == 0);
-    if none || counts.iter().any(|&n| n >= DOC_COUNT_CAP) {
+    let common = counts.iter().any(|&n| n >= DOC_COUNT_CAP);
+    if none || (common && out.len() < pool && terms.len() > 1) {
         let unmatched: Vec<bool> = counts.iter().map(|&n| n == 0 && !none).collect();
         let q = terms.any_except(&unmatched).expect("a word is kept");
         add(
@@ -468,43 +471,11 @@ fn fuse(lexical: &[f64], index: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// FTS5's BM25 of each candidate for the OR of every word (higher is
-/// better, 0 when the record does not match it), one query per kind over
-/// the candidates' rows only.
-fn index_scores(conn: &Connection, any: &str, candidates: &[Ranked]) -> Result<Vec<f64>> {
-    let mut by_id = std::collections::HashMap::new();
-    for src in [&OBSERVATIONS, &SUMMARIES, &PROMPTS] {
-        let ids: Vec<i64> = candidates
-            .iter()
-            .filter(|r| r.id.kind == src.kind)
-            .map(|r| r.id.id)
-            .collect();
-        if ids.is_empty() {
-            continue;
-        }
-        let weights = if src.weights.is_empty() {
-            String::new()
-        } else {
-            format!(", {}", src.weights)
-        };
-        let fts = src.fts;
-        let mut stmt = conn.prepare_cached(&format!(
-            "SELECT rowid, -bm25({fts}{weights}) FROM {fts}
-             WHERE {fts} MATCH ?1 AND rowid IN (SELECT value FROM json_each(?2))"
-        ))?;
-        let list = serde_json::to_string(&ids).expect("ids serialize");
-        let rows = stmt.query_map(rusqlite::params![any, list], |r| {
-            Ok((r.get::<_, i64>(0)?, r.get::<_, f64>(1)?))
-        })?;
-        for row in rows {
-            let (id, score) = row?;
-            by_id.insert(ItemRef { kind: src.kind, id }, score.max(0.0));
-        }
-    }
-    Ok(candidates
-        .iter()
-        .map(|r| by_id.get(&r.id).copied().unwrap_or(0.0))
-        .collect())
+/// FTS5's BM25 of each candidate (higher is better), as the query that
+/// found it computed it: every word for a short query, the selective
+/// words, or every word among the newest matches.
+fn index_scores(candidates: &[Ranked]) -> Vec<f64> {
+    candidates.iter().map(|r| (-r.score).max(0.0)).collect()
 }
 
 /// How coverage scales a score: a record with all the query's weight
