@@ -210,6 +210,9 @@ const ENGLISH_STOP_WORDS: &[&str] = &[
     "m",
 ];
 
+/// Which ranking's rank of a question a table column shows.
+type Pick = fn(&Ranks) -> Option<usize>;
+
 /// One dataset's figures: MRR and recall@1/3/10 of each ranking.
 pub struct Table {
     pub dataset: String,
@@ -240,7 +243,7 @@ impl Table {
             "{} ({n} questions)\n\n| ranking | MRR | R@1 | R@3 | R@10 |\n|---|---|---|---|---|\n",
             self.dataset
         );
-        let rows: [(&str, fn(&Ranks) -> Option<usize>); 3] = [
+        let rows: [(&str, Pick); 3] = [
             ("plain BM25 (one field, OR)", |r| r.bm25),
             ("BM25 without stop words", |r| r.bm25_stop),
             ("mnemo search", |r| r.mnemo),
