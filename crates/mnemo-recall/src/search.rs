@@ -287,7 +287,7 @@ fn candidates(
     }
     // Words that match nothing may still be part of a longer run of text.
     let fallback = out.is_empty();
-    for term in terms.terms() {
+    for term in terms.terms().iter().filter(|_| has_substring_index(conn)) {
         let long = term.text.chars().count() >= 3;
         if has_unsegmented(&term.text) || (fallback && long) {
             add(
@@ -297,6 +297,14 @@ fn candidates(
         }
     }
     Ok(out)
+}
+
+/// Whether the store has its substring indexes (a store opened read-only
+/// before the migration that adds them has not).
+fn has_substring_index(conn: &Connection) -> bool {
+    conn.prepare_cached("SELECT 1 FROM sqlite_master WHERE name = 'observations_trigram_fts'")
+        .and_then(|mut s| s.exists([]))
+        .unwrap_or(false)
 }
 
 /// Appends the rows not already there.
