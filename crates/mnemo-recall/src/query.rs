@@ -14,10 +14,11 @@
 //!
 //! Questions and pasted bug reports are mostly glue: stop words and question
 //! words (`how`, `did`, `the`, `we`) are set aside unless nothing else is
-//! left, and repeated words count once. A long query keeps its most
-//! selective words: the caller says how many documents each word matches
-//! ([`Terms::keep_selective`]) and the rarest [`MAX_TERMS`] stay, whatever
-//! their place in the text.
+//! left, and repeated words count once. Only a query longer than
+//! [`MAX_TERMS`] content words is cut, to its most selective ones: the
+//! caller says how many documents each word matches
+//! ([`Terms::keep_selective`]). Only a short query typed halfway gets a
+//! prefix match on its last word.
 //!
 //! The result is `None` when nothing searchable is left; callers then list
 //! by recency instead of failing.

@@ -1,22 +1,26 @@
 //! Full-text search over observations, summaries and prompts.
 //!
 //! A query is reduced to the words that say something ([`crate::query`]:
-//! stop and question words set aside, repeats once, a long query cut to its
-//! most selective words by their document counts, which also weigh each
-//! word). FTS5 then finds candidates: for a query of up to five words, the
-//! records with every word however old; then, unless those fill the pool,
-//! the records with any of the five rarest words that match something,
-//! ranked by its `bm25()` with each table's columns weighted (an
-//! observation's title and files count most, its narrative least). The best
-//! fifty of each kind are re-ranked
-//! ([`crate::ranking`]): BM25F over their fields, scaled by how much of the
-//! query's weight each covers, by kind (an observation is what the index
-//! lists and what an agent can act on; a prompt only says what was asked),
-//! and up for decisions when the question asks what was decided. A
-//! decision that a later decision replaced ([`crate::supersede`]) sinks
-//! below its successor and says so (`superseded_by`). Scores are rounded so
-//! that near-equal ones tie, and ties go to the newest. `relaxed` says that
-//! no hit contains every word.
+//! stop and question words set aside, repeats once; a long query keeps up
+//! to [`MAX_TERMS`] words, the most selective by their document counts,
+//! which also weigh each word). Recall comes first: FTS5 finds candidates
+//! with every word (a query of up to five words), then the best BM25
+//! matches of an OR of every selective word (each in fewer than
+//! [`DOC_COUNT_CAP`] records, so all their matches are ranked), then, while
+//! the pool has room, an OR of every word among the newest matches; a
+//! table's columns are weighted (an observation's title and files count
+//! most). Words in scripts written without spaces, and words that match
+//! nothing, are also looked for as substrings (trigram indexes). The
+//! candidates are re-ranked ([`crate::ranking`]): BM25F over their fields
+//! scaled by how much of the query's weight each covers, added to the
+//! index's own BM25 (each scaled to its best), then by kind (an
+//! observation is what the index lists and what an agent can act on; a
+//! prompt only says what was asked), up for decisions when the question
+//! asks what was decided, and by [`ranking::record_factor`]. A decision
+//! that a later decision replaced ([`crate::supersede`]) sinks below its
+//! successor and says so (`superseded_by`). Scores are rounded so that
+//! near-equal ones tie, and ties go to the newest. `relaxed` says that no
+//! hit contains every word.
 //!
 //! A query with nothing searchable lists the newest items that pass the
 //! filters. The user's text never reaches FTS5 as syntax, so no query
