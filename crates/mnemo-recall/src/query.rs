@@ -14,17 +14,18 @@
 //!
 //! Questions and pasted bug reports are mostly glue: stop words and question
 //! words (`how`, `did`, `the`, `we`) are set aside unless nothing else is
-//! left, and repeated words count once. A long query keeps its most
-//! selective words: the caller says how many documents each word matches
-//! ([`Terms::keep_selective`]) and the rarest [`MAX_TERMS`] stay, whatever
-//! their place in the text.
+//! left, and repeated words count once. Only a query longer than
+//! [`MAX_TERMS`] content words is cut, to its most selective ones: the
+//! caller says how many documents each word matches
+//! ([`Terms::keep_selective`]). Only a short query typed halfway gets a
+//! prefix match on its last word.
 //!
 //! The result is `None` when nothing searchable is left; callers then list
 //! by recency instead of failing.
 
 /// At most this many words are searched for; a longer query keeps its most
 /// selective ones.
-pub const MAX_TERMS: usize = 12;
+pub const MAX_TERMS: usize = 48;
 /// At most this many words of the input are read (a pasted log is long).
 const MAX_INPUT_WORDS: usize = 400;
 /// The last word gets a prefix match from this many characters on.
@@ -34,15 +35,167 @@ const MIN_PREFIX_CHARS: usize = 3;
 /// explicit on purpose; a word missing here still only weighs what BM25's
 /// document frequency says it weighs.
 const STOP_WORDS: &[&str] = &[
-    "a", "about", "after", "again", "all", "also", "am", "an", "and", "any", "are", "as", "at",
-    "be", "because", "been", "before", "being", "but", "by", "can", "could", "did", "do", "does",
-    "doing", "done", "for", "from", "get", "got", "had", "has", "have", "having", "he", "her",
-    "here", "him", "his", "how", "i", "if", "in", "into", "is", "it", "its", "just", "me", "my",
-    "of", "on", "or", "our", "ours", "she", "should", "so", "some", "than", "that", "the", "their",
-    "them", "then", "there", "these", "they", "this", "those", "to", "too", "us", "very", "was",
-    "we", "were", "what", "when", "where", "which", "while", "who", "whom", "why", "will", "with",
-    "would", "you", "your", "it's", "i'm", "we're", "don't", "didn't", "doesn't", "isn't",
-    "wasn't", "there's", "what's", "again", "still", "last", "time", "remember", "recall",
+    "a",
+    "about",
+    "after",
+    "again",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "done",
+    "for",
+    "from",
+    "get",
+    "got",
+    "had",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "him",
+    "his",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "just",
+    "me",
+    "my",
+    "of",
+    "on",
+    "or",
+    "our",
+    "ours",
+    "she",
+    "should",
+    "so",
+    "some",
+    "than",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "to",
+    "too",
+    "us",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your",
+    "it's",
+    "i'm",
+    "we're",
+    "don't",
+    "didn't",
+    "doesn't",
+    "isn't",
+    "wasn't",
+    "there's",
+    "what's",
+    "again",
+    "still",
+    "last",
+    "time",
+    "remember",
+    "recall",
+    "above",
+    "below",
+    "between",
+    "both",
+    "during",
+    "each",
+    "few",
+    "further",
+    "more",
+    "most",
+    "once",
+    "only",
+    "other",
+    "own",
+    "same",
+    "such",
+    "through",
+    "under",
+    "until",
+    "itself",
+    "myself",
+    "yourself",
+    "ourselves",
+    "themselves",
+    "hers",
+    "yours",
+    "theirs",
+    "can't",
+    "won't",
+    "couldn't",
+    "shouldn't",
+    "wouldn't",
+    "aren't",
+    "weren't",
+    "hasn't",
+    "haven't",
+    "hadn't",
+    "let's",
+    "that's",
+    "here's",
+    "who's",
+    "how's",
+    "where's",
+    "why's",
+    "you're",
+    "they're",
+    "i've",
+    "we've",
+    "you've",
+    "i'd",
+    "we'd",
+    "i'll",
+    "we'll",
+    "you'll",
 ];
 
 /// One searchable word or quoted phrase.
@@ -72,7 +225,7 @@ impl Terms {
         let all = words(input);
         let prefix_text = all
             .last()
-            .filter(|t| !t.quoted && long_tail(&t.text))
+            .filter(|t| !t.quoted && long_tail(&t.text) && typed_halfway(input, all.len()))
             .map(|t| t.text.to_lowercase());
         let content = all.iter().any(|t| !t.stop);
         let mut terms: Vec<Term> = Vec::new();
@@ -207,6 +360,21 @@ fn is_stop_word(word: &str) -> bool {
     STOP_WORDS.contains(&lower.as_str())
 }
 
+/// Whether the input reads as typed halfway (a few words, the last one
+/// not closed by sentence punctuation or a space): only then does its last
+/// word get a prefix match. A finished question or a pasted report means its
+/// words as they are.
+fn typed_halfway(input: &str, words: usize) -> bool {
+    let closed = input
+        .chars()
+        .last()
+        .is_some_and(|c| c.is_whitespace() || matches!(c, '?' | '.' | '!'));
+    words <= PREFIX_MAX_WORDS && !closed
+}
+
+/// Inputs of more words than this are never treated as typed halfway.
+const PREFIX_MAX_WORDS: usize = 4;
+
 /// Whether a word's last alphanumeric run is long enough for a prefix match.
 fn long_tail(word: &str) -> bool {
     word.rsplit(|c: char| !c.is_alphanumeric())
@@ -260,7 +428,7 @@ mod tests {
             Terms::parse("How did we fix the login timeout?")
                 .any()
                 .as_deref(),
-            Some("\"fix\" OR \"login\" OR \"timeout\"*")
+            Some("\"fix\" OR \"login\" OR \"timeout\"")
         );
         assert_eq!(
             Terms::parse("what is the").any().as_deref(),
@@ -275,6 +443,24 @@ mod tests {
         assert_eq!(
             all("Cache cache CACHE miss").as_deref(),
             Some("\"Cache\" \"miss\"*")
+        );
+    }
+
+    #[test]
+    fn only_a_query_typed_halfway_gets_a_prefix_match() {
+        assert_eq!(all("login timeo").as_deref(), Some("\"login\" \"timeo\"*"));
+        // A finished question, a trailing space, a long text: words as they are.
+        assert_eq!(
+            all("login timeout?").as_deref(),
+            Some("\"login\" \"timeout\"")
+        );
+        assert_eq!(
+            all("login timeout ").as_deref(),
+            Some("\"login\" \"timeout\"")
+        );
+        assert_eq!(
+            all("importer panics on large files with chunk").as_deref(),
+            Some("\"importer\" \"panics\" \"large\" \"files\" \"chunk\"")
         );
     }
 
@@ -317,7 +503,7 @@ mod tests {
             terms.any().as_deref(),
             Some("\"panics\" OR \"chunk_reader\" OR \"retry\"")
         );
-        let many = (0..40)
+        let many = (0..MAX_TERMS + 12)
             .map(|i| format!("w{i}"))
             .collect::<Vec<_>>()
             .join(" ");

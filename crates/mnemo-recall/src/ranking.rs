@@ -25,6 +25,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::Result;
 use crate::ids::{ItemRef, Kind};
 use crate::query::{Term, Terms};
+use crate::text::has_unsegmented;
 
 /// How much each query word weighs, from the number of documents it matches.
 #[derive(Debug, Clone)]
@@ -132,7 +133,13 @@ impl Field {
 
     /// Occurrences of a folded word (a word of four or more letters also
     /// matches a longer form of itself: `config`, `configs`, `configured`).
+    /// A word in an unsegmented script (see [`has_unsegmented`]) counts
+    /// wherever it occurs inside a word: there, a run of characters is a
+    /// whole phrase.
     fn count(&self, w: &str) -> usize {
+        if has_unsegmented(w) {
+            return self.words.iter().map(|d| d.matches(w).count()).sum();
+        }
         let loose = w.chars().count() >= 4;
         self.words
             .iter()
@@ -202,7 +209,11 @@ fn fold(word: &str) -> String {
     // `logg` (from `logging`) → `log`, `stopp` → `stop`.
     let b = folded.as_bytes();
     let n = b.len();
-    if n >= 4 && b[n - 1] == b[n - 2] && !matches!(b[n - 1], b'l' | b's' | b'z' | b'e' | b'o') {
+    if n >= 4
+        && b[n - 1] == b[n - 2]
+        && b[n - 1].is_ascii_lowercase()
+        && !matches!(b[n - 1], b'l' | b's' | b'z' | b'e' | b'o')
+    {
         return folded[..n - 1].to_owned();
     }
     folded
@@ -257,6 +268,14 @@ pub fn record_doc(conn: &Connection, id: ItemRef) -> Result<Doc> {
         .map(|(t, &w)| Field::new(w, t))
         .collect();
     Ok(Doc { fields, obs_type })
+}
+
+/// How much of its relevance a record keeps for what it is, whatever the
+/// query: 1 for now. The one place where a per-record penalty belongs (a
+/// record whose files changed or were deleted since it was written ranks
+/// lower; supersession is applied after ranking, see `crate::supersede`).
+pub fn record_factor(_doc: &Doc) -> f64 {
+    1.0
 }
 
 /// Words with which a question asks what was decided.

@@ -1,22 +1,26 @@
 //! Full-text search over observations, summaries and prompts.
 //!
 //! A query is reduced to the words that say something ([`crate::query`]:
-//! stop and question words set aside, repeats once, a long query cut to its
-//! most selective words by their document counts, which also weigh each
-//! word). FTS5 then finds candidates: for a query of up to five words, the
-//! records with every word however old; then, unless those fill the pool,
-//! the records with any of the five rarest words that match something,
-//! ranked by its `bm25()` with each table's columns weighted (an
-//! observation's title and files count most, its narrative least). The best
-//! fifty of each kind are re-ranked
-//! ([`crate::ranking`]): BM25F over their fields, scaled by how much of the
-//! query's weight each covers, by kind (an observation is what the index
-//! lists and what an agent can act on; a prompt only says what was asked),
-//! and up for decisions when the question asks what was decided. A
-//! decision that a later decision replaced ([`crate::supersede`]) sinks
-//! below its successor and says so (`superseded_by`). Scores are rounded so
-//! that near-equal ones tie, and ties go to the newest. `relaxed` says that
-//! no hit contains every word.
+//! stop and question words set aside, repeats once; a long query keeps up
+//! to [`MAX_TERMS`] words, the most selective by their document counts,
+//! which also weigh each word). Recall comes first: FTS5 finds candidates
+//! with every word (a query of up to five words), then the best BM25
+//! matches of an OR of every selective word (each in fewer than
+//! [`DOC_COUNT_CAP`] records, so all their matches are ranked), then, while
+//! the pool has room, an OR of every word among the newest matches; a
+//! table's columns are weighted (an observation's title and files count
+//! most). Words in scripts written without spaces, and words that match
+//! nothing, are also looked for as substrings (trigram indexes). The
+//! candidates are re-ranked ([`crate::ranking`]): BM25F over their fields
+//! scaled by how much of the query's weight each covers, added to the
+//! index's own BM25 (each scaled to its best), then by kind (an
+//! observation is what the index lists and what an agent can act on; a
+//! prompt only says what was asked), up for decisions when the question
+//! asks what was decided, and by [`ranking::record_factor`]. A decision
+//! that a later decision replaced ([`crate::supersede`]) sinks below its
+//! successor and says so (`superseded_by`). Scores are rounded so that
+//! near-equal ones tie, and ties go to the newest. `relaxed` says that no
+//! hit contains every word.
 //!
 //! A query with nothing searchable lists the newest items that pass the
 //! filters. The user's text never reaches FTS5 as syntax, so no query
@@ -46,7 +50,7 @@ use crate::query::{MAX_TERMS, Terms};
 use crate::ranking::{self, Doc, TermWeights};
 use crate::records::{ProjectRef, SessionKey};
 use crate::supersede;
-use crate::text::{main_file, one_line};
+use crate::text::{has_unsegmented, main_file, one_line};
 
 /// BM25 weights of `observations_fts` columns: title, subtitle, narrative,
 /// facts, concepts, files_read, files_modified, idents.
@@ -220,28 +224,9 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
     }
     let weights = select_terms(conn, &kinds, &mut terms)?;
     let any = terms.any().expect("terms are not empty");
-    let any_selective = terms
-        .any_except(&candidate_skips(&weights.doc_counts))
-        .expect("a term is kept");
-    let pool = limit.max(RERANK_POOL);
-    // Records with every word first, however old (an OR query ranks only
-    // the newest matches of a common word); when they are enough to fill
-    // the pool, records with fewer words could not outrank them. A long
-    // query almost never matches with every word, and intersecting a dozen
-    // long lists is the costliest query of all: it goes straight to OR.
-    let mut candidates = Vec::new();
-    if terms.len() <= OR_TERMS {
-        let all = terms.all().expect("terms are not empty");
-        candidates = matches(conn, req, &kinds, &all, 1, pool)?;
-    }
-    if terms.len() > 1 && candidates.len() < pool {
-        for r in matches(conn, req, &kinds, &any_selective, OR_NARROWING, pool)? {
-            if !candidates.iter().any(|c| c.id == r.id) {
-                candidates.push(r);
-            }
-        }
-    }
-    let mut scored = rerank(conn, &terms, &weights, &req.query, candidates)?;
+    let candidates = candidates(conn, req, &kinds, &terms, &weights, limit)?;
+    let index = index_scores(&candidates);
+    let mut scored = rerank(conn, &terms, &weights, &req.query, candidates, &index)?;
     // Supersession is looked up for the best few only: it costs a query
     // per decision, and a demoted decision leaves room for one from below.
     order(&mut scored);
@@ -260,33 +245,110 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
     })
 }
 
-/// At most this many words find the candidates of an OR query.
-const OR_TERMS: usize = 5;
+/// A query of at most this many words first looks for records with every
+/// word (intersecting more lists costs more than it finds).
+const ALL_WORDS_TERMS: usize = 5;
 
-/// Which words the OR query for candidates leaves out: all but the
-/// [`OR_TERMS`] rarest, and the common ones when some are not. A common word
-/// adds a little to every record's score (counted when re-ranking) but
-/// makes the OR query walk most of the store.
-fn candidate_skips(doc_counts: &[u64]) -> Vec<bool> {
+/// The records worth re-ranking, recall first: those with every word (a
+/// short query), then the best BM25 matches of an OR of every selective
+/// word (each matches fewer than [`DOC_COUNT_CAP`] records, so all of their
+/// matches are ranked), then, when the query has common words too, the best
+/// of an OR of every word among the newest matches. Nothing is filtered by
+/// how many words a record has: re-ranking decides.
+fn candidates(
+    conn: &Connection,
+    req: &SearchRequest,
+    kinds: &Kinds,
+    terms: &Terms,
+    weights: &TermWeights,
+    limit: usize,
+) -> Result<Vec<Ranked>> {
+    let pool = limit.max(RERANK_POOL);
+    let counts = &weights.doc_counts;
+    let mut out: Vec<Ranked> = Vec::new();
+    if terms.len() <= ALL_WORDS_TERMS {
+        let all = terms.all().expect("terms are not empty");
+        add(
+            &mut out,
+            matches(conn, req, kinds, Find::Words(&all, 1), pool)?,
+        );
+    }
     let selective = |n: u64| n > 0 && n < DOC_COUNT_CAP;
-    let some_selective = doc_counts.iter().any(|&n| selective(n));
-    let mut order: Vec<usize> = (0..doc_counts.len())
-        .filter(|&i| doc_counts[i] > 0 && (!some_selective || selective(doc_counts[i])))
-        .collect();
-    order.sort_by_key(|&i| (doc_counts[i], i));
-    let mut skip = vec![true; doc_counts.len()];
-    for &i in order.iter().take(OR_TERMS) {
-        skip[i] = false;
+    let rare: Vec<bool> = counts.iter().map(|&n| !selective(n)).collect();
+    if let Some(q) = terms.any_except(&rare).filter(|_| terms.len() > 1) {
+        add(
+            &mut out,
+            matches(conn, req, kinds, Find::Words(&q, 1), pool)?,
+        );
     }
-    if skip.iter().all(|&s| s) {
-        // Nothing matches anywhere: any word will do (and find nothing).
-        skip.fill(false);
+    // Nothing matches as a whole word: a prefix or a phrase still may.
+    // Common words are searched for only while the pool has room (their
+    // BM25 costs a walk of long lists), and never twice for one word.
+    let none = counts.iter().all(|&n| n == 0);
+    let common = counts.iter().any(|&n| n >= DOC_COUNT_CAP);
+    if none || (common && out.len() < pool && terms.len() > 1) {
+        let unmatched: Vec<bool> = counts.iter().map(|&n| n == 0 && !none).collect();
+        let q = terms.any_except(&unmatched).expect("a word is kept");
+        add(
+            &mut out,
+            matches(conn, req, kinds, Find::Words(&q, OR_NARROWING), pool)?,
+        );
     }
-    skip
+    // Words that match nothing may still be part of a longer run of text.
+    let fallback = out.is_empty();
+    for term in terms.terms().iter().filter(|_| has_substring_index(conn)) {
+        let long = term.text.chars().count() >= 3;
+        if has_unsegmented(&term.text) || (fallback && long) {
+            add(
+                &mut out,
+                substring_matches(conn, req, kinds, &term.text, pool)?,
+            );
+        }
+    }
+    Ok(out)
 }
 
-/// An OR query ranks this share of each source's window (see [`matches`]).
-const OR_NARROWING: usize = 4;
+/// Whether the store has its substring indexes (a store opened read-only
+/// before the migration that adds them has not).
+fn has_substring_index(conn: &Connection) -> bool {
+    conn.prepare_cached("SELECT 1 FROM sqlite_master WHERE name = 'observations_trigram_fts'")
+        .and_then(|mut s| s.exists([]))
+        .unwrap_or(false)
+}
+
+/// Appends the rows not already there.
+fn add(out: &mut Vec<Ranked>, found: Vec<Ranked>) {
+    for r in found {
+        if !out.iter().any(|c| c.id == r.id) {
+            out.push(r);
+        }
+    }
+}
+
+/// Records containing `text` as a substring: through the trigram index
+/// when it is long enough to have trigrams, else by `LIKE` over the
+/// records' text (newest first; only for text in an unsegmented script).
+/// The substring index holds only records with non-ASCII text (see the
+/// store's schema), so English queries that match words never come here.
+fn substring_matches(
+    conn: &Connection,
+    req: &SearchRequest,
+    kinds: &Kinds,
+    text: &str,
+    limit: usize,
+) -> Result<Vec<Ranked>> {
+    if text.chars().count() >= 3 {
+        let phrase = format!("\"{}\"", text.replace('"', ""));
+        matches(conn, req, kinds, Find::Substrings(&phrase), limit)
+    } else {
+        let pattern = format!("%{}%", like_escape(text));
+        matches(conn, req, kinds, Find::Like(&pattern), limit)
+    }
+}
+
+/// An OR query with common words ranks this share of each source's window
+/// (see [`matches`]).
+const OR_NARROWING: usize = 2;
 
 /// Candidates read per kind for re-ranking (at least the request's limit).
 pub const RERANK_POOL: usize = 50;
@@ -360,6 +422,7 @@ fn rerank(
     weights: &TermWeights,
     query: &str,
     candidates: Vec<Ranked>,
+    index: &[f64],
 ) -> Result<Vec<Scored>> {
     let docs: Vec<Doc> = candidates
         .iter()
@@ -377,11 +440,21 @@ fn rerank(
     }
     let wants_decisions = ranking::asks_for_decisions(query);
     let wants_status = ranking::asks_for_status(query);
+    let lexical: Vec<(f64, f64)> = candidates
+        .iter()
+        .zip(&docs)
+        .map(|(r, doc)| {
+            let coverage = ranking::coverage(terms, weights, doc);
+            let bm25 = ranking::bm25f(terms, weights, doc, &avg_len[&r.id.kind]);
+            (bm25 * coverage_factor(coverage), coverage)
+        })
+        .collect();
+    let fused = fuse(&lexical.iter().map(|l| l.0).collect::<Vec<_>>(), index);
     let mut out = Vec::with_capacity(candidates.len());
-    for (r, doc) in candidates.into_iter().zip(&docs) {
-        let coverage = ranking::coverage(terms, weights, doc);
-        let bm25 = ranking::bm25f(terms, weights, doc, &avg_len[&r.id.kind]);
-        let mut score = bm25 * kind_factor(r.id.kind) * coverage_factor(coverage);
+    for (((r, doc), (_, coverage)), relevance) in
+        candidates.into_iter().zip(&docs).zip(lexical).zip(fused)
+    {
+        let mut score = relevance * kind_factor(r.id.kind) * ranking::record_factor(doc);
         if wants_decisions && doc.obs_type.as_deref() == Some("decision") {
             score *= DECISION_INTENT;
         }
@@ -399,10 +472,33 @@ fn rerank(
     Ok(out)
 }
 
+/// Two relevance scores of the same candidates, each scaled to its best,
+/// added: the re-ranker's BM25F over fields (a match in a title counts
+/// more, a long narrative does not dilute it) and the index's BM25 over the
+/// whole record (porter stems, the store's own statistics), so that neither
+/// one's blind spot decides alone.
+fn fuse(lexical: &[f64], index: &[f64]) -> Vec<f64> {
+    let best = |v: &[f64]| v.iter().copied().fold(0.0_f64, f64::max);
+    let (bl, bi) = (best(lexical), best(index));
+    let share = |x: f64, b: f64| if b > 0.0 { x / b } else { 0.0 };
+    lexical
+        .iter()
+        .zip(index)
+        .map(|(&l, &i)| share(l, bl) + share(i, bi))
+        .collect()
+}
+
+/// FTS5's BM25 of each candidate (higher is better), as the query that
+/// found it computed it: every word for a short query, the selective
+/// words, or every word among the newest matches.
+fn index_scores(candidates: &[Ranked]) -> Vec<f64> {
+    candidates.iter().map(|r| (-r.score).max(0.0)).collect()
+}
+
 /// How coverage scales a score: a record with all the query's weight
 /// keeps its score, one with half of it keeps a quarter.
 fn coverage_factor(coverage: f64) -> f64 {
-    coverage * coverage
+    coverage
 }
 
 /// How much a decision gains when the question asks what was decided.
@@ -462,7 +558,7 @@ fn successor_passes(conn: &Connection, req: &SearchRequest, id: i64) -> Result<b
     if !kinds.observations {
         return Ok(false);
     }
-    let mut sql = select_ranked(&OBSERVATIONS, None);
+    let mut sql = select_ranked(&OBSERVATIONS, Find::Newest);
     let p = sql.param(id);
     sql.push(&format!(" AND o.id = {p}"));
     let mut found = filter_observations(sql, req, &kinds.types);
@@ -625,44 +721,47 @@ struct Ranked {
     created_at: i64,
 }
 
-/// The best `limit` matches of an FTS5 query in each kind searched (raw
-/// BM25 scores, lower is better), among the newest matches: each source's
-/// window, divided by `narrow` (an OR query of several words is costlier
-/// per row, and its best matches are found again by the every-word query).
+/// How a source's rows are found.
+#[derive(Debug, Clone, Copy)]
+enum Find<'a> {
+    /// The newest rows (a query with nothing searchable).
+    Newest,
+    /// An FTS5 query on the word index, ranked among the newest matches:
+    /// the source's window divided by the second value (an OR query of
+    /// common words is costlier per row).
+    Words(&'a str, usize),
+    /// An FTS5 query on the substring (trigram) index.
+    Substrings(&'a str),
+    /// A `LIKE` pattern over the substring index's columns, newest first
+    /// (a substring shorter than a trigram).
+    Like(&'a str),
+}
+
+/// The best `limit` rows of each kind searched that `find` finds (raw
+/// BM25 scores, lower is better).
 fn matches(
     conn: &Connection,
     req: &SearchRequest,
     kinds: &Kinds,
-    fts: &str,
-    narrow: usize,
+    find: Find<'_>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let fts = Some((fts, narrow));
     let mut all: Vec<Ranked> = Vec::new();
     if kinds.observations {
-        all.extend(rank_observations(conn, req, &kinds.types, fts, limit)?);
+        all.extend(rank_observations(conn, req, &kinds.types, find, limit)?);
     }
     if kinds.summaries {
-        all.extend(rank_summaries(conn, req, fts, limit)?);
+        all.extend(rank_summaries(conn, req, find, limit)?);
     }
     if kinds.prompts {
-        all.extend(rank_prompts(conn, req, fts, limit)?);
+        all.extend(rank_prompts(conn, req, find, limit)?);
     }
     Ok(all)
 }
 
 /// The newest items that pass the filters (a query with nothing searchable).
 fn listed(conn: &Connection, req: &SearchRequest, kinds: &Kinds, limit: usize) -> Result<Vec<Hit>> {
-    let mut all: Vec<Ranked> = Vec::new();
-    if kinds.observations {
-        all.extend(rank_observations(conn, req, &kinds.types, None, limit)?);
-    }
-    if kinds.summaries {
-        all.extend(rank_summaries(conn, req, None, limit)?);
-    }
-    if kinds.prompts {
-        all.extend(rank_prompts(conn, req, None, limit)?);
-    }
+    let all = matches(conn, req, kinds, Find::Newest, limit)?;
     let mut scored: Vec<Scored> = all
         .into_iter()
         .map(|r| Scored {
@@ -712,6 +811,9 @@ struct Source {
     weights: &'static str,
     window: usize,
     kind: Kind,
+    /// Its substring index, and the columns that index holds.
+    trigram: &'static str,
+    substring_columns: &'static [&'static str],
 }
 
 const OBSERVATIONS: Source = Source {
@@ -721,6 +823,8 @@ const OBSERVATIONS: Source = Source {
     weights: OBSERVATION_WEIGHTS,
     window: RANK_WINDOW,
     kind: Kind::Observation,
+    trigram: "observations_trigram_fts",
+    substring_columns: &["title", "subtitle", "narrative"],
 };
 const SUMMARIES: Source = Source {
     table: "summaries",
@@ -729,6 +833,8 @@ const SUMMARIES: Source = Source {
     weights: SUMMARY_WEIGHTS,
     window: RANK_WINDOW / 2,
     kind: Kind::Summary,
+    trigram: "summaries_trigram_fts",
+    substring_columns: &["request", "learned", "completed"],
 };
 const PROMPTS: Source = Source {
     table: "prompts",
@@ -737,6 +843,8 @@ const PROMPTS: Source = Source {
     weights: "",
     window: RANK_WINDOW / 2,
     kind: Kind::Prompt,
+    trigram: "prompts_trigram_fts",
+    substring_columns: &["text"],
 };
 
 /// The sources a request searches.
@@ -754,58 +862,62 @@ fn sources_of(kinds: &Kinds) -> Vec<&'static Source> {
     out
 }
 
-/// `SELECT id, score, created_at` of `src`: driven by its FTS index when
-/// there is a query (the index must lead the join: starting from the table
-/// costs a full scan), else by the table alone. Filters are appended as
-/// ` AND …`.
-fn select_ranked(src: &Source, fts: Option<&str>) -> Sql {
-    let Source {
-        table,
-        alias: a,
-        fts: index,
-        weights,
-        ..
-    } = src;
-    match fts {
-        Some(q) => {
-            let weights = if weights.is_empty() {
-                String::new()
-            } else {
-                format!(", {weights}")
-            };
+/// `SELECT id, score, created_at` of `src`: driven by one of its FTS
+/// indexes when there is a query (the index must lead the join: starting
+/// from the table costs a full scan), else by the table alone. Filters are
+/// appended as ` AND …`.
+fn select_ranked(src: &Source, find: Find<'_>) -> Sql {
+    let (table, a) = (src.table, src.alias);
+    let (index, weights, q) = match find {
+        Find::Words(q, _) => (src.fts, src.weights, q),
+        Find::Substrings(q) => (src.trigram, "", q),
+        Find::Newest | Find::Like(_) => {
             let mut s = Sql::new(&format!(
-                "SELECT {a}.id, bm25({index}{weights}) AS score, {a}.created_at
-                 FROM {index} CROSS JOIN {table} {a} ON {a}.id = {index}.rowid
-                 WHERE {index} MATCH "
+                "SELECT {a}.id, 0.0 AS score, {a}.created_at FROM {table} {a} WHERE 1"
             ));
-            let p = s.param(q.to_owned());
-            s.push(&p);
-            s
+            if let Find::Like(pattern) = find {
+                let p = s.param(pattern.to_owned());
+                let any: Vec<String> = src
+                    .substring_columns
+                    .iter()
+                    .map(|c| format!("{a}.{c} LIKE {p} ESCAPE '\\'"))
+                    .collect();
+                s.push(&format!(" AND ({})", any.join(" OR ")));
+            }
+            return s;
         }
-        None => Sql::new(&format!(
-            "SELECT {a}.id, 0.0 AS score, {a}.created_at FROM {table} {a} WHERE 1"
-        )),
-    }
+    };
+    let weights = if weights.is_empty() {
+        String::new()
+    } else {
+        format!(", {weights}")
+    };
+    let mut s = Sql::new(&format!(
+        "SELECT {a}.id, bm25({index}{weights}) AS score, {a}.created_at
+         FROM {index} CROSS JOIN {table} {a} ON {a}.id = {index}.rowid
+         WHERE {index} MATCH "
+    ));
+    let p = s.param(q.to_owned());
+    s.push(&p);
+    s
 }
 
-/// Common filters, the order (newest matches for ranking, else newest
-/// rows) and the limit; then runs the query. `narrow` is None when
-/// listing, else what the source's window is divided by.
+/// Common filters, the order (an index's newest matches for ranking, else
+/// newest rows) and the limit; then runs the query.
 fn finish_ranked(
     conn: &Connection,
     mut sql: Sql,
     src: &Source,
     req: &SearchRequest,
-    narrow: Option<usize>,
+    find: Find<'_>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
     common_filters(&mut sql, req, src.alias);
-    let (order, n) = match narrow {
-        Some(d) => (format!("{}.rowid DESC", src.fts), src.window / d.max(1)),
-        None => {
-            let a = src.alias;
-            (format!("{a}.created_at DESC, {a}.id DESC"), limit)
-        }
+    let a = src.alias;
+    let (order, n) = match find {
+        Find::Words(_, d) => (format!("{}.rowid DESC", src.fts), src.window / d.max(1)),
+        Find::Substrings(_) => (format!("{}.rowid DESC", src.trigram), src.window),
+        Find::Newest | Find::Like(_) => (format!("{a}.created_at DESC, {a}.id DESC"), limit),
     };
     let l = sql.param(n as i64);
     sql.push(&format!(" ORDER BY {order} LIMIT {l}"));
@@ -816,11 +928,11 @@ fn rank_observations(
     conn: &Connection,
     req: &SearchRequest,
     types: &[String],
-    fts: Option<(&str, usize)>,
+    find: Find<'_>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let sql = filter_observations(select_ranked(&OBSERVATIONS, fts.map(|f| f.0)), req, types);
-    finish_ranked(conn, sql, &OBSERVATIONS, req, fts.map(|f| f.1), limit)
+    let sql = filter_observations(select_ranked(&OBSERVATIONS, find), req, types);
+    finish_ranked(conn, sql, &OBSERVATIONS, req, find, limit)
 }
 
 /// The observation filters: project, types, file.
@@ -853,31 +965,31 @@ fn filter_observations(mut sql: Sql, req: &SearchRequest, types: &[String]) -> S
 fn rank_summaries(
     conn: &Connection,
     req: &SearchRequest,
-    fts: Option<(&str, usize)>,
+    find: Find<'_>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let mut sql = select_ranked(&SUMMARIES, fts.map(|f| f.0));
+    let mut sql = select_ranked(&SUMMARIES, find);
     if let Some(project) = req.project_id {
         let p = sql.param(project);
         sql.push(&format!(" AND m.project_id = {p}"));
     }
-    finish_ranked(conn, sql, &SUMMARIES, req, fts.map(|f| f.1), limit)
+    finish_ranked(conn, sql, &SUMMARIES, req, find, limit)
 }
 
 fn rank_prompts(
     conn: &Connection,
     req: &SearchRequest,
-    fts: Option<(&str, usize)>,
+    find: Find<'_>,
     limit: usize,
 ) -> Result<Vec<Ranked>> {
-    let mut sql = select_ranked(&PROMPTS, fts.map(|f| f.0));
+    let mut sql = select_ranked(&PROMPTS, find);
     if let Some(project) = req.project_id {
         let p = sql.param(project);
         sql.push(&format!(
             " AND q.session_id IN (SELECT id FROM sessions WHERE project_id = {p})"
         ));
     }
-    finish_ranked(conn, sql, &PROMPTS, req, fts.map(|f| f.1), limit)
+    finish_ranked(conn, sql, &PROMPTS, req, find, limit)
 }
 
 fn project_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<ProjectRef>> {
@@ -1101,17 +1213,6 @@ mod tests {
                 panic!("query {q:?}: {e}");
             }
         }
-    }
-
-    #[test]
-    fn candidates_come_from_the_rarest_words_that_match_something() {
-        let c = DOC_COUNT_CAP;
-        assert_eq!(candidate_skips(&[c, 3, 0, 40]), [true, false, true, false]);
-        assert_eq!(candidate_skips(&[c, c, 0]), [false, false, true]);
-        assert_eq!(candidate_skips(&[0, 0]), [false, false]);
-        let many = [5, 1, 9, 2, 8, 3, 7, c];
-        let kept: Vec<bool> = candidate_skips(&many).iter().map(|s| !s).collect();
-        assert_eq!(kept, [true, true, false, true, false, true, true, false]);
     }
 
     #[test]

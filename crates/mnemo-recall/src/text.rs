@@ -105,6 +105,30 @@ pub fn main_file(files_modified: &[String], files_read: &[String]) -> Option<Str
         .cloned()
 }
 
+/// Whether `text` has a character of a script written without spaces
+/// between words (Chinese, Japanese, Thai, Lao, Khmer, Myanmar), where a
+/// word index sees a whole run of characters as one word and only a
+/// substring search finds part of it. Korean Hangul counts too: its words
+/// take particles without a space.
+pub fn has_unsegmented(text: &str) -> bool {
+    text.chars().any(is_unsegmented)
+}
+
+fn is_unsegmented(c: char) -> bool {
+    matches!(c as u32,
+        0x0E00..=0x0EFF // Thai, Lao
+        | 0x1000..=0x109F // Myanmar
+        | 0x1780..=0x17FF // Khmer
+        | 0x3040..=0x30FF // Hiragana, Katakana
+        | 0x3400..=0x4DBF // CJK Extension A
+        | 0x4E00..=0x9FFF // CJK Unified Ideographs
+        | 0xAC00..=0xD7AF // Hangul syllables
+        | 0xF900..=0xFAFF // CJK Compatibility Ideographs
+        | 0xFF66..=0xFF9F // Halfwidth Katakana
+        | 0x20000..=0x2FA1F // CJK Extensions B and later
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,7 @@ pub const MIGRATIONS: &[&str] = &[
     V8_CURATION,
     V9_KNOWLEDGE_AND_FRESHNESS,
     V10_DECISION_SUPERSEDED_BY,
+    V11_SUBSTRING_INDEX,
 ];
 
 /// The migration that adds the `idents` columns: right after it runs, Rust
@@ -366,3 +367,164 @@ ALTER TABLE observations ADD COLUMN superseded_by INTEGER;
 CREATE INDEX IF NOT EXISTS observations_superseded
     ON observations(superseded_by) WHERE superseded_by IS NOT NULL;
 "#;
+
+const V11_SUBSTRING_INDEX: &str = r#"
+-- Substring indexes (FTS5 `trigram`) for text the word indexes cannot cut
+-- into words: Chinese, Japanese, Thai and other scripts written without
+-- spaces, where a word index only matches a whole run of characters. Only
+-- rows with a non-ASCII character are indexed (length in characters differs
+-- from length in bytes), so English text costs one comparison per write.
+-- Kept in step by triggers, with the same condition on insert and delete
+-- (an external-content index must never be told to delete a row it lacks);
+-- an update deletes the old text before it indexes the new.
+-- Searched for queries in those scripts (mnemo-recall's search). Named
+-- `*_fts` like the word indexes, so that recovery skips them as derived data.
+-- (IF NOT EXISTS and 'delete-all': a store whose version was set back
+-- migrates again.)
+
+CREATE VIRTUAL TABLE IF NOT EXISTS observations_trigram_fts USING fts5(
+    title, subtitle, narrative, content='observations', content_rowid='id', tokenize='trigram'
+);
+INSERT INTO observations_trigram_fts (observations_trigram_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO observations_trigram_fts (observations_trigram_fts) VALUES ('delete-all');
+INSERT INTO observations_trigram_fts (rowid, title, subtitle, narrative)
+    SELECT id, title, subtitle, narrative FROM observations WHERE length(observations.title || observations.subtitle || observations.narrative) <> octet_length(observations.title || observations.subtitle || observations.narrative);
+CREATE TRIGGER IF NOT EXISTS observations_trigram_fts_insert AFTER INSERT ON observations
+WHEN length(new.title || new.subtitle || new.narrative) <> octet_length(new.title || new.subtitle || new.narrative) BEGIN
+    INSERT INTO observations_trigram_fts (rowid, title, subtitle, narrative) VALUES (new.id, new.title, new.subtitle, new.narrative);
+END;
+CREATE TRIGGER IF NOT EXISTS observations_trigram_fts_delete AFTER DELETE ON observations
+WHEN length(old.title || old.subtitle || old.narrative) <> octet_length(old.title || old.subtitle || old.narrative) BEGIN
+    INSERT INTO observations_trigram_fts (observations_trigram_fts, rowid, title, subtitle, narrative) VALUES ('delete', old.id, old.title, old.subtitle, old.narrative);
+END;
+CREATE TRIGGER IF NOT EXISTS observations_trigram_fts_update AFTER UPDATE OF title, subtitle, narrative ON observations BEGIN
+    INSERT INTO observations_trigram_fts (observations_trigram_fts, rowid, title, subtitle, narrative)
+        SELECT 'delete', old.id, old.title, old.subtitle, old.narrative WHERE length(old.title || old.subtitle || old.narrative) <> octet_length(old.title || old.subtitle || old.narrative);
+    INSERT INTO observations_trigram_fts (rowid, title, subtitle, narrative)
+        SELECT new.id, new.title, new.subtitle, new.narrative WHERE length(new.title || new.subtitle || new.narrative) <> octet_length(new.title || new.subtitle || new.narrative);
+END;
+
+CREATE VIRTUAL TABLE IF NOT EXISTS summaries_trigram_fts USING fts5(
+    request, learned, completed, content='summaries', content_rowid='id', tokenize='trigram'
+);
+INSERT INTO summaries_trigram_fts (summaries_trigram_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO summaries_trigram_fts (summaries_trigram_fts) VALUES ('delete-all');
+INSERT INTO summaries_trigram_fts (rowid, request, learned, completed)
+    SELECT id, request, learned, completed FROM summaries WHERE length(summaries.request || summaries.learned || summaries.completed) <> octet_length(summaries.request || summaries.learned || summaries.completed);
+CREATE TRIGGER IF NOT EXISTS summaries_trigram_fts_insert AFTER INSERT ON summaries
+WHEN length(new.request || new.learned || new.completed) <> octet_length(new.request || new.learned || new.completed) BEGIN
+    INSERT INTO summaries_trigram_fts (rowid, request, learned, completed) VALUES (new.id, new.request, new.learned, new.completed);
+END;
+CREATE TRIGGER IF NOT EXISTS summaries_trigram_fts_delete AFTER DELETE ON summaries
+WHEN length(old.request || old.learned || old.completed) <> octet_length(old.request || old.learned || old.completed) BEGIN
+    INSERT INTO summaries_trigram_fts (summaries_trigram_fts, rowid, request, learned, completed) VALUES ('delete', old.id, old.request, old.learned, old.completed);
+END;
+CREATE TRIGGER IF NOT EXISTS summaries_trigram_fts_update AFTER UPDATE OF request, learned, completed ON summaries BEGIN
+    INSERT INTO summaries_trigram_fts (summaries_trigram_fts, rowid, request, learned, completed)
+        SELECT 'delete', old.id, old.request, old.learned, old.completed WHERE length(old.request || old.learned || old.completed) <> octet_length(old.request || old.learned || old.completed);
+    INSERT INTO summaries_trigram_fts (rowid, request, learned, completed)
+        SELECT new.id, new.request, new.learned, new.completed WHERE length(new.request || new.learned || new.completed) <> octet_length(new.request || new.learned || new.completed);
+END;
+
+CREATE VIRTUAL TABLE IF NOT EXISTS prompts_trigram_fts USING fts5(
+    text, content='prompts', content_rowid='id', tokenize='trigram'
+);
+INSERT INTO prompts_trigram_fts (prompts_trigram_fts, rank) VALUES ('secure-delete', 1);
+INSERT INTO prompts_trigram_fts (prompts_trigram_fts) VALUES ('delete-all');
+INSERT INTO prompts_trigram_fts (rowid, text)
+    SELECT id, text FROM prompts WHERE length(prompts.text) <> octet_length(prompts.text);
+CREATE TRIGGER IF NOT EXISTS prompts_trigram_fts_insert AFTER INSERT ON prompts
+WHEN length(new.text) <> octet_length(new.text) BEGIN
+    INSERT INTO prompts_trigram_fts (rowid, text) VALUES (new.id, new.text);
+END;
+CREATE TRIGGER IF NOT EXISTS prompts_trigram_fts_delete AFTER DELETE ON prompts
+WHEN length(old.text) <> octet_length(old.text) BEGIN
+    INSERT INTO prompts_trigram_fts (prompts_trigram_fts, rowid, text) VALUES ('delete', old.id, old.text);
+END;
+CREATE TRIGGER IF NOT EXISTS prompts_trigram_fts_update AFTER UPDATE OF text ON prompts BEGIN
+    INSERT INTO prompts_trigram_fts (prompts_trigram_fts, rowid, text)
+        SELECT 'delete', old.id, old.text WHERE length(old.text) <> octet_length(old.text);
+    INSERT INTO prompts_trigram_fts (rowid, text)
+        SELECT new.id, new.text WHERE length(new.text) <> octet_length(new.text);
+END;
+"#;
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::Store;
+
+    fn found(store: &Store, text: &str) -> i64 {
+        store
+            .conn()
+            .query_row(
+                "SELECT count(*) FROM observations_trigram_fts WHERE observations_trigram_fts MATCH ?1",
+                [format!("\"{text}\"")],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+
+    #[test]
+    fn the_substring_index_follows_inserts_edits_and_deletes_of_non_ascii_text() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("m.db"), Duration::from_secs(1)).unwrap();
+        store
+            .conn()
+            .execute_batch(
+                "INSERT INTO observations (id, uid, type, title, created_at)
+                 VALUES (1, 'a', 'bugfix', 'ログイン画面のタイムアウトを修正', 1),
+                        (2, 'b', 'change', 'plain English title', 2);",
+            )
+            .unwrap();
+        assert_eq!(found(&store, "タイムアウト"), 1);
+        // English rows are not in the substring index at all.
+        assert_eq!(found(&store, "English"), 0);
+        store
+            .conn()
+            .execute_batch("UPDATE observations SET title = '登录页面超时' WHERE id = 1")
+            .unwrap();
+        assert_eq!(
+            (found(&store, "タイムアウト"), found(&store, "页面超")),
+            (0, 1)
+        );
+        store
+            .conn()
+            .execute_batch("UPDATE observations SET title = 'now ASCII' WHERE id = 1")
+            .unwrap();
+        assert_eq!(found(&store, "页面超"), 0);
+        store
+            .conn()
+            .execute_batch(
+                "UPDATE observations SET title = '再び日本語' WHERE id = 1;
+                 DELETE FROM observations WHERE id = 1;",
+            )
+            .unwrap();
+        assert_eq!(found(&store, "日本語"), 0);
+        // The store's own check (which FTS5 joins) still finds it sound.
+        let problem = store.integrity_problem().unwrap();
+        assert_eq!(problem, None);
+    }
+
+    #[test]
+    fn the_substring_migration_indexes_existing_rows() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("m.db");
+        let store = Store::open(&path, Duration::from_secs(1)).unwrap();
+        let before = super::MIGRATIONS.len() - 1;
+        store
+            .conn()
+            .execute_batch(&format!(
+                "INSERT INTO observations (uid, type, title, created_at)
+                     VALUES ('a', 'bugfix', '修复登录页面超时问题', 1);
+                 INSERT INTO observations_trigram_fts (observations_trigram_fts) VALUES ('delete-all');
+                 PRAGMA user_version = {before};"
+            ))
+            .unwrap();
+        assert_eq!(found(&store, "页面超时"), 0);
+        drop(store);
+        let store = Store::open(&path, Duration::from_secs(1)).unwrap();
+        assert_eq!(found(&store, "页面超时"), 1);
+    }
+}

@@ -257,3 +257,110 @@ fn a_superseded_decision_is_marked_and_ranked_below_its_successor() {
         .unwrap();
     assert!(line.contains(&format!("[superseded by #{id}]")), "{text}");
 }
+
+/// Recall first: a record that shares only the report's middling words
+/// (each in a few records) is found and ranked first, even though the
+/// report's rarest words (each in exactly one unrelated record) would fill
+/// any short list of "most selective" words; and the list fills the count
+/// asked for when that many records match.
+#[test]
+fn a_long_report_keeps_every_word_and_fills_the_list() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    let rare = [
+        "zanzibar", "quokka", "marimba", "sextant", "gondola", "tamarind", "obelisk", "yodel",
+    ];
+    for (i, w) in rare.iter().enumerate() {
+        let title = format!("Renamed the {w} fixture");
+        records.push(obs(
+            &p,
+            "change",
+            &title,
+            "Fixture rename only.",
+            "tests/x.rs",
+            10 + i as i64,
+        ));
+    }
+    for (i, other) in ["manifest parser", "tarball layout"].iter().enumerate() {
+        let title = format!("Documented the {other}");
+        let narrative = "The checksum of each chunk is listed; the importer reads it.";
+        records.push(obs(
+            &p,
+            "discovery",
+            &title,
+            narrative,
+            "docs/format.md",
+            30 + i as i64,
+        ));
+    }
+    records.push(obs(
+        &p,
+        "bugfix",
+        "Importer verified the checksum before the chunk was flushed",
+        "The importer compared each chunk's checksum while its last block was still \
+         buffered, so large archives failed verification; it now flushes first.",
+        "src/import/verify.rs",
+        60,
+    ));
+    import(&env, &records);
+    let mut report = String::from(
+        "The importer fails on large archives with a checksum mismatch on the last chunk. ",
+    );
+    for w in rare {
+        report.push_str(&format!("Our {w} setup is unrelated I think. "));
+    }
+    report.push_str("It started last week; smaller archives import fine.");
+    let found = hits(&env, &p, &report);
+    let t = titles(&found);
+    assert_eq!(
+        t.first().map(String::as_str),
+        Some("Importer verified the checksum before the chunk was flushed"),
+        "{t:#?}"
+    );
+    // Ten records share a word with the report: the default count is filled.
+    assert!(found.len() >= 10, "{t:#?}");
+}
+
+/// Text in scripts written without spaces is found by any part of it: a
+/// three-character substring through the trigram index, a two-character one
+/// by a scan of the records holding such text; English search is unchanged.
+#[test]
+fn a_substring_of_a_japanese_or_chinese_title_finds_it() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    records.push(obs(
+        &p,
+        "bugfix",
+        "ログイン画面のタイムアウトを修正",
+        "セッションの有効期限を延長した。",
+        "src/ui.rs",
+        5,
+    ));
+    records.push(obs(
+        &p,
+        "bugfix",
+        "修复登录页面超时问题",
+        "延长会话有效期。",
+        "src/ui.rs",
+        6,
+    ));
+    import(&env, &records);
+    for (query, title) in [
+        ("タイムアウト", "ログイン画面のタイムアウトを修正"),
+        ("有効期限", "ログイン画面のタイムアウトを修正"),
+        ("登录", "修复登录页面超时问题"),
+        ("页面超时", "修复登录页面超时问题"),
+    ] {
+        let t = titles(&hits(&env, &p, query));
+        assert_eq!(
+            t.first().map(String::as_str),
+            Some(title),
+            "{query}: {t:#?}"
+        );
+        assert_eq!(t.len(), 1, "{query}: {t:#?}");
+    }
+    let t = titles(&hits(&env, &p, "login timeout"));
+    assert!(!t.iter().any(|x| !x.is_ascii()), "{t:#?}");
+}
