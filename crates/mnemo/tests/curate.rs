@@ -744,7 +744,10 @@ fn a_redaction_reaches_the_spool_rejected_records_and_a_repair_copy() {
         },
     );
     assert_hook_ok(&out);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("event spooled"), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("event spooled"),
+        "{out:?}"
+    );
     holder.execute_batch("COMMIT").unwrap();
     drop(holder);
     // A record the spool once set aside.
