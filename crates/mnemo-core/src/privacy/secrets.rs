@@ -1793,7 +1793,7 @@ impl Scanner<'_> {
             .find(|w| starts_with_ignore_case(&b[i..], w))?
             .len();
         let mut j = i + word_len;
-        if !b.get(j).is_some_and(|&c| c == b' ') {
+        if b.get(j) != Some(&b' ') {
             return None;
         }
         j += 1;
