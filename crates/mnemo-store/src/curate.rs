@@ -712,6 +712,39 @@ fn has_rowid(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
     )
 }
 
+/// Gives the row `from` of an indexed table (observations, summaries,
+/// prompts) the id `to`, which must be free, keeping its full-text index
+/// entry and its files in step.
+pub(crate) fn move_row_id(
+    conn: &Connection,
+    table: &str,
+    from: i64,
+    to: i64,
+) -> rusqlite::Result<()> {
+    let Some((_, fts, cols)) = INDEXED.iter().find(|(t, ..)| *t == table) else {
+        return Ok(());
+    };
+    conn.execute(
+        &format!("INSERT INTO {fts} ({fts}, rowid, {cols}) SELECT 'delete', id, {cols} FROM {table} WHERE id = ?1"),
+        [from],
+    )?;
+    conn.execute(
+        &format!("UPDATE {table} SET id = ?2 WHERE id = ?1"),
+        [from, to],
+    )?;
+    if table == "observations" {
+        conn.execute(
+            "UPDATE observation_files SET observation_id = ?2 WHERE observation_id = ?1",
+            [from, to],
+        )?;
+    }
+    conn.execute(
+        &format!("INSERT INTO {fts} (rowid, {cols}) SELECT id, {cols} FROM {table} WHERE id = ?1"),
+        [to],
+    )?;
+    Ok(())
+}
+
 fn refresh_idents(conn: &Connection, table: &str, ids: &[i64]) -> rusqlite::Result<()> {
     match table {
         "observations" => refresh_observation_idents(conn, ids),

@@ -871,3 +871,68 @@ fn forgetting_an_observation_forgets_the_raw_events_it_came_from() {
         "{written}"
     );
 }
+
+/// (id, uid, title, pinned, edited) of every observation in `env`'s store.
+fn observation_states(env: &Env) -> Vec<(i64, String, String, bool, bool)> {
+    let db = env.db();
+    let mut stmt = db
+        .prepare(
+            "SELECT id, uid, title, pinned, edited_at IS NOT NULL FROM observations ORDER BY id",
+        )
+        .unwrap();
+    stmt.query_map([], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+#[test]
+fn a_backup_restored_into_an_empty_store_keeps_ids_pins_and_edits() {
+    let env = Env::new();
+    let shop = imported_project(&env, 5);
+    let step = |i: usize| id_of(&env, &format!("Step {i} of the rollout"));
+    let (gone, pinned, edited) = (step(1), step(2), step(3));
+    for args in [
+        vec!["forget".to_owned(), format!("#{gone}")],
+        vec!["pin".to_owned(), pinned.to_string()],
+        vec![
+            "edit".to_owned(),
+            edited.to_string(),
+            "--title".to_owned(),
+            "Step three, corrected".to_owned(),
+        ],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (ok, _, err) = cli(&env, &shop, &args);
+        assert!(ok, "{args:?}: {err}");
+    }
+    let before = observation_states(&env);
+    let backup = env.dir.path().join("backup.jsonl");
+    let (ok, _, err) = cli(&env, &shop, &["export", "-o", backup.to_str().unwrap()]);
+    assert!(ok, "{err}");
+
+    let restored = Env::new();
+    let (ok, _, err) = cli(
+        &restored,
+        restored.dir.path(),
+        &["import", backup.to_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(observation_states(&restored), before);
+    // The kept ids are the ones search and show answer to.
+    let (ok, out, err) = cli(&restored, &shop, &["search", "corrected", "--json"]);
+    assert!(
+        ok && out.contains(&format!("\"ref\": \"#{edited}\"")),
+        "{out}{err}"
+    );
+    // A second import changes nothing.
+    let (ok, _, err) = cli(
+        &restored,
+        restored.dir.path(),
+        &["import", backup.to_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(observation_states(&restored), before);
+}
