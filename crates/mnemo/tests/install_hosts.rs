@@ -382,3 +382,28 @@ fn install_is_idempotent_whatever_the_binary_is_called() {
         }
     }
 }
+
+#[test]
+fn an_empty_opencode_config_folder_is_not_an_installation_the_program_is() {
+    let env = Env::new();
+    // What a tool or a test may leave behind: the XDG folders, no program.
+    for dir in [
+        ".config/opencode",
+        ".cache/opencode",
+        ".local/share/opencode",
+    ] {
+        std::fs::create_dir_all(env.home().join(dir)).unwrap();
+    }
+    let bin = bin_dir(&env, &[]);
+    let (_, stdout, stderr) = out(mnemo(&env, &bin).arg("doctor"));
+    assert!(
+        !stdout.contains("OpenCode is on this machine"),
+        "{stdout}{stderr}"
+    );
+    let bin = bin_dir(&env, &["opencode"]);
+    let (_, stdout, stderr) = out(mnemo(&env, &bin).arg("doctor"));
+    assert!(
+        stdout.contains("OpenCode is on this machine"),
+        "{stdout}{stderr}"
+    );
+}
