@@ -155,9 +155,9 @@ impl Pinned {
             version = self.version,
             env = self.dir_env,
         );
-        // npm writes its cache and logs under HOME: a scratch HOME inside
-        // the install, and the cache beside the installs, keep the user's
-        // home as it was.
+        // npm (and a package's install scripts) write under HOME: a scratch
+        // HOME, and npm's cache beside the installs in target/, keep the
+        // user's home as it was.
         let beside = final_dir.parent().unwrap_or(prefix);
         let scratch_home = tempfile::Builder::new()
             .prefix(".npm-home-")
