@@ -651,6 +651,17 @@ fn pages_carry_a_strict_csp_and_the_session_cookie_serves_only_the_viewer() {
         403
     );
     assert_eq!(retry(&format!("Origin: http://127.0.0.1:{p}\r\n")), 200);
+    // A session cannot mint sign-in links, even from the viewer's origin;
+    // the token can.
+    let mint = |extra: &str| {
+        send(format!(
+            "POST /api/viewer/link HTTP/1.1\r\n{host}{extra}Content-Length: 0\r\n"
+        ))
+    };
+    let (code, _, body) = mint(&format!("{cookie}Origin: http://127.0.0.1:{p}\r\n"));
+    assert_eq!(code, 403, "{body}");
+    let (code, _, body) = mint(&format!("Authorization: Bearer {}\r\n", w.token));
+    assert_eq!(code, 200, "{body}");
     // The old token cookie is not a credential, nor is a stale session.
     let (code, _, _) = send(format!(
         "GET /api/stats HTTP/1.1\r\n{host}Cookie: mnemo_token={}\r\n",
