@@ -704,7 +704,23 @@ fn mnemo_open_starts_the_worker_and_hands_the_link_to_the_browser() {
     );
     let info = worker_json(&env).expect("a worker was started");
     let port = info["port"].as_u64().unwrap() as u16;
-    let link = std::fs::read_to_string(&opened).unwrap().trim().to_owned();
+    // The browser was handed a private page that redirects, not the link.
+    let page = std::fs::read_to_string(&opened).unwrap().trim().to_owned();
+    assert!(!page.contains("login?t="), "{page}");
+    let file = std::path::PathBuf::from(page.strip_prefix("file://").unwrap_or(&page));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{file:?}");
+    }
+    let html = std::fs::read_to_string(&file).unwrap();
+    let link = html
+        .split("url=")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("{html}"))
+        .to_owned();
     let path = link
         .strip_prefix(&format!("http://127.0.0.1:{port}"))
         .unwrap_or_else(|| panic!("{link}"));
