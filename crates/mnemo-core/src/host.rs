@@ -52,6 +52,11 @@ pub struct Host {
 pub struct ConfigHome {
     pub default_dir: &'static str,
     pub env: Option<&'static str>,
+    /// Whether the directory existing means the host is installed: true for
+    /// a folder of the host's own (`~/.codex`); false for a shared XDG
+    /// folder (`~/.config/opencode`) that other tools, or a test, may
+    /// create, where only the program counts.
+    pub dir_means_installed: bool,
 }
 
 /// The user's own configuration, or a project's (committed with it).
@@ -336,6 +341,7 @@ pub static HOSTS: [Host; 6] = [
         config_home: Some(ConfigHome {
             default_dir: ".claude",
             env: Some("CLAUDE_CONFIG_DIR"),
+            dir_means_installed: true,
         }),
         binaries: &["claude"],
         hook_files: &[
@@ -374,6 +380,7 @@ pub static HOSTS: [Host; 6] = [
         config_home: Some(ConfigHome {
             default_dir: ".codex",
             env: Some("CODEX_HOME"),
+            dir_means_installed: true,
         }),
         binaries: &["codex"],
         hook_files: &[
@@ -414,6 +421,7 @@ pub static HOSTS: [Host; 6] = [
         config_home: Some(ConfigHome {
             default_dir: ".gemini",
             env: None,
+            dir_means_installed: true,
         }),
         binaries: &["gemini"],
         hook_files: &[
@@ -466,6 +474,7 @@ pub static HOSTS: [Host; 6] = [
         config_home: Some(ConfigHome {
             default_dir: ".cursor",
             env: None,
+            dir_means_installed: true,
         }),
         binaries: &["cursor-agent", "cursor"],
         hook_files: &[
@@ -511,6 +520,7 @@ pub static HOSTS: [Host; 6] = [
         config_home: Some(ConfigHome {
             default_dir: ".config/opencode",
             env: None,
+            dir_means_installed: false,
         }),
         binaries: &["opencode"],
         hook_files: &[
@@ -638,10 +648,12 @@ impl Host {
         Some(self.config_dir()?.join(mcp.file.path))
     }
 
-    /// Is the host on this machine: one of its programs on PATH, or its
-    /// configuration directory present?
+    /// Is the host on this machine: one of its programs on PATH, or its own
+    /// configuration directory present (see [`ConfigHome::dir_means_installed`])?
     pub fn is_present(&self) -> bool {
-        self.binary_on_path().is_some() || self.config_dir().is_some_and(|d| d.is_dir())
+        let dir_counts = self.config_home.is_some_and(|h| h.dir_means_installed);
+        self.binary_on_path().is_some()
+            || (dir_counts && self.config_dir().is_some_and(|d| d.is_dir()))
     }
 
     /// The first of the host's programs found on PATH.

@@ -2,7 +2,8 @@
 //!
 //! Ownership is decided from the command line alone, because that is all a settings file records:
 //! any `…/mnemo hook claude-code …` is ours, whichever path the binary was installed from, so a
-//! reinstall from a new location replaces the old entry instead of adding a second one. The host
+//! reinstall from a new location replaces the old entry instead of adding a second one; so is a
+//! command that runs this very binary under another name (`mnemo-1.4.0`, a renamed copy). The host
 //! word decides whose: Codex's `mnemo hook codex …` is never taken for a Claude Code entry.
 
 /// Is this hook command one of ours, for Claude Code?
@@ -12,11 +13,12 @@ pub fn is_mnemo_hook_command(command: &str) -> bool {
 
 /// Is this hook command one of ours for `host` (`claude-code`, `codex`, ...)?
 ///
-/// A command is ours when its program (first shell word, unquoted) has file name `mnemo` (or
-/// `mnemo.exe`) and the next two words are `hook` and the host.
+/// A command is ours when its program (first shell word, unquoted) is mnemo (this binary or a
+/// copy of it under any name, or a file named `mnemo`, `mnemo.exe`, `mnemo-<version>`) and the
+/// next two words are `hook` and the host.
 pub fn is_mnemo_hook_command_for(command: &str, host: &str) -> bool {
     match leading_words(command, 3).as_slice() {
-        [program, verb, word] => is_mnemo_program(program) && verb == "hook" && word == host,
+        [program, verb, word] => verb == "hook" && word == host && is_mnemo_program(program),
         _ => false,
     }
 }
@@ -58,9 +60,66 @@ fn quote_windows(path: &str) -> String {
     }
 }
 
+/// The program is mnemo: this very binary, whatever it is called (a
+/// versioned copy, a renamed one), or a file named `mnemo`, `mnemo.exe` or
+/// `mnemo-<version>` (an install by a copy since removed).
 fn is_mnemo_program(program: &str) -> bool {
+    has_mnemo_name(program) || runs_this_binary(program)
+}
+
+fn has_mnemo_name(program: &str) -> bool {
     let file_name = program.rsplit(['/', '\\']).next().unwrap_or(program);
-    file_name == "mnemo" || file_name.eq_ignore_ascii_case("mnemo.exe")
+    let lower = file_name.to_ascii_lowercase();
+    let stem = lower.strip_suffix(".exe").unwrap_or(&lower);
+    stem == "mnemo"
+        || stem.strip_prefix("mnemo").is_some_and(|rest| {
+            rest.starts_with(['-', '_', '.'])
+                && rest[1..].starts_with(|c: char| c.is_ascii_digit() || c == 'v')
+        })
+}
+
+/// Whether `program` is the executable running now, or a byte-for-byte
+/// copy of it (paths compared once symlinks are resolved, then contents).
+fn runs_this_binary(program: &str) -> bool {
+    let Some(me) = std::env::current_exe()
+        .ok()
+        .and_then(|p| std::fs::canonicalize(p).ok())
+    else {
+        return false;
+    };
+    let program = std::path::Path::new(program);
+    if !program.is_absolute() {
+        return false;
+    }
+    match std::fs::canonicalize(program) {
+        Ok(p) if p == me => true,
+        Ok(p) => same_contents(&p, &me).unwrap_or(false),
+        Err(_) => false,
+    }
+}
+
+/// Whether two regular files hold the same bytes.
+fn same_contents(a: &std::path::Path, b: &std::path::Path) -> std::io::Result<bool> {
+    use std::io::Read;
+    let (fa, fb) = (
+        mnemo_core::files::open_regular(a)?,
+        mnemo_core::files::open_regular(b)?,
+    );
+    if fa.metadata()?.len() != fb.metadata()?.len() {
+        return Ok(false);
+    }
+    let (mut ra, mut rb) = (std::io::BufReader::new(fa), std::io::BufReader::new(fb));
+    let (mut xa, mut xb) = (vec![0u8; 64 * 1024], vec![0u8; 64 * 1024]);
+    loop {
+        let n = ra.read(&mut xa)?;
+        if n == 0 {
+            return Ok(true);
+        }
+        rb.read_exact(&mut xb[..n])?;
+        if xa[..n] != xb[..n] {
+            return Ok(false);
+        }
+    }
 }
 
 /// The first `limit` words of a shell command line with quotes and escapes removed.

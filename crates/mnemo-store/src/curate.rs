@@ -89,6 +89,12 @@ impl Edit {
 pub struct Redacted {
     pub replaced: usize,
     pub places: BTreeMap<String, usize>,
+    /// Files outside the database rewritten, with the occurrences masked.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub files: BTreeMap<String, usize>,
+    /// Where copies may remain, and why (nothing when all were reached).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub remaining: Vec<String>,
 }
 
 /// The store's size on disk, by kind of data and by project.
@@ -182,6 +188,18 @@ impl Store {
         {
             return Err(CurateError::Invalid("the type cannot be empty".into()));
         }
+        self.conn
+            .execute_batch("PRAGMA secure_delete = ON")
+            .map_err(|e| self.err(e))?;
+        let outcome = self.edit_in(id, edit);
+        let _ = self.conn.execute_batch("PRAGMA secure_delete = FAST");
+        outcome?;
+        // The old text must not outlive the edit in the WAL either.
+        self.truncate_wal()?;
+        Ok(())
+    }
+
+    fn edit_in(&mut self, id: i64, edit: &Edit) -> Result<(), CurateError> {
         let path = self.path.clone();
         let sql = |e| CurateError::Store(crate::sql_err(&path, e));
         let tx = self.conn.transaction().map_err(sql)?;
@@ -349,6 +367,7 @@ fn forget_items(tx: &Transaction<'_>, items: &Items) -> Result<Removed, Failed> 
         return Err(Failed::Unknown(unknown));
     }
     Ok(Removed {
+        events: delete_source_events(tx, &items.observations)?,
         observations: delete_observations(tx, &items.observations)?,
         summaries: delete_summaries(tx, &items.summaries)?,
         prompts: delete_prompts(tx, &items.prompts)?,
@@ -450,6 +469,28 @@ fn delete_observations(conn: &Connection, ids: &[i64]) -> rusqlite::Result<usize
     tombstone(conn, "observations", &json)?;
     conn.execute(
         &format!("DELETE FROM observations WHERE id {IN_IDS}"),
+        [&json],
+    )
+}
+
+/// Deletes the raw events an observation was compressed from (the done or
+/// failed events of its turn; one still queued stays), with the partial
+/// summaries of that turn; the number of events deleted.
+fn delete_source_events(conn: &Connection, ids: &[i64]) -> rusqlite::Result<usize> {
+    if ids.is_empty() {
+        return Ok(0);
+    }
+    let of_turn = |table: &str, extra: &str| {
+        format!(
+            "DELETE FROM {table} WHERE {extra} EXISTS (SELECT 1 FROM observations o
+               WHERE o.id {IN_IDS} AND o.session_id = {table}.session_id
+                 AND o.prompt_number = {table}.prompt_number)"
+        )
+    };
+    let json = ids_json(ids);
+    conn.execute(&of_turn("turn_pieces", ""), [&json])?;
+    conn.execute(
+        &of_turn("events", "status IN ('done', 'failed') AND"),
         [&json],
     )
 }
@@ -562,7 +603,7 @@ fn refresh_observation_idents(conn: &Connection, ids: &[i64]) -> rusqlite::Resul
 
 /// The forms in which `text` may be stored: as is, and JSON-escaped (inside
 /// the JSON of tool inputs and lists) when that differs.
-fn needles(text: &str) -> Vec<String> {
+pub(crate) fn needles(text: &str) -> Vec<String> {
     let mut out = vec![text.to_owned()];
     let escaped = serde_json::to_string(text).unwrap_or_default();
     let escaped = escaped
@@ -612,13 +653,7 @@ fn redact_in(tx: &Transaction<'_>, needles: &[String]) -> rusqlite::Result<Redac
         let mut places = 0;
         for col in cols {
             for needle in needles {
-                places += tx.execute(
-                    &format!(
-                        "UPDATE OR REPLACE \"{table}\" SET \"{col}\" = replace(\"{col}\", ?1, ?2)
-                         WHERE instr(\"{col}\", ?1) > 0"
-                    ),
-                    params![needle, REDACTED],
-                )?;
+                places += redact_column(tx, table, col, needle)?;
             }
         }
         if places > 0 {
@@ -637,6 +672,81 @@ fn redact_in(tx: &Transaction<'_>, needles: &[String]) -> rusqlite::Result<Redac
         )?;
     }
     Ok(redacted)
+}
+
+/// Replaces `needle` in one column. Where the replaced value would collide
+/// with a unique key another row holds (two project roots that differ only
+/// by the redacted text), a row that others may reference keeps its own
+/// mark (`[REDACTED:manual]#<rowid>`); in a table without rowids the
+/// duplicate row is merged into the one already there.
+fn redact_column(
+    tx: &Transaction<'_>,
+    table: &str,
+    col: &str,
+    needle: &str,
+) -> rusqlite::Result<usize> {
+    let set = |conflict: &str, mark: &str| {
+        format!(
+            "UPDATE OR {conflict} \"{table}\" SET \"{col}\" = replace(\"{col}\", ?1, {mark})
+             WHERE instr(\"{col}\", ?1) > 0"
+        )
+    };
+    let mut places = tx.execute(&set("IGNORE", "?2"), params![needle, REDACTED])?;
+    let left: i64 = tx.query_row(
+        &format!("SELECT count(*) FROM \"{table}\" WHERE instr(\"{col}\", ?1) > 0"),
+        [needle],
+        |r| r.get(0),
+    )?;
+    if left > 0 {
+        let statement = if has_rowid(tx, table)? {
+            set("IGNORE", "?2 || '#' || rowid")
+        } else {
+            set("REPLACE", "?2")
+        };
+        places += tx.execute(&statement, params![needle, REDACTED])?;
+    }
+    Ok(places)
+}
+
+fn has_rowid(conn: &Connection, table: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT sql NOT LIKE '%WITHOUT ROWID%' FROM sqlite_master WHERE name = ?1",
+        [table],
+        |r| r.get(0),
+    )
+}
+
+/// Gives the row `from` of an indexed table (observations, summaries,
+/// prompts) the id `to`, which must be free, keeping its full-text index
+/// entry and its files in step.
+pub(crate) fn move_row_id(
+    conn: &Connection,
+    table: &str,
+    from: i64,
+    to: i64,
+) -> rusqlite::Result<()> {
+    let Some((_, fts, cols)) = INDEXED.iter().find(|(t, ..)| *t == table) else {
+        return Ok(());
+    };
+    conn.execute(
+        &format!("INSERT INTO {fts} ({fts}, rowid, {cols}) SELECT 'delete', id, {cols} FROM {table} WHERE id = ?1"),
+        [from],
+    )?;
+    conn.execute(
+        &format!("UPDATE {table} SET id = ?2 WHERE id = ?1"),
+        [from, to],
+    )?;
+    if table == "observations" {
+        conn.execute(
+            "UPDATE observation_files SET observation_id = ?2 WHERE observation_id = ?1",
+            [from, to],
+        )?;
+    }
+    conn.execute(
+        &format!("INSERT INTO {fts} (rowid, {cols}) SELECT id, {cols} FROM {table} WHERE id = ?1"),
+        [to],
+    )?;
+    Ok(())
 }
 
 fn refresh_idents(conn: &Connection, table: &str, ids: &[i64]) -> rusqlite::Result<()> {

@@ -7,7 +7,10 @@
 //! machines. Import is idempotent: records carry a `uid` (or, for hand-made
 //! or claude-mem observations without one, a uid derived from their content),
 //! and anything already present is skipped. Imported text passes through the
-//! same privacy rules as captured text.
+//! same privacy rules as captured text. A backup keeps what the user did: an
+//! observation's pin and edit mark come back with it, and the row ids of
+//! observations, summaries and prompts (`#12`, `S3`, `P4`) are kept wherever
+//! they are free (always, when restoring into an empty store).
 
 use std::io::{BufRead, Write};
 
@@ -547,6 +550,9 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
                 "UPDATE sessions SET prompt_count = max(prompt_count, ?2) WHERE id = ?1",
                 params![session_id, number],
             )?;
+            if let Some(id) = inserted {
+                keep_id(tx, "prompts", id, &f)?;
+            }
             Ok(inserted.map(|_| "prompt"))
         }
         "event" => {
@@ -648,7 +654,10 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
                 source: f.str("source").unwrap_or_else(|| "import".into()),
                 created_at: created,
             };
-            insert_observation(tx, &observation)?;
+            if let Some(id) = insert_observation(tx, &observation)? {
+                let id = keep_id(tx, "observations", id, &f)?;
+                restore_curation(tx, id, &f)?;
+            }
             Ok(Some("observation"))
         }
         "summary" => {
@@ -685,13 +694,50 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
                 source: f.str("source").unwrap_or_else(|| "import".into()),
                 created_at: created,
             };
-            insert_summary(tx, &summary)?;
+            if let Some(id) = insert_summary(tx, &summary)? {
+                keep_id(tx, "summaries", id, &f)?;
+            }
             Ok(Some("summary"))
         }
         other => Err(ImportError::Invalid(format!(
             "unknown kind `{other}` (expected project, session, prompt, event, observation or summary)"
         ))),
     }
+}
+
+/// Moves the row just inserted as `id` to the record's exported `id` when
+/// that one is free; the id the row ends with.
+fn keep_id(tx: &Transaction<'_>, table: &str, id: i64, f: &Fields<'_>) -> rusqlite::Result<i64> {
+    let Some(wanted) = f.int("id").filter(|&w| w > 0 && w != id) else {
+        return Ok(id);
+    };
+    let taken = tx
+        .query_row(
+            &format!("SELECT 1 FROM {table} WHERE id = ?1"),
+            [wanted],
+            |_| Ok(()),
+        )
+        .optional()?
+        .is_some();
+    if taken {
+        return Ok(id);
+    }
+    crate::curate::move_row_id(tx, table, id, wanted)?;
+    Ok(wanted)
+}
+
+/// An exported observation's pin and edit mark.
+fn restore_curation(tx: &Transaction<'_>, id: i64, f: &Fields<'_>) -> rusqlite::Result<()> {
+    let flag = |k: &str| f.0.get(k).and_then(Value::as_bool).unwrap_or(false);
+    let (pinned, edited) = (flag("pinned"), flag("edited"));
+    if pinned || edited {
+        let edited_at = edited.then(|| f.int("edited_at_ms").unwrap_or_else(now_ms));
+        tx.execute(
+            "UPDATE observations SET pinned = ?2, edited_at = ?3 WHERE id = ?1",
+            params![id, pinned, edited_at],
+        )?;
+    }
+    Ok(())
 }
 
 fn exists(tx: &Transaction<'_>, table: &str, uid: &str) -> rusqlite::Result<bool> {

@@ -12,6 +12,8 @@
 //!   text (`parseConfig` / `parse_config`);
 //! - [`curate`]: what the user does afterwards: forget, edit, pin, redact,
 //!   and the retention of raw tool payloads;
+//! - [`scrub`]: a redaction carried into the spool, the rejected records,
+//!   the logs and the kept copies of a damaged database;
 //! - [`pieces`]: partial summaries of a long turn's earlier pieces;
 //! - [`queue`]: the events table as the worker's durable queue (leases,
 //!   batches per turn, retries);
@@ -39,6 +41,7 @@ pub mod queue;
 pub mod record;
 pub mod recover;
 pub mod schema;
+pub mod scrub;
 pub mod shape;
 pub mod spool;
 pub mod status;

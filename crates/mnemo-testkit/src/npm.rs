@@ -155,11 +155,28 @@ impl Pinned {
             version = self.version,
             env = self.dir_env,
         );
+        // npm (and a package's install scripts) write under HOME: a scratch
+        // HOME, and npm's cache beside the installs in target/, keep the
+        // user's home as it was.
+        let beside = final_dir.parent().unwrap_or(prefix);
+        let scratch_home = tempfile::Builder::new()
+            .prefix(".npm-home-")
+            .tempdir_in(beside)
+            .context("creating npm's scratch HOME")?;
+        let home = scratch_home.path();
+        let cache = beside.join("npm-cache");
         let mut npm = Command::new("npm");
         npm.arg("install")
             .arg("--prefix")
             .arg(prefix)
-            .args(["--no-audit", "--no-fund", &spec])
+            .args(["--no-audit", "--no-fund", "--no-update-notifier", &spec])
+            .env("HOME", home)
+            .env("USERPROFILE", home)
+            .env("npm_config_cache", &cache)
+            .env("npm_config_userconfig", home.join(".npmrc"))
+            .env_remove("XDG_CONFIG_HOME")
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("XDG_DATA_HOME")
             .current_dir(prefix);
         let shown = format!(
             "npm install --prefix {} --no-audit --no-fund {spec}",

@@ -9,8 +9,7 @@
 //! local commands (`/model`, `/mcp`) open nothing.
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use mnemo_core::host_text::{HostText, host_text};
@@ -19,6 +18,7 @@ use mnemo_core::time::parse_rfc3339;
 use serde_json::Value;
 
 use crate::clean;
+use crate::files::{MAX_LINE_BYTES, MAX_TRANSCRIPT_BYTES};
 use crate::model::{Note, Origin, Question, Session, ToolCall, Turn};
 
 /// Reads a session's transcript and its subagents' files
@@ -42,8 +42,12 @@ pub fn read_session(path: &Path, sanitizer: &Sanitizer) -> io::Result<Session> {
         let Some(&turn) = agents.get(&agent_id) else {
             continue;
         };
-        let Ok(sub) = read_file(&file, sanitizer) else {
-            continue;
+        let sub = match read_file(&file, sanitizer) {
+            Ok(sub) => sub,
+            Err(_) => {
+                session.stats.unreadable_files += 1;
+                continue;
+            }
         };
         session.stats.add(sub.stats);
         let calls = &mut session.turns[turn].tool_calls;
@@ -75,7 +79,7 @@ fn read_with_agents(
     path: &Path,
     sanitizer: &Sanitizer,
 ) -> io::Result<(Session, HashMap<String, usize>)> {
-    let file = File::open(path)?;
+    let file = mnemo_core::files::read_capped(path, MAX_TRANSCRIPT_BYTES)?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
@@ -96,11 +100,21 @@ fn read_lines_with_agents<R: BufRead>(
     let mut buf = Vec::with_capacity(64 * 1024);
     loop {
         buf.clear();
-        let n = reader.read_until(b'\n', &mut buf)?;
+        let n = reader
+            .by_ref()
+            .take(MAX_LINE_BYTES)
+            .read_until(b'\n', &mut buf)?;
         if n == 0 {
             break;
         }
         builder.session.stats.bytes += n as u64;
+        if n as u64 == MAX_LINE_BYTES && buf.last() != Some(&b'\n') {
+            // Longer than any real line: skip the rest of it, unread.
+            builder.session.stats.bytes += reader.skip_until(b'\n')? as u64;
+            builder.session.stats.lines += 1;
+            builder.session.stats.skipped += 1;
+            continue;
+        }
         let line = trim_ascii(&buf);
         if line.is_empty() {
             continue;

@@ -14,8 +14,7 @@
 //! [`MAX_BYTES`] are read (a longer file gives the codes of its head).
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
 use serde_json::Value;
@@ -32,12 +31,12 @@ pub fn exit_codes(path: &Path) -> io::Result<HashMap<String, i64>> {
 }
 
 fn exit_codes_within(path: &Path, cap: u64) -> io::Result<HashMap<String, i64>> {
-    let file = match File::open(path) {
+    let file = match mnemo_core::files::read_capped(path, cap) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(HashMap::new()),
         Err(e) => return Err(e),
     };
-    read_exit_codes(BufReader::new(file).take(cap))
+    read_exit_codes(BufReader::new(file))
 }
 
 /// [`exit_codes`] of any reader of rollout lines.

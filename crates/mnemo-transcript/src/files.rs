@@ -1,8 +1,15 @@
 //! Where transcripts are on disk: Claude Code's projects directory
 //! (`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`) holds one
-//! folder per project and one `<session>.jsonl` per session.
+//! folder per project and one `<session>.jsonl` per session. Transcripts are
+//! read only when they are regular files, within the bounds below
+//! ([`mnemo_core::files`]).
 
 use std::path::{Path, PathBuf};
+
+/// Most bytes of one transcript read; a longer file gives its head.
+pub const MAX_TRANSCRIPT_BYTES: u64 = 1 << 30;
+/// Longest line kept; a longer one is skipped (and counted) unread.
+pub const MAX_LINE_BYTES: u64 = 64 << 20;
 
 /// Claude Code's default projects directory, from the environment.
 pub fn default_dir() -> Option<PathBuf> {

@@ -113,6 +113,8 @@ pub struct ReadStats {
     /// Lines that were not JSON objects.
     pub skipped: u64,
     pub bytes: u64,
+    /// Files not read: not regular files (a FIFO, a device), or unreadable.
+    pub unreadable_files: u64,
 }
 
 impl ReadStats {
@@ -120,5 +122,6 @@ impl ReadStats {
         self.lines += other.lines;
         self.skipped += other.skipped;
         self.bytes += other.bytes;
+        self.unreadable_files += other.unreadable_files;
     }
 }

@@ -323,6 +323,9 @@ fn a_forgotten_session_leaves_no_bytes_and_is_never_recompressed() {
         let w = Worker::start(&env, |_| {});
         session_start(&env, &proj, "sess-keep");
         turn(&env, &proj, "sess-keep", 1, &["keep.rs"]);
+        // A second turn keeps raw events queued for the retry below (the
+        // first turn's go with its forgotten observation).
+        turn(&env, &proj, "sess-keep", 2, &["keep2.rs"]);
         session_start(&env, &proj, "sess-gone");
         turn(&env, &proj, "sess-gone", 1, &[&format!("{secret}.rs")]);
         wait_all_done(&env, T);
@@ -689,4 +692,247 @@ fn the_agent_corrects_or_forgets_an_observation_of_its_project_only() {
         1
     );
     mcp.close();
+}
+
+// ---- redact and forget reach every copy mnemo keeps ----
+
+fn prompt_payload(proj: &Path, session: &str, text: &str) -> String {
+    json!({"session_id": session, "cwd": proj, "hook_event_name": "UserPromptSubmit",
+           "prompt_id": format!("pid-{session}"), "prompt": text})
+    .to_string()
+}
+
+fn bash_payload(proj: &Path, session: &str, command: &str) -> String {
+    json!({"session_id": session, "cwd": proj, "hook_event_name": "PostToolUse",
+           "tool_name": "Bash", "tool_use_id": "toolu-spooled",
+           "tool_input": {"command": command}, "tool_response": {"stdout": "ok", "stderr": ""}})
+    .to_string()
+}
+
+/// Files under the data directory that hold `needle`.
+fn files_holding(env: &Env, needle: &str) -> Vec<std::path::PathBuf> {
+    all_bytes_under(&env.data())
+        .into_iter()
+        .filter(|(_, bytes)| contains_bytes(bytes, needle.as_bytes()))
+        .map(|(path, _)| path)
+        .collect()
+}
+
+#[test]
+fn a_redaction_reaches_the_spool_rejected_records_and_a_repair_copy() {
+    let env = Env::new();
+    let proj = project(&env, "vault");
+    let secret = "copper-lantern-4410";
+    assert_hook_ok(&env.hook(
+        "UserPromptSubmit",
+        &prompt_payload(&proj, "s1", &format!("deploy with {secret}")),
+    ));
+    // A repair copy `doctor --fix` kept of the database, holding the secret.
+    std::fs::copy(
+        env.db_path(),
+        env.data().join("mnemo.db.corrupt-1700000000000"),
+    )
+    .unwrap();
+    // The database is busy: the next capture waits in the spool.
+    let holder = env.db();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let out = env.hook_with(
+        "PostToolUse",
+        &bash_payload(&proj, "s1", &format!("cat notes-{secret}.txt")),
+        |c| {
+            c.env("MNEMO_STORE_BUSY_TIMEOUT_MS", "100");
+        },
+    );
+    assert_hook_ok(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("event spooled"),
+        "{out:?}"
+    );
+    holder.execute_batch("COMMIT").unwrap();
+    drop(holder);
+    // A record the spool once set aside.
+    std::fs::write(
+        env.data().join("spool/rejected.jsonl"),
+        format!("{{\"capture_id\":\"torn\",\"op\":\"{secret}\n"),
+    )
+    .unwrap();
+    assert_eq!(
+        files_holding(&env, secret).len(),
+        4,
+        "{:?}",
+        files_holding(&env, secret)
+    );
+
+    let (ok, out, err) = cli(&env, &proj, &["redact", secret, "--json"]);
+    assert!(ok, "{err}");
+    let red: Value = serde_json::from_str(&out).unwrap();
+    assert!(red["places"]["events"].as_u64() >= Some(1), "{red}");
+    assert!(red.get("remaining").is_none(), "{red}");
+    assert_eq!(
+        files_holding(&env, secret),
+        Vec::<std::path::PathBuf>::new()
+    );
+    // The next hook ingests nothing that brings it back.
+    assert_hook_ok(&env.hook("UserPromptSubmit", &prompt_payload(&proj, "s1", "next")));
+    assert_eq!(
+        files_holding(&env, secret),
+        Vec::<std::path::PathBuf>::new()
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM events WHERE tool_name = 'Bash'"),
+        1
+    );
+}
+
+#[test]
+fn two_redactions_in_project_roots_that_then_collide_both_succeed() {
+    let env = Env::new();
+    let a = project(&env, "tok-alpha-31337/app");
+    let b = project(&env, "tok-bravo-90210/app");
+    assert_hook_ok(&env.hook("UserPromptSubmit", &prompt_payload(&a, "sa", "in a")));
+    assert_hook_ok(&env.hook("UserPromptSubmit", &prompt_payload(&b, "sb", "in b")));
+    for secret in ["tok-alpha-31337", "tok-bravo-90210"] {
+        let (ok, out, err) = cli(&env, env.dir.path(), &["redact", secret]);
+        assert!(ok && out.contains("replaced"), "{out}{err}");
+        assert!(files_holding(&env, secret).is_empty());
+    }
+    assert_eq!(env.count("SELECT count(*) FROM projects"), 2);
+    assert_eq!(
+        env.count("SELECT count(*) FROM sessions s JOIN projects p ON p.id = s.project_id"),
+        2
+    );
+}
+
+#[test]
+fn an_edit_leaves_the_old_text_in_neither_the_database_nor_its_wal() {
+    let env = Env::new();
+    let shop = imported_project(&env, 3);
+    let id = id_of(&env, "Step 1 of the rollout");
+    // Another connection stays open, as the worker's does: the WAL stays.
+    let reader = env.db();
+    let (ok, _, err) = cli(
+        &env,
+        &shop,
+        &[
+            "edit",
+            &id.to_string(),
+            "--title",
+            "Renamed",
+            "--narrative",
+            "Rewritten.",
+        ],
+    );
+    assert!(ok, "{err}");
+    let bytes = db_bytes(&env);
+    assert!(!contains_bytes(&bytes, b"Step 1 of the rollout"));
+    assert!(!contains_bytes(&bytes, b"Narrative 1."));
+    drop(reader);
+}
+
+#[test]
+fn forgetting_an_observation_forgets_the_raw_events_it_came_from() {
+    let env = Env::new();
+    let proj = project(&env, "vault");
+    let secret = "raw-event-marker-5521";
+    let w = Worker::start(&env, |_| {});
+    session_start(&env, &proj, "s-raw");
+    turn(&env, &proj, "s-raw", 1, &[&format!("{secret}.rs")]);
+    turn(&env, &proj, "s-raw", 2, &["other.rs"]);
+    wait_all_done(&env, T);
+    drop(w);
+    let id: i64 = env
+        .db()
+        .query_row(
+            "SELECT id FROM observations WHERE prompt_number = 1 ORDER BY id LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let raw = |env: &Env| {
+        env.count(&format!(
+            "SELECT count(*) FROM events WHERE coalesce(input, '') || coalesce(response, '') LIKE '%{secret}%'"
+        ))
+    };
+    assert!(raw(&env) >= 1);
+    let (ok, out, err) = cli(&env, &proj, &["forget", &format!("#{id}")]);
+    assert!(ok, "{err}");
+    assert!(!out.contains("events 0"), "{out}");
+    assert_eq!(raw(&env), 0);
+    assert!(env.count("SELECT count(*) FROM events WHERE prompt_number = 2") >= 1);
+    let export = env.dir.path().join("out.jsonl");
+    let (ok, _, err) = cli(&env, &proj, &["export", "-o", export.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let written = std::fs::read_to_string(&export).unwrap();
+    assert!(
+        written
+            .lines()
+            .filter(|l| l.contains("\"event\""))
+            .all(|l| !l.contains(secret)),
+        "{written}"
+    );
+}
+
+/// (id, uid, title, pinned, edited) of every observation in `env`'s store.
+fn observation_states(env: &Env) -> Vec<(i64, String, String, bool, bool)> {
+    let db = env.db();
+    let mut stmt = db
+        .prepare(
+            "SELECT id, uid, title, pinned, edited_at IS NOT NULL FROM observations ORDER BY id",
+        )
+        .unwrap();
+    stmt.query_map([], |r| {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+    })
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
+#[test]
+fn a_backup_restored_into_an_empty_store_keeps_ids_pins_and_edits() {
+    let env = Env::new();
+    let shop = imported_project(&env, 5);
+    let step = |i: usize| id_of(&env, &format!("Step {i} of the rollout"));
+    let (gone, pinned, edited) = (step(1), step(2), step(3));
+    for args in [
+        vec!["forget".to_owned(), format!("#{gone}")],
+        vec!["pin".to_owned(), pinned.to_string()],
+        vec![
+            "edit".to_owned(),
+            edited.to_string(),
+            "--title".to_owned(),
+            "Step three, corrected".to_owned(),
+        ],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (ok, _, err) = cli(&env, &shop, &args);
+        assert!(ok, "{args:?}: {err}");
+    }
+    let before = observation_states(&env);
+    let backup = env.dir.path().join("backup.jsonl");
+    let (ok, _, err) = cli(&env, &shop, &["export", "-o", backup.to_str().unwrap()]);
+    assert!(ok, "{err}");
+
+    let restored = Env::new();
+    let (ok, _, err) = cli(
+        &restored,
+        restored.dir.path(),
+        &["import", backup.to_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(observation_states(&restored), before);
+    // The kept ids are the ones search and show answer to.
+    let (ok, out, err) = cli(&restored, &shop, &["search", "corrected", "--json"]);
+    assert!(
+        ok && out.contains(&format!("\"ref\": \"#{edited}\"")),
+        "{out}{err}"
+    );
+    // A second import changes nothing.
+    let (ok, _, err) = cli(
+        &restored,
+        restored.dir.path(),
+        &["import", backup.to_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(observation_states(&restored), before);
 }

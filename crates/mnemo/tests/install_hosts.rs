@@ -319,3 +319,91 @@ fn codex_notify_from_argv_ends_the_turn_with_its_prompt_and_answer() {
     );
     assert!(stored[0].contains("rename the ledger module"), "{stored:?}");
 }
+
+/// `program` (a copy of the mnemo binary) run as `env.mnemo()` runs mnemo.
+fn copy_of_mnemo(env: &Env, bin: &Path, program: &Path) -> Command {
+    let template = mnemo(env, bin);
+    let mut c = Command::new(program);
+    for (k, v) in template.get_envs() {
+        match v {
+            Some(v) => c.env(k, v),
+            None => c.env_remove(k),
+        };
+    }
+    c
+}
+
+/// The Claude Code hook entries whose command runs `hook claude-code`.
+fn claude_code_hook_commands(env: &Env) -> Vec<String> {
+    let text = std::fs::read_to_string(env.home().join(".claude/settings.json")).unwrap();
+    let settings: Value = serde_json::from_str(&text).unwrap();
+    let mut out = Vec::new();
+    for groups in settings["hooks"].as_object().unwrap().values() {
+        for group in groups.as_array().unwrap() {
+            for hook in group["hooks"].as_array().unwrap() {
+                let command = hook["command"].as_str().unwrap_or_default();
+                if command.contains(" hook claude-code ") {
+                    out.push(command.to_owned());
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn install_is_idempotent_whatever_the_binary_is_called() {
+    let env = Env::new();
+    let bin = bin_dir(&env, &[]);
+    std::fs::create_dir_all(env.home().join(".claude")).unwrap();
+    let copies = env.dir.path().join("copies");
+    std::fs::create_dir_all(&copies).unwrap();
+    let mut first: Option<usize> = None;
+    for name in ["agent-memory", "mnemo-1.4.0", "agent-memory"] {
+        let program = copies.join(name);
+        std::fs::copy(MNEMO, &program).unwrap();
+        for _ in 0..2 {
+            let (code, stdout, stderr) = out(copy_of_mnemo(&env, &bin, &program).args([
+                "install",
+                "--platform",
+                "claude-code",
+                "--no-import",
+            ]));
+            assert_eq!(code, 0, "{name}: {stdout}{stderr}");
+            let commands = claude_code_hook_commands(&env);
+            assert!(!commands.is_empty());
+            assert!(
+                commands.iter().all(|c| c.contains(name)),
+                "{name}: {commands:#?}"
+            );
+            let count = *first.get_or_insert(commands.len());
+            assert_eq!(commands.len(), count, "{name}: {commands:#?}");
+        }
+    }
+}
+
+#[test]
+fn an_empty_opencode_config_folder_is_not_an_installation_the_program_is() {
+    let env = Env::new();
+    // What a tool or a test may leave behind: the XDG folders, no program.
+    for dir in [
+        ".config/opencode",
+        ".cache/opencode",
+        ".local/share/opencode",
+    ] {
+        std::fs::create_dir_all(env.home().join(dir)).unwrap();
+    }
+    let bin = bin_dir(&env, &[]);
+    let (_, stdout, stderr) = out(mnemo(&env, &bin).arg("doctor"));
+    assert!(
+        !stdout.contains("OpenCode is on this machine"),
+        "{stdout}{stderr}"
+    );
+    let bin = bin_dir(&env, &["opencode"]);
+    let (_, stdout, stderr) = out(mnemo(&env, &bin).arg("doctor"));
+    assert!(
+        stdout.contains("OpenCode is on this machine"),
+        "{stdout}{stderr}"
+    );
+}

@@ -75,6 +75,13 @@ fn payload(case: &Case, id: &str, proj: &Path) -> (&'static str, Value) {
                        "prompt_id": id, "prompt": t}),
             );
         }
+        "assistant" => {
+            return (
+                "Stop",
+                json!({"session_id": "corpus", "cwd": proj, "hook_event_name": "Stop",
+                       "stop_hook_active": false, "last_assistant_message": t}),
+            );
+        }
         "command" => tool(
             "Bash",
             json!({"command": t, "description": "run it"}),
@@ -166,10 +173,18 @@ fn verdict(case: &Case, files: &[(PathBuf, Vec<u8>)], kept_in: &[u8]) -> Option<
             path.file_name().unwrap().to_string_lossy()
         ));
     }
-    // (The spool holds the stored JSON as a JSON string.)
-    let escaped = serde_json::to_string(&case.secret).unwrap();
-    let escaped = &escaped.as_bytes()[1..escaped.len() - 1];
-    (!contains_bytes(kept_in, needle) && !contains_bytes(kept_in, escaped)).then(|| {
+    // (The spool holds the stored JSON as a JSON string: once escaped for
+    // a prompt, twice for a tool input's JSON.)
+    let escape = |s: &str| {
+        let e = serde_json::to_string(s).unwrap();
+        e[1..e.len() - 1].to_owned()
+    };
+    let once = escape(&case.secret);
+    let twice = escape(&once);
+    let kept = [needle, once.as_bytes(), twice.as_bytes()]
+        .iter()
+        .any(|form| contains_bytes(kept_in, form));
+    (!kept).then(|| {
         format!(
             "  {} [{}]: {:?} was not kept",
             case.name, case.context, case.secret

@@ -651,6 +651,17 @@ fn pages_carry_a_strict_csp_and_the_session_cookie_serves_only_the_viewer() {
         403
     );
     assert_eq!(retry(&format!("Origin: http://127.0.0.1:{p}\r\n")), 200);
+    // A session cannot mint sign-in links, even from the viewer's origin;
+    // the token can.
+    let mint = |extra: &str| {
+        send(format!(
+            "POST /api/viewer/link HTTP/1.1\r\n{host}{extra}Content-Length: 0\r\n"
+        ))
+    };
+    let (code, _, body) = mint(&format!("{cookie}Origin: http://127.0.0.1:{p}\r\n"));
+    assert_eq!(code, 403, "{body}");
+    let (code, _, body) = mint(&format!("Authorization: Bearer {}\r\n", w.token));
+    assert_eq!(code, 200, "{body}");
     // The old token cookie is not a credential, nor is a stale session.
     let (code, _, _) = send(format!(
         "GET /api/stats HTTP/1.1\r\n{host}Cookie: mnemo_token={}\r\n",
@@ -693,7 +704,23 @@ fn mnemo_open_starts_the_worker_and_hands_the_link_to_the_browser() {
     );
     let info = worker_json(&env).expect("a worker was started");
     let port = info["port"].as_u64().unwrap() as u16;
-    let link = std::fs::read_to_string(&opened).unwrap().trim().to_owned();
+    // The browser was handed a private page that redirects, not the link.
+    let page = std::fs::read_to_string(&opened).unwrap().trim().to_owned();
+    assert!(!page.contains("login?t="), "{page}");
+    let file = std::path::PathBuf::from(page.strip_prefix("file://").unwrap_or(&page));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{file:?}");
+    }
+    let html = std::fs::read_to_string(&file).unwrap();
+    let link = html
+        .split("url=")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("{html}"))
+        .to_owned();
     let path = link
         .strip_prefix(&format!("http://127.0.0.1:{port}"))
         .unwrap_or_else(|| panic!("{link}"));

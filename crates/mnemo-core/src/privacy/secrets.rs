@@ -24,7 +24,11 @@
 //!   scalar (`password: |`) is its indented lines;
 //! * **command lines**: `mysql -pPASS`, `sshpass -p`, `docker login -p`,
 //!   `htpasswd -b … PASS`, `curl -u user:PASS`, `aws configure set <secret
-//!   key> VALUE`, SQL `PASSWORD '…'`, `.netrc` entries;
+//!   key> VALUE`, SQL `PASSWORD '…'`, `.netrc` entries, and what `echo`
+//!   or `printf` pipes into `base64 -d` when it decodes to `user:password`;
+//! * **passwords stated in words**: `password is X`, `passphrase was X`,
+//!   `password to X`, when X is quoted or has a digit or symbol among its
+//!   letters (not a word of the sentence);
 //! * **shapes of their own**: Telegram bot tokens (`<id>:<token>`), the
 //!   `sig=` of an Azure SAS URL, PuTTY's `Private-Lines`/`Private-MAC`, the
 //!   base64 lines before an `-----END … PRIVATE KEY-----` whose BEGIN line is
@@ -406,7 +410,7 @@ const RULE_GROUPS: &[&[Rule]] = &[
 /// `set` (`aws configure set <key> <value>`) and `password` in any case
 /// (`WITH PASSWORD '…'`, a `.netrc`) too.
 const EXTRA_STARTS: &[&[u8; 2]] = &[
-    b"ey", b"SG", b"be", b"bE", b"Be", b"BE", b"ho", b"se", b"pa", b"Pa", b"PA",
+    b"ey", b"SG", b"be", b"bE", b"Be", b"BE", b"ho", b"se", b"pa", b"Pa", b"PA", b"ec", b"pr",
 ];
 
 /// Bit `a * 256 + b` is set when a detection may start with bytes `a b`.
@@ -490,6 +494,43 @@ fn is_word(c: u8) -> bool {
 /// Characters of an HTTP auth credential (RFC 7235 token68, plus `_`).
 fn is_token68(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~' | b'+' | b'/' | b'=')
+}
+
+/// A quote at `at` that opens a value (`realm="x"`) rather than closing
+/// the quoted text a padded credential ended (`'Basic dXNlcg=='`).
+fn opens_quoted_value(b: &[u8], at: usize) -> bool {
+    matches!(b.get(at), Some(b'"' | b'\''))
+        && b.get(at + 1).is_some_and(|&c| is_word(c) || c == b'/')
+}
+
+/// Standard or URL-safe base64, padded or not; None when `v` is not base64.
+fn decode_base64(v: &[u8]) -> Option<Vec<u8>> {
+    let body = v
+        .strip_suffix(b"==")
+        .or_else(|| v.strip_suffix(b"="))
+        .unwrap_or(v);
+    if body.len() < 8 || body.len() % 4 == 1 {
+        return None;
+    }
+    let sextet = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(body.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0);
+    for &c in body {
+        acc = acc << 6 | u32::from(sextet(c)?);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
 }
 
 /// Characters of a type annotation (`&'static str`, `Option<String>`, `string | null`).
@@ -805,7 +846,8 @@ impl<'a> Scanner<'a> {
                     b'b' | b'B' => self.bearer(i),
                     b'h' => self.slack_webhook(i),
                     b's' => self.configure_set(i),
-                    b'p' | b'P' => self.password_word(i),
+                    b'p' | b'P' => self.password_word(i).or_else(|| self.echo_into_decoder(i)),
+                    b'e' => self.echo_into_decoder(i),
                     _ => None,
                 }
             }
@@ -955,7 +997,7 @@ impl<'a> Scanner<'a> {
         }
         // `=` only pads the end of a credential: `realm="x"` is an auth-param.
         if let Some(eq) = v.iter().position(|&c| c == b'=')
-            && (v[eq..].iter().any(|&c| c != b'=') || matches!(b.get(end), Some(b'"' | b'\'')))
+            && (v[eq..].iter().any(|&c| c != b'=') || opens_quoted_value(b, end))
         {
             return None;
         }
@@ -1267,9 +1309,9 @@ impl<'a> Scanner<'a> {
             let v = self.value_at(vs, SECRET_VALUE_WINDOW)?;
             let upper =
                 name.iter().any(u8::is_ascii_uppercase) && !name.iter().any(u8::is_ascii_lowercase);
-            if c == b':' && !v.quoted {
+            if c == b':' && !v.quoted && !is_auth_scheme(&b[v.start..v.end]) {
                 // `password: str = "..."`: the value is after the type (which
-                // is still scanned).
+                // is still scanned); `Basic dXNlcg=` is a credential's padding.
                 if let Some(annotated) = self.annotated_value(vs, upper, name) {
                     return annotated.map(Hit::Ahead);
                 }
@@ -1290,6 +1332,9 @@ impl<'a> Scanner<'a> {
                 {
                     return None;
                 }
+            }
+            if !v.quoted && self.word_under_bare_abbreviation(v, key.start, key.end) {
+                return None;
             }
             return self.secret_value(v, upper, name).map(Hit::Here);
         }
@@ -1691,6 +1736,9 @@ impl Scanner<'_> {
     fn password_word(&self, i: usize) -> Option<Span> {
         let b = self.b;
         let word = b"password";
+        if let Some(span) = self.stated_password(i) {
+            return Some(span);
+        }
         if !starts_with_ignore_case(&b[i..], word)
             || !b.get(i + word.len()).is_some_and(|&c| is_blank(c))
         {
@@ -1711,6 +1759,113 @@ impl Scanner<'_> {
             return None;
         }
         self.secret_value(v, true, word)
+    }
+
+    /// Under a key that is only `pass` or `pwd` (a test's status, the
+    /// working directory), a plain word or identifier (`TestParse`,
+    /// `homeDir + …`) is not a password: only a value with a digit or a
+    /// symbol is.
+    fn word_under_bare_abbreviation(&self, v: Val, key_start: usize, key_end: usize) -> bool {
+        let b = self.b;
+        // Inside JSON text, `\tPwd` is a tab, then `Pwd`.
+        let start = if key_start + 1 < key_end && escape_letter_at(b, key_start) {
+            key_start + 1
+        } else {
+            key_start
+        };
+        let name = &b[start..key_end];
+        let bare = [b"pass".as_slice(), b"pwd"]
+            .iter()
+            .any(|w| name.eq_ignore_ascii_case(w));
+        bare && self.b[v.start..v.end]
+            .iter()
+            .all(|&c| c.is_ascii_alphabetic() || c == b'_')
+    }
+
+    /// A password stated in words: `password is X`, `password was X`,
+    /// `password to X` (also `passphrase`, `passcode`), where X is quoted or
+    /// looks like a password (letters with a digit or a symbol), not a word
+    /// of the sentence (`the password is required`).
+    fn stated_password(&self, i: usize) -> Option<Span> {
+        let b = self.b;
+        let word_len = [b"password".as_slice(), b"passphrase", b"passcode"]
+            .iter()
+            .find(|w| starts_with_ignore_case(&b[i..], w))?
+            .len();
+        let mut j = i + word_len;
+        if b.get(j) != Some(&b' ') {
+            return None;
+        }
+        j += 1;
+        let verb_len = [b"is ".as_slice(), b"was ", b"to ", b"now is ", b"will be "]
+            .iter()
+            .find(|v| b[j..].starts_with(v))?
+            .len();
+        let vs = self.skip_blanks(j + verb_len);
+        let v = self.value_at(vs, 256)?;
+        let mut end = v.end;
+        if !v.quoted {
+            while end > v.start && matches!(b[end - 1], b'.' | b',' | b';' | b'!' | b'?' | b')') {
+                end -= 1;
+            }
+        }
+        let val = &b[v.start..end];
+        let looks_like_password = val.len() >= 6
+            && val.iter().any(u8::is_ascii_alphabetic)
+            && val.iter().any(|c| !c.is_ascii_alphabetic());
+        let data = if v.quoted {
+            val.len() >= 4
+        } else {
+            looks_like_password
+        };
+        if !data || generic_benign(val) || placeholder_phrase(val) || holds_marker(val) {
+            return None;
+        }
+        Some(Span {
+            start: v.start,
+            end,
+            kind: SECRET_ASSIGNMENT,
+        })
+    }
+
+    /// `echo X | base64 -d` (or `printf`, `--decode`, `-D`) where X decodes
+    /// to `user:password`: X.
+    fn echo_into_decoder(&self, i: usize) -> Option<Span> {
+        let b = self.b;
+        let cmd_len = [b"echo ".as_slice(), b"printf "]
+            .iter()
+            .find(|c| b[i..].starts_with(c))?
+            .len();
+        let line_end = b[i..]
+            .iter()
+            .take(COMMAND_LOOKBACK)
+            .position(|&c| c == b'\n')
+            .map_or((i + COMMAND_LOOKBACK).min(b.len()), |k| i + k);
+        let line = &b[i..line_end];
+        let pipe = line.iter().position(|&c| c == b'|')?;
+        let after = &line[pipe + 1..];
+        let decodes = contains(after, b"base64")
+            && (contains(after, b" -d") || contains(after, b"--decode") || contains(after, b" -D"));
+        if !decodes {
+            return None;
+        }
+        let mut vs = self.skip_blanks(i + cmd_len);
+        while b.get(vs) == Some(&b'-') {
+            let flag_end = self.unquoted_end(vs, line_end);
+            vs = self.skip_blanks(flag_end);
+        }
+        let v = self.value_at(vs, 1024)?;
+        let decoded = decode_base64(&b[v.start..v.end])?;
+        let credentials = decoded.iter().all(|c| c.is_ascii_graphic() || *c == b' ')
+            && decoded
+                .iter()
+                .position(|&c| c == b':')
+                .is_some_and(|k| k > 0 && k + 1 < decoded.len());
+        credentials.then_some(Span {
+            start: v.start,
+            end: v.end,
+            kind: "basic-credentials",
+        })
     }
 
     /// `<bot id>:<token>` of a Telegram bot (`/bot6148301927:AAzj…`), with

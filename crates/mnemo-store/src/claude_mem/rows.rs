@@ -8,6 +8,8 @@
 //! from `PRAGMA table_info`: a missing column reads as NULL, and of two
 //! spellings the one present is used. Times are taken from the `*_epoch`
 //! columns (milliseconds), else parsed from the ISO text beside them.
+//! A row that cannot be read (a value of the wrong type, bad text) is
+//! skipped and named in [`Dump::skipped_rows`]; the other rows are read.
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -103,6 +105,8 @@ pub struct Dump {
     pub prompts: Vec<Prompt>,
     pub observations: Vec<Observation>,
     pub summaries: Vec<Summary>,
+    /// Rows that could not be read, each as `table: why`.
+    pub skipped_rows: Vec<String>,
 }
 
 /// Reads everything from an open claude-mem database.
@@ -112,14 +116,26 @@ pub fn read(conn: &Connection, source: &Path) -> Result<Dump, ClaudeMemError> {
         source: e,
     };
     let schema = Schema::load(conn).map_err(sql)?;
+    let mut skipped = Vec::new();
     Ok(Dump {
         identity: identity(conn, &schema).map_err(sql)?,
         schema_version: schema_version(conn, &schema),
-        sessions: sessions(conn, &schema).map_err(sql)?,
-        prompts: prompts(conn, &schema).map_err(sql)?,
-        observations: observations(conn, &schema).map_err(sql)?,
-        summaries: summaries(conn, &schema).map_err(sql)?,
+        sessions: sessions(conn, &schema, &mut skipped).map_err(sql)?,
+        prompts: prompts(conn, &schema, &mut skipped).map_err(sql)?,
+        observations: observations(conn, &schema, &mut skipped).map_err(sql)?,
+        summaries: summaries(conn, &schema, &mut skipped).map_err(sql)?,
+        skipped_rows: skipped,
     })
+}
+
+/// The rows that read; each one that did not is noted in `skipped`.
+fn readable<T>(
+    rows: impl Iterator<Item = rusqlite::Result<T>>,
+    table: &str,
+    skipped: &mut Vec<String>,
+) -> Vec<T> {
+    rows.filter_map(|row| row.map_err(|e| skipped.push(format!("{table}: {e}"))).ok())
+        .collect()
 }
 
 /// The columns of each table.
@@ -230,7 +246,11 @@ fn list(r: &Row<'_>, i: usize) -> rusqlite::Result<Vec<String>> {
     })
 }
 
-fn sessions(conn: &Connection, schema: &Schema) -> rusqlite::Result<Vec<Session>> {
+fn sessions(
+    conn: &Connection,
+    schema: &Schema,
+    skipped: &mut Vec<String>,
+) -> rusqlite::Result<Vec<Session>> {
     let t = "sdk_sessions";
     let content = schema.col(t, CONTENT_ID);
     let query = format!(
@@ -245,21 +265,20 @@ fn sessions(conn: &Connection, schema: &Schema) -> rusqlite::Result<Vec<Session>
         schema.col(t, &["completed_at"]),
     );
     let mut stmt = conn.prepare(&query)?;
-    let mut sessions = stmt
-        .query_map([], |r| {
-            Ok(Session {
-                id: r.get(0)?,
-                content_id: r.get(1)?,
-                memory_id: r.get(2)?,
-                project: text(r, 3)?,
-                status: text(r, 4)?,
-                started_ms: time(r.get(5)?, r.get(6)?).unwrap_or(0),
-                ended_ms: time(r.get(7)?, r.get(8)?),
-                cwds: Vec::new(),
-            })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?;
-    let cwds = tool_cwds(conn, schema)?;
+    let rows = stmt.query_map([], |r| {
+        Ok(Session {
+            id: r.get(0)?,
+            content_id: r.get(1)?,
+            memory_id: r.get(2)?,
+            project: text(r, 3)?,
+            status: text(r, 4)?,
+            started_ms: time(r.get(5)?, r.get(6)?).unwrap_or(0),
+            ended_ms: time(r.get(7)?, r.get(8)?),
+            cwds: Vec::new(),
+        })
+    })?;
+    let mut sessions = readable(rows, t, skipped);
+    let cwds = tool_cwds(conn, schema, skipped)?;
     for s in &mut sessions {
         if let Some(c) = cwds.get(&s.content_id) {
             s.cwds = c.clone();
@@ -269,7 +288,11 @@ fn sessions(conn: &Connection, schema: &Schema) -> rusqlite::Result<Vec<Session>
 }
 
 /// Each content session's tool-call working directories, most used first.
-fn tool_cwds(conn: &Connection, schema: &Schema) -> rusqlite::Result<HashMap<String, Vec<String>>> {
+fn tool_cwds(
+    conn: &Connection,
+    schema: &Schema,
+    skipped: &mut Vec<String>,
+) -> rusqlite::Result<HashMap<String, Vec<String>>> {
     let mut out: HashMap<String, Vec<String>> = HashMap::new();
     let content = schema.col("tool_uses", CONTENT_ID);
     let cwd = schema.col("tool_uses", &["cwd"]);
@@ -281,14 +304,17 @@ fn tool_cwds(conn: &Connection, schema: &Schema) -> rusqlite::Result<HashMap<Str
          WHERE {cwd} IS NOT NULL AND {cwd} <> '' GROUP BY 1, 2 ORDER BY 1, n DESC, 2"
     ))?;
     let rows = stmt.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
-    for row in rows {
-        let (session, cwd) = row?;
+    for (session, cwd) in readable(rows, "tool_uses", skipped) {
         out.entry(session).or_default().push(cwd);
     }
     Ok(out)
 }
 
-fn prompts(conn: &Connection, schema: &Schema) -> rusqlite::Result<Vec<Prompt>> {
+fn prompts(
+    conn: &Connection,
+    schema: &Schema,
+    skipped: &mut Vec<String>,
+) -> rusqlite::Result<Vec<Prompt>> {
     let t = "user_prompts";
     if !schema.has_table(t) {
         return Ok(Vec::new());
@@ -303,7 +329,7 @@ fn prompts(conn: &Connection, schema: &Schema) -> rusqlite::Result<Vec<Prompt>> 
         schema.col(t, &["created_at"]),
     );
     let mut stmt = conn.prepare(&query)?;
-    stmt.query_map([], |r| {
+    let rows = stmt.query_map([], |r| {
         Ok(Prompt {
             id: r.get(0)?,
             content_id: r.get(1)?,
@@ -311,11 +337,15 @@ fn prompts(conn: &Connection, schema: &Schema) -> rusqlite::Result<Vec<Prompt>> 
             text: text(r, 3)?,
             created_ms: time(r.get(4)?, r.get(5)?).unwrap_or(0),
         })
-    })?
-    .collect()
+    })?;
+    Ok(readable(rows, "user_prompts", skipped))
 }
 
-fn observations(conn: &Connection, schema: &Schema) -> rusqlite::Result<Vec<Observation>> {
+fn observations(
+    conn: &Connection,
+    schema: &Schema,
+    skipped: &mut Vec<String>,
+) -> rusqlite::Result<Vec<Observation>> {
     let t = "observations";
     let memory = schema.col(t, MEMORY_ID);
     let cols = [
@@ -339,7 +369,7 @@ fn observations(conn: &Connection, schema: &Schema) -> rusqlite::Result<Vec<Obse
     let mut stmt = conn.prepare(&format!(
         "SELECT id, {memory}, {cols} FROM observations ORDER BY id"
     ))?;
-    stmt.query_map([], |r| {
+    let rows = stmt.query_map([], |r| {
         Ok(Observation {
             id: r.get(0)?,
             memory_id: text(r, 1)?,
@@ -357,11 +387,15 @@ fn observations(conn: &Connection, schema: &Schema) -> rusqlite::Result<Vec<Obse
             created_ms: time(r.get(13)?, r.get(14)?).unwrap_or(0),
             agent_type: r.get(15)?,
         })
-    })?
-    .collect()
+    })?;
+    Ok(readable(rows, "observations", skipped))
 }
 
-fn summaries(conn: &Connection, schema: &Schema) -> rusqlite::Result<Vec<Summary>> {
+fn summaries(
+    conn: &Connection,
+    schema: &Schema,
+    skipped: &mut Vec<String>,
+) -> rusqlite::Result<Vec<Summary>> {
     let t = "session_summaries";
     if !schema.has_table(t) {
         return Ok(Vec::new());
@@ -386,7 +420,7 @@ fn summaries(conn: &Connection, schema: &Schema) -> rusqlite::Result<Vec<Summary
     let mut stmt = conn.prepare(&format!(
         "SELECT id, {memory}, {cols} FROM session_summaries ORDER BY id"
     ))?;
-    stmt.query_map([], |r| {
+    let rows = stmt.query_map([], |r| {
         Ok(Summary {
             id: r.get(0)?,
             memory_id: text(r, 1)?,
@@ -402,6 +436,6 @@ fn summaries(conn: &Connection, schema: &Schema) -> rusqlite::Result<Vec<Summary
             prompt_number: r.get(11)?,
             created_ms: time(r.get(12)?, r.get(13)?).unwrap_or(0),
         })
-    })?
-    .collect()
+    })?;
+    Ok(readable(rows, "session_summaries", skipped))
 }

@@ -13,14 +13,22 @@
 //! fails its checksum and is ignored, and a WAL restarted by the writer
 //! carries new salts, so its stale frames are ignored too. Only a checkpoint
 //! rewrites the main file; then the copy is taken again.
+//!
+//! Only regular files are copied, within [`MAX_COPY_BYTES`]: a FIFO or a
+//! device in place of the database is refused, and in place of its `-wal`
+//! is skipped ([`Snapshot::skipped`] says so), never waited on.
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use mnemo_core::files::copy_regular;
 use rusqlite::{Connection, OpenFlags};
 
 use super::ClaudeMemError;
+
+/// Largest database or WAL copied.
+pub const MAX_COPY_BYTES: u64 = 64 << 30;
 
 /// How often the copy is retried while a checkpoint keeps changing the file.
 const ATTEMPTS: usize = 8;
@@ -30,6 +38,8 @@ pub struct Snapshot {
     pub conn: Connection,
     /// The database that was copied.
     pub source: PathBuf,
+    /// What was not copied, and why (a `-wal` that is not a regular file).
+    pub skipped: Vec<String>,
     _scratch: tempfile::TempDir,
 }
 
@@ -48,31 +58,38 @@ pub fn take(source: &Path, scratch_parent: &Path) -> Result<Snapshot, ClaudeMemE
         .tempdir_in(scratch_parent)
         .map_err(copy_err)?;
     let copy = scratch.path().join("claude-mem.db");
-    copy_consistent(source, &copy).map_err(copy_err)?;
+    let skipped = copy_consistent(source, &copy).map_err(copy_err)?;
     let conn = open_copy(source, &copy)?;
     check_claude_mem(source, &conn)?;
     Ok(Snapshot {
         conn,
         source: source.to_owned(),
+        skipped,
         _scratch: scratch,
     })
 }
 
-fn copy_consistent(source: &Path, copy: &Path) -> std::io::Result<()> {
+/// Copies the database and its `-wal`; what was skipped.
+fn copy_consistent(source: &Path, copy: &Path) -> std::io::Result<Vec<String>> {
     let wal = sidecar(source, "-wal");
     let copy_wal = sidecar(copy, "-wal");
     for _ in 0..ATTEMPTS {
+        let mut skipped = Vec::new();
         let before = stamp(source)?;
-        fs::copy(source, copy)?;
-        match fs::copy(&wal, &copy_wal) {
+        copy_regular(source, copy, MAX_COPY_BYTES)?;
+        match copy_regular(&wal, &copy_wal, MAX_COPY_BYTES) {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 let _ = fs::remove_file(&copy_wal);
             }
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+                let _ = fs::remove_file(&copy_wal);
+                skipped.push(format!("{e}: its recent transactions are not read"));
+            }
             Err(e) => return Err(e),
         }
         if stamp(source)? == before {
-            return Ok(());
+            return Ok(skipped);
         }
     }
     Err(std::io::Error::other(

@@ -153,7 +153,10 @@ pub async fn redact(
     body: Result<Json<RedactBody>, JsonRejection>,
 ) -> Result<Json<Value>, ApiError> {
     let Json(body) = body.map_err(|e| ApiError::bad_request(e.body_text()))?;
-    let redacted = app.db(move |store| Ok(store.redact(&body.text)?)).await?;
+    let data = app.data.clone();
+    let redacted = app
+        .db(move |store| Ok(store.redact_everywhere(&data, &body.text)?))
+        .await?;
     Ok(Json(json!(redacted)))
 }
 

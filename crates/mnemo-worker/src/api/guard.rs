@@ -37,6 +37,7 @@ use axum::response::{IntoResponse, Response};
 use super::{ApiError, AppState};
 use crate::info::constant_time_eq;
 use crate::viewer::login;
+use mnemo_core::time::now_ms;
 
 /// Host and Origin checks, for every route.
 pub async fn local_only(State(app): State<AppState>, request: Request, next: Next) -> Response {
@@ -120,10 +121,12 @@ pub async fn require_token(State(app): State<AppState>, request: Request, next: 
         Credentials::Bearer(token) if constant_time_eq(token.as_bytes(), app.token.as_bytes()) => {
             return next.run(request).await;
         }
-        Credentials::Session(id) if app.logins.is_session(&id) => match cross_site(&request) {
-            None => return next.run(request).await,
-            Some(why) => return ApiError::new(StatusCode::FORBIDDEN, why).into_response(),
-        },
+        Credentials::Session(id) if app.logins.is_session(&id, now_ms()) => {
+            match cross_site(&request) {
+                None => return next.run(request).await,
+                Some(why) => return ApiError::new(StatusCode::FORBIDDEN, why).into_response(),
+            }
+        }
         Credentials::Bearer(_) => "wrong token; use the one in worker.json of the data directory",
         Credentials::Session(_) => {
             "the viewer's session has ended (the worker restarted?): run `mnemo open` to sign in again"
@@ -138,6 +141,11 @@ pub async fn require_token(State(app): State<AppState>, request: Request, next: 
         header::HeaderValue::from_static("Bearer"),
     );
     response
+}
+
+/// Whether `headers` carry `Authorization: Bearer <token>` with this token.
+pub fn has_bearer_token(headers: &HeaderMap, token: &str) -> bool {
+    matches!(presented(headers), Credentials::Bearer(t) if constant_time_eq(t.as_bytes(), token.as_bytes()))
 }
 
 /// What a request presents.

@@ -6,8 +6,9 @@
 //! within [`LINK_TTL_MS`]; following it sets the `mnemo_session` cookie
 //! (`HttpOnly; SameSite=Strict; Path=/`: scripts cannot read it and other
 //! sites' requests do not carry it) and redirects to the viewer. Sessions
-//! live in memory, so they end with the worker; the API token itself never
-//! reaches the browser.
+//! live in memory, so they end with the worker, and end sooner when unused
+//! for [`SESSION_IDLE_MS`]; the API token itself never reaches the browser,
+//! and a session cannot ask for a new link (only the token can).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -26,6 +27,8 @@ use crate::info::{constant_time_eq, new_token};
 
 /// How long a login link stays valid.
 pub const LINK_TTL_MS: i64 = 120_000;
+/// How long a session stays open without a request.
+pub const SESSION_IDLE_MS: i64 = 8 * 3_600_000;
 /// The name of the session cookie.
 pub const COOKIE: &str = "mnemo_session";
 /// At most this many unused links and open sessions are kept (the oldest go).
@@ -72,12 +75,22 @@ impl Logins {
         }
     }
 
-    /// Whether `id` is an open session.
-    pub fn is_session(&self, id: &str) -> bool {
-        let sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        sessions
+    /// Whether `id` is an open session at `now`: known, and used within
+    /// [`SESSION_IDLE_MS`]. Using it keeps it open; an idle one is closed.
+    pub fn is_session(&self, id: &str, now: i64) -> bool {
+        let mut sessions = self.sessions.lock().unwrap_or_else(|e| e.into_inner());
+        sessions.retain(|_, last| now - *last < SESSION_IDLE_MS);
+        let key = sessions
             .keys()
-            .any(|k| constant_time_eq(k.as_bytes(), id.as_bytes()))
+            .find(|k| constant_time_eq(k.as_bytes(), id.as_bytes()))
+            .cloned();
+        match key.and_then(|k| sessions.get_mut(&k)) {
+            Some(last) => {
+                *last = now;
+                true
+            }
+            None => false,
+        }
     }
 }
 
@@ -90,8 +103,18 @@ fn keep_newest(map: &mut HashMap<String, i64>) {
     }
 }
 
-/// `POST /api/viewer/link` (needs the token): a one-time login link.
-pub async fn link(State(app): State<AppState>) -> Result<Json<Value>, ApiError> {
+/// `POST /api/viewer/link` (needs the token itself: a session cannot
+/// mint links): a one-time login link.
+pub async fn link(
+    State(app): State<AppState>,
+    headers: axum::http::HeaderMap,
+) -> Result<Json<Value>, ApiError> {
+    if !crate::api::guard::has_bearer_token(&headers, &app.token) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "a sign-in link needs the API token (`mnemo open`), not the viewer's session",
+        ));
+    }
     let secret = app
         .logins
         .issue_link(now_ms())
@@ -147,14 +170,32 @@ mod tests {
         let logins = Logins::default();
         let link = logins.issue_link(1_000).unwrap();
         let session = logins.redeem(&link, 2_000).unwrap().expect("first use");
-        assert!(logins.is_session(&session));
+        assert!(logins.is_session(&session, 2_000));
         assert_eq!(logins.redeem(&link, 2_001).unwrap(), None, "second use");
-        assert!(!logins.is_session(&link), "a link is not a session");
+        assert!(!logins.is_session(&link, 2_001), "a link is not a session");
 
         let late = logins.issue_link(10_000).unwrap();
         assert_eq!(logins.redeem(&late, 10_000 + LINK_TTL_MS).unwrap(), None);
         assert_eq!(logins.redeem("", 10_001).unwrap(), None);
-        assert!(!logins.is_session(""));
+        assert!(!logins.is_session("", 10_001));
+    }
+
+    #[test]
+    fn a_session_used_stays_open_and_an_idle_one_closes() {
+        let logins = Logins::default();
+        let link = logins.issue_link(0).unwrap();
+        let session = logins.redeem(&link, 0).unwrap().unwrap();
+        let half = SESSION_IDLE_MS / 2;
+        assert!(logins.is_session(&session, half));
+        assert!(
+            logins.is_session(&session, half * 2),
+            "used at half: still open"
+        );
+        assert!(!logins.is_session(&session, half * 2 + SESSION_IDLE_MS));
+        assert!(
+            !logins.is_session(&session, half * 2 + 1),
+            "closed for good"
+        );
     }
 
     #[test]

@@ -4,7 +4,7 @@
 
 use mnemo_recall::curate::{self, ForgetRequest};
 use mnemo_store::Store;
-use mnemo_store::curate::{Edit, Removed};
+use mnemo_store::curate::{Edit, Redacted, Removed};
 use mnemo_store::shape;
 
 use super::recall::{current_dir, out, print_json};
@@ -12,6 +12,10 @@ use crate::cli::{EditArgs, ForgetArgs, PinArgs, RedactArgs};
 use crate::output::{data_and_config, open_store};
 
 fn open() -> anyhow::Result<Store> {
+    Ok(open_with_data()?.0)
+}
+
+fn open_with_data() -> anyhow::Result<(Store, mnemo_core::DataDir)> {
     let (data, config) = data_and_config()?;
     if !data.db_path().exists() {
         anyhow::bail!(
@@ -19,7 +23,7 @@ fn open() -> anyhow::Result<Store> {
             data.db_path().display()
         );
     }
-    open_store(&data, &config)
+    Ok((open_store(&data, &config)?, data))
 }
 
 pub fn forget(args: ForgetArgs) -> anyhow::Result<i32> {
@@ -103,24 +107,36 @@ pub fn pin(args: PinArgs, pinned: bool) -> anyhow::Result<i32> {
 }
 
 pub fn redact(args: RedactArgs) -> anyhow::Result<i32> {
-    let mut store = open()?;
-    let redacted = store.redact(&args.text).map_err(curate::curate_error)?;
+    let (mut store, data) = open_with_data()?;
+    let redacted = store
+        .redact_everywhere(&data, &args.text)
+        .map_err(curate::curate_error)?;
     if args.json {
         print_json(&redacted)?;
-    } else if redacted.replaced == 0 {
-        out("not found anywhere in the store; nothing changed")?;
     } else {
-        let places: Vec<String> = redacted
-            .places
-            .iter()
-            .map(|(table, n)| format!("{table} {n}"))
-            .collect();
-        out(&format!(
-            "replaced in {} places with {} ({})",
-            redacted.replaced,
-            mnemo_store::curate::REDACTED,
-            places.join(", ")
-        ))?;
+        out(&redaction_summary(&redacted))?;
+    }
+    for left in &redacted.remaining {
+        eprintln!("mnemo: warning: a copy may remain in {left}");
     }
     Ok(0)
+}
+
+/// What a redaction replaced, where, in one line.
+fn redaction_summary(redacted: &Redacted) -> String {
+    if redacted.replaced == 0 {
+        return "not found anywhere mnemo keeps data; nothing changed".to_owned();
+    }
+    let places: Vec<String> = redacted
+        .places
+        .iter()
+        .chain(&redacted.files)
+        .map(|(place, n)| format!("{place} {n}"))
+        .collect();
+    format!(
+        "replaced in {} places with {} ({})",
+        redacted.replaced,
+        mnemo_store::curate::REDACTED,
+        places.join(", ")
+    )
 }

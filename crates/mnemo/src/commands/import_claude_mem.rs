@@ -39,6 +39,9 @@ pub fn run(path: Option<&Path>, maps: &[String], dry_run: bool) -> anyhow::Resul
         std::env::temp_dir()
     };
     let snap = snapshot::take(&source, &scratch)?;
+    for why in &snap.skipped {
+        eprintln!("mnemo: warning: skipped {why}");
+    }
     let mut dump = rows::read(&snap.conn, &source)?;
     drop(snap);
     if let Some(dir) = mnemo_transcript::files::default_dir() {
@@ -70,6 +73,8 @@ pub fn run(path: Option<&Path>, maps: &[String], dry_run: bool) -> anyhow::Resul
 
 /// Lines of a transcript read for its `cwd` before giving up.
 const TRANSCRIPT_LINES: usize = 50;
+/// Most bytes of a transcript read for its `cwd`.
+const TRANSCRIPT_HEAD_BYTES: u64 = 16 << 20;
 
 /// Claude Code's transcript of a session (`<projects>/<folder>/<session
 /// id>.jsonl`, kept 30 days by default) names its working directory: the
@@ -93,7 +98,7 @@ fn cwds_from_transcripts(dump: &mut rows::Dump, projects_dir: &Path) {
 
 fn transcript_cwd(path: &Path) -> Option<String> {
     use std::io::BufRead;
-    let file = std::fs::File::open(path).ok()?;
+    let file = mnemo_core::files::read_capped(path, TRANSCRIPT_HEAD_BYTES).ok()?;
     std::io::BufReader::new(file)
         .lines()
         .take(TRANSCRIPT_LINES)
@@ -275,6 +280,15 @@ fn report(
     }
     for why in tally.invalid.iter().take(20) {
         eprintln!("mnemo: not imported: {why}");
+    }
+    for why in dump.skipped_rows.iter().take(20) {
+        eprintln!("mnemo: skipped an unreadable row of {why}");
+    }
+    if dump.skipped_rows.len() > 20 {
+        eprintln!(
+            "mnemo: skipped {} unreadable rows in all",
+            dump.skipped_rows.len()
+        );
     }
 }
 

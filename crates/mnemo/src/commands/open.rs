@@ -3,8 +3,11 @@
 //! Starts the worker when none is running, asks it (with the token from
 //! `worker.json`) for a one-time sign-in link, and opens that link in the
 //! browser: `$BROWSER` when set, else the system's opener (`xdg-open`,
-//! `open`, `start`). The link is printed instead with `--print` or when no
-//! browser could be started; it works once, for two minutes.
+//! `open`, `start`). The browser is given a private file (mode 0600, in the
+//! data directory) that redirects to the link, never the link itself: a
+//! command line is visible to every local user, who could redeem the link
+//! first. The link is printed instead with `--print` or when no browser
+//! could be started; it works once, for two minutes.
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -26,7 +29,10 @@ pub fn run(args: OpenArgs) -> Result<i32> {
         println!("{url}");
         return Ok(0);
     }
-    match open_in_browser(&url) {
+    let opened = redirect_file(&data, &url)
+        .map_err(|e| format!("cannot write the sign-in page: {e}"))
+        .and_then(|page| open_in_browser(&page));
+    match opened {
         Ok(()) => {
             println!(
                 "opened the viewer in your browser (worker on 127.0.0.1:{})",
@@ -79,6 +85,33 @@ fn login_link(info: &WorkerInfo) -> Result<String> {
         .json()
         .and_then(|j| j["url"].as_str().map(str::to_owned))
         .context("the worker's answer has no link")
+}
+
+/// Writes a page that redirects to `url` into a file only the user can read;
+/// its `file://` URL.
+fn redirect_file(data: &mnemo_core::DataDir, url: &str) -> std::io::Result<String> {
+    std::fs::create_dir_all(data.root())?;
+    let path = data.root().join("viewer-login.html");
+    let _ = std::fs::remove_file(&path);
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let page = format!(
+        "<!doctype html><meta charset=\"utf-8\"><meta http-equiv=\"refresh\" content=\"0;url={url}\">\
+         <title>mnemo</title><a href=\"{url}\">Open the mnemo viewer</a>\n"
+    );
+    std::io::Write::write_all(&mut options.open(&path)?, page.as_bytes())?;
+    let path = std::fs::canonicalize(&path)?;
+    let shown = path
+        .to_string_lossy()
+        .replace('\\', "/")
+        .replace(' ', "%20");
+    Ok(if shown.starts_with('/') {
+        format!("file://{shown}")
+    } else {
+        format!("file:///{shown}")
+    })
 }
 
 /// Starts the browser on `url`; why not, when it cannot.

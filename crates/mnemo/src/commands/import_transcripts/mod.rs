@@ -103,7 +103,10 @@ pub fn run(dir: Option<&Path>) -> anyhow::Result<i32> {
         totals.bytes as f64 / 1e6,
         totals.skipped_lines,
         if totals.unreadable > 0 {
-            format!(", {} files unreadable", totals.unreadable)
+            format!(
+                ", {} files skipped (unreadable or not regular files)",
+                totals.unreadable
+            )
         } else {
             String::new()
         }
@@ -130,11 +133,19 @@ fn import_file(
     let session = match mnemo_transcript::read_session(path, sanitizer) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("mnemo: warning: cannot read {}: {e}", path.display());
+            eprintln!("mnemo: warning: skipped {}: {e}", path.display());
             totals.unreadable += 1;
             return Ok(());
         }
     };
+    if session.stats.unreadable_files > 0 {
+        eprintln!(
+            "mnemo: warning: skipped {} subagent file(s) of {}: not regular files, or unreadable",
+            session.stats.unreadable_files,
+            path.display()
+        );
+    }
+    totals.unreadable += session.stats.unreadable_files as usize;
     totals.skipped_lines += session.stats.skipped;
     totals.bytes += session.stats.bytes;
     if session.turns.is_empty() {
