@@ -14,7 +14,7 @@ use mnemo_recall::context::{ContextRequest, build, nothing_yet};
 use mnemo_recall::render::{self, Style};
 use mnemo_recall::scope::{self, Resolved};
 use mnemo_recall::search::{FileFilter, SearchRequest, SearchResults, search as run_search};
-use mnemo_recall::{Clock, ItemRef, records, timeline as tl};
+use mnemo_recall::{Clock, ItemRef, projects, records, timeline as tl};
 use mnemo_store::Store;
 
 use crate::cli::{ContextArgs, SearchArgs, ShowArgs, TimelineArgs};
@@ -46,6 +46,9 @@ pub(crate) fn out(text: &str) -> anyhow::Result<()> {
 pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     out(&serde_json::to_string_pretty(value)?)
 }
+
+/// How many known projects a "nothing here" hint names.
+const HINT_MAX: usize = 8;
 
 fn open(data: &DataDir, config: &Config) -> anyhow::Result<Store> {
     open_store_read_only(data, config)
@@ -98,6 +101,7 @@ pub fn search(args: SearchArgs) -> anyhow::Result<i32> {
                 identity.name,
                 identity.root.display()
             );
+            eprintln!("{}", projects::hint(Some(conn), HINT_MAX)?);
             return Ok(0);
         }
     };
@@ -192,6 +196,12 @@ pub fn context(args: ContextArgs) -> anyhow::Result<i32> {
         print_json(&index)?;
     } else {
         out(&index.text)?;
+    }
+    if index.empty {
+        eprintln!(
+            "{}",
+            projects::hint(store.as_ref().map(Store::conn), HINT_MAX)?
+        );
     }
     if !config.context.enabled {
         eprintln!(

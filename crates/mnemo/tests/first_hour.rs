@@ -1,0 +1,115 @@
+//! What a newcomer meets in the first hour: the projects mnemo knows and
+//! the hints that name them, wording (sizes, plurals, cuts), ids that mean
+//! one thing, host notifications shown as what they are, and uninstall.
+//! All through the real binary against a real data directory.
+
+mod common;
+
+use common::{Env, run_with_stdin};
+use serde_json::Value;
+
+fn run(env: &Env, args: &[&str]) -> (i32, String, String) {
+    let out = env.mnemo().args(args).output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Imports JSON Lines records through `mnemo import -`.
+fn import(env: &Env, lines: &[String]) {
+    let mut c = env.mnemo();
+    c.args(["import", "-"]);
+    let out = run_with_stdin(c, lines.join("\n").as_bytes());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn observation(root: &str, name: &str, platform: &str, title: &str) -> String {
+    serde_json::json!({
+        "kind": "observation",
+        "project": {"root": root, "name": name},
+        "session": {"platform": platform, "session_id": format!("{platform}-{name}-{root}")},
+        "type": "decision",
+        "title": title,
+        "created_at": "2026-11-02T10:00:00Z",
+    })
+    .to_string()
+}
+
+#[test]
+fn projects_lists_same_named_projects_by_root_and_hints_name_them() {
+    let env = Env::new();
+    let (code, out, err) = run(&env, &["projects"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.is_empty(), "{out}");
+    assert!(err.contains("import --transcripts"), "{err}");
+
+    import(
+        &env,
+        &[
+            observation("/home/a/work/api", "api", "claude-code", "Kept the cache"),
+            observation("/home/a/work/api", "api", "codex", "Dropped the retry"),
+            observation("/home/a/old/api", "api", "claude-code", "Pinned the schema"),
+        ],
+    );
+    let (code, out, err) = run(&env, &["projects", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let items = v["items"].as_array().unwrap();
+    assert_eq!(items.len(), 2, "{v}");
+    let work = items
+        .iter()
+        .find(|p| p["root"] == "/home/a/work/api")
+        .expect("the work project");
+    assert_eq!(work["name"], "api");
+    assert_eq!(work["observations"], 2);
+    assert_eq!(work["agents"], serde_json::json!(["claude-code", "codex"]));
+    assert!(
+        work["last_activity"]
+            .as_str()
+            .unwrap()
+            .starts_with("2026-11-02")
+    );
+
+    let (_, out, _) = run(&env, &["projects"]);
+    assert!(
+        out.contains("/home/a/work/api") && out.contains("/home/a/old/api"),
+        "{out}"
+    );
+    assert!(
+        out.contains("2 observations") && out.contains("1 observation,"),
+        "{out}"
+    );
+    assert!(out.contains("[claude-code, codex]"), "{out}");
+
+    // `mnemo context` where nothing is remembered names what is.
+    let elsewhere = env.dir.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    let out = env
+        .mnemo()
+        .arg("context")
+        .current_dir(&elsewhere)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nothing remembered"));
+    assert!(
+        err.contains("/home/a/old/api") && err.contains("--project"),
+        "{err}"
+    );
+
+    let out = env
+        .mnemo()
+        .args(["search", "cache"])
+        .current_dir(&elsewhere)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("/home/a/work/api"), "{err}");
+}
