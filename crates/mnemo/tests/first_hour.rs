@@ -87,6 +87,12 @@ fn projects_lists_same_named_projects_by_root_and_hints_name_them() {
     );
     assert!(out.contains("[claude-code, codex]"), "{out}");
 
+    // stats tells same-named projects apart and counts in the right number.
+    let (_, out, _) = run(&env, &["stats"]);
+    assert!(out.contains("api (/home/a/old/api)"), "{out}");
+    assert!(out.contains("(1 observation, 0 events)"), "{out}");
+    assert!(!out.contains(" KB") && !out.contains(" MB"), "{out}");
+
     // `mnemo context` where nothing is remembered names what is.
     let elsewhere = env.dir.path().join("elsewhere");
     std::fs::create_dir_all(&elsewhere).unwrap();

@@ -336,7 +336,7 @@ fn check_database(data: &DataDir, config: &Config) -> Check {
         counts.events.get("pending").copied().unwrap_or(0),
         count_s(counts.observations, "observation"),
         count(counts.summaries, "summary", "summaries"),
-        human_bytes(size)
+        mnemo_core::words::size(size)
     );
     // The full-text indexes are kept in step by our code, not by triggers; a
     // write from another tool (or an old bug) can leave them behind.
@@ -408,7 +408,7 @@ fn check_spool(data: &DataDir) -> Check {
             format!(
                 "{} ({}) {} in {} because the database could not be written",
                 count_s(lines, "captured event"),
-                human_bytes(bytes),
+                mnemo_core::words::size(bytes),
                 if lines == 1 { "waits" } else { "wait" },
                 spool::spool_files(data)
                     .iter()
@@ -1164,21 +1164,6 @@ fn file_size(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
-fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
 // ---- the worker (issue 3): running?, failed events, budget ----
 
 /// The worker, its queue's failed events, the token budget, the retention.
@@ -1209,7 +1194,7 @@ fn check_retention(config: &Config, store: &Store) -> Check {
         "retention",
         format!(
             "raw tool payloads {kept} (store.raw_payload_days); {} stored now",
-            human_bytes(raw)
+            mnemo_core::words::size(raw)
         ),
     )
 }
