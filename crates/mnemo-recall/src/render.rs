@@ -13,7 +13,7 @@ use crate::context::type_marker;
 use crate::ids::ItemRef;
 use crate::ids::Kind;
 use crate::records::{
-    ObservationRecord, ProjectRef, PromptRecord, Record, SessionKey, SummaryRecord,
+    ObservationRecord, ProjectRef, PromptRecord, Record, SessionKey, SummaryRecord, TurnRef,
 };
 use crate::search::{Hit, SearchResults};
 use crate::text::{display_path, one_line, untagged};
@@ -344,6 +344,33 @@ pub fn records(rs: &[Record], clock: &Clock, style: Style) -> String {
         .map(|r| record(r, clock, style))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The turns of a summary's session, `this` marked: what an index line
+/// naming the session by that summary describes. Empty for a lone turn.
+pub fn session_turns(turns: &[TurnRef], this: ItemRef, style: Style) -> String {
+    let mut out = String::new();
+    if turns.len() < 2 {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{}",
+        style.bold(&format!(
+            "Its session, {} summarized",
+            mnemo_core::words::count_s(turns.len(), "turn")
+        ))
+    );
+    for t in turns {
+        let mark = if t.id == this { " (this one)" } else { "" };
+        let _ = writeln!(
+            out,
+            "  {} {}{mark}",
+            style.id(&t.id.to_string()),
+            one_line(&t.request, 100)
+        );
+    }
+    out
 }
 
 /// A timeline: a title, then the entries by day, the anchor marked `>`.

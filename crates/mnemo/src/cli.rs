@@ -183,7 +183,7 @@ pub struct SearchArgs {
 
 #[derive(clap::Args, Clone)]
 pub struct ShowArgs {
-    /// Ids: #12 or 12 (observation), S12 (turn summary), P12 (prompt).
+    /// Ids: #12 or 12 (observation), S12 (turn summary, listed with its session's other turns), P12 (prompt).
     #[arg(required = true)]
     pub ids: Vec<String>,
     /// Machine-readable output.

@@ -119,3 +119,57 @@ fn projects_lists_same_named_projects_by_root_and_hints_name_them() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("/home/a/work/api"), "{err}");
 }
+
+fn summary(session: &str, turn: i64, request: &str) -> String {
+    serde_json::json!({
+        "kind": "summary",
+        "project": {"root": "/home/a/shop", "name": "shop"},
+        "session": {"platform": "claude-code", "session_id": session},
+        "prompt_number": turn,
+        "request": request,
+        "completed": format!("done: {request}"),
+        "created_at": format!("2026-11-02T10:0{turn}:00Z"),
+    })
+    .to_string()
+}
+
+#[test]
+fn show_of_a_turn_summary_lists_its_session_as_the_index_line_does() {
+    let env = Env::new();
+    import(
+        &env,
+        &[
+            summary("s-long", 1, "add the cart endpoint"),
+            summary("s-long", 2, "fix the price rounding"),
+            summary("s-long", 3, "write the checkout tests"),
+            summary("s-short", 1, "rename the config key"),
+        ],
+    );
+    let ids = |request: &str| -> String {
+        let (_, out, err) = run(
+            &env,
+            &["search", "--all", "--json", "-t", "summary", request],
+        );
+        let v: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out} {err}"));
+        v["hits"][0]["ref"].as_str().expect("a hit").to_owned()
+    };
+    let last = ids("checkout tests");
+    let (code, out, err) = run(&env, &["show", &last]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Its session, 3 turns summarized"), "{out}");
+    assert!(out.contains("add the cart endpoint"), "{out}");
+    let this = out
+        .lines()
+        .find(|l| l.contains("(this one)"))
+        .expect("the shown turn is marked");
+    assert!(this.contains(&last) && this.contains("checkout"), "{out}");
+
+    // A lone turn is just itself; old ids keep working as they were.
+    let lone = ids("rename config");
+    let (code, out, _) = run(&env, &["show", &lone]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("rename the config key") && !out.contains("Its session"),
+        "{out}"
+    );
+}

@@ -138,7 +138,7 @@ pub fn show(args: ShowArgs) -> anyhow::Result<i32> {
     if args.json {
         print_json(&fetched)?;
     } else if !fetched.records.is_empty() {
-        out(render::records(&fetched.records, &clock, terminal_style()).trim_end())?;
+        out(shown_records(&store, &fetched.records, &clock)?.trim_end())?;
     }
     for id in &fetched.missing {
         eprintln!(
@@ -148,6 +148,26 @@ pub fn show(args: ShowArgs) -> anyhow::Result<i32> {
     }
     // Some found: the answer; none found: an error.
     Ok(if fetched.records.is_empty() { 1 } else { 0 })
+}
+
+/// Full records; a turn summary with its session's other turns, as the
+/// index line that names the session by it describes them.
+fn shown_records(
+    store: &Store,
+    records: &[records::Record],
+    clock: &Clock,
+) -> anyhow::Result<String> {
+    let style = terminal_style();
+    let mut texts = Vec::new();
+    for r in records {
+        let mut text = render::record(r, clock, style);
+        if let records::Record::Summary(s) = r {
+            let turns = records::session_turns(store.conn(), s.id)?;
+            text.push_str(&render::session_turns(&turns, r.id(), style));
+        }
+        texts.push(text);
+    }
+    Ok(texts.join("\n"))
 }
 
 pub fn timeline(args: TimelineArgs) -> anyhow::Result<i32> {
