@@ -265,7 +265,13 @@ fn observation(o: &ObservationRecord, clock: &Clock, style: Style) -> String {
     list(&mut out, style, "Files modified", &o.files_modified, root);
     list(&mut out, style, "Files read", &o.files_read, root);
     if let Some(p) = &o.prompt {
-        block(&mut out, style, "Prompt of that turn", p);
+        let described = mnemo_core::host_text::describe(p);
+        block(
+            &mut out,
+            style,
+            "Prompt of that turn",
+            described.as_deref().unwrap_or(p),
+        );
     }
     out
 }
@@ -307,7 +313,7 @@ fn prompt(p: &PromptRecord, clock: &Clock, style: Style) -> String {
         out,
         "{} [prompt] {}",
         style.id(&ItemRef::prompt(p.id).to_string()),
-        style.bold(&one_line(&p.text, 120))
+        style.bold(&one_line(p.host_text.as_deref().unwrap_or(&p.text), 120))
     );
     field(
         &mut out,
@@ -325,7 +331,14 @@ fn prompt(p: &PromptRecord, clock: &Clock, style: Style) -> String {
     if p.origin != "user" {
         field(&mut out, style, "origin", Some(p.origin.clone()));
     }
-    block(&mut out, style, "Text", &p.text);
+    match &p.host_text {
+        Some(what) => {
+            block(&mut out, style, "Written by the host", what);
+            let result = mnemo_core::host_text::task_result(&p.text);
+            block(&mut out, style, "Result", result.unwrap_or_default());
+        }
+        None => block(&mut out, style, "Text", &p.text),
+    }
     out
 }
 

@@ -173,3 +173,47 @@ fn show_of_a_turn_summary_lists_its_session_as_the_index_line_does() {
         "{out}"
     );
 }
+
+#[test]
+fn host_notifications_show_as_what_they_are_in_show_and_search() {
+    let env = Env::new();
+    let text = "<task-notification>\n<task-id>b49d</task-id>\n<status>failed</status>\n\
+                <summary>Background command \"Rebase the branch\" failed with exit code 1</summary>\n\
+                </task-notification>\nRead the output file to retrieve the result: /tmp/t/b49d.output";
+    let prompt = serde_json::json!({
+        "kind": "prompt",
+        "uid": "p-host-1",
+        "session": {"platform": "claude-code", "session_id": "s-bg"},
+        "prompt_number": 2,
+        "origin": "system",
+        "text": text,
+        "created_at": "2026-11-02T10:00:00Z",
+    });
+    import(&env, &[prompt.to_string()]);
+    let (code, out, err) = run(&env, &["search", "--all", "rebase", "branch"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("background task failed: Background command \"Rebase the branch\""),
+        "{out}"
+    );
+    assert!(!out.contains("<task-notification>"), "{out}");
+    let (_, json, _) = run(&env, &["search", "--all", "--json", "rebase"]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let id = v["hits"][0]["ref"].as_str().unwrap().to_owned();
+    let (code, out, err) = run(&env, &["show", &id]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("Written by the host"), "{out}");
+    assert!(!out.contains("<task-id>"), "{out}");
+    let (_, json, _) = run(&env, &["show", "--json", &id]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(
+        v["records"][0]["text"], text,
+        "the stored text is kept whole"
+    );
+    assert!(
+        v["records"][0]["host_text"]
+            .as_str()
+            .unwrap()
+            .starts_with("background task failed")
+    );
+}

@@ -64,7 +64,7 @@ export async function sessionPage(main, { match }) {
         "div",
         { class: "turn" },
         h("div", { class: "muted small" }, n ? `Turn ${n}` : "Outside a turn"),
-        t.prompt ? h("div", { class: "prompt" }, t.prompt.text) : null,
+        t.prompt ? h("div", { class: "prompt" }, t.prompt.host_text || t.prompt.text) : null,
         h("div", { class: "list" },
           t.items.sort((a, b) => a.created_at_ms - b.created_at_ms).map((x) => card(x))),
       )),

@@ -81,7 +81,7 @@ export function hrefOf(item) {
 
 /// One line in a list: an observation, summary or prompt record, or a hit.
 export function card(item, words = []) {
-  const title = item.title || item.request || item.text || "(untitled)";
+  const title = item.title || item.request || item.host_text || item.text || "(untitled)";
   const sub = item.subtitle || item.learned || item.completed || "";
   const type = item.type || item.kind;
   return h(
