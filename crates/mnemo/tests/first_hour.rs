@@ -4,9 +4,15 @@
 //! All through the real binary against a real data directory.
 
 mod common;
+#[path = "common/worker.rs"]
+mod worker_support;
+
+use std::path::Path;
+use std::time::Duration;
 
 use common::{Env, run_with_stdin};
 use serde_json::Value;
+use worker_support::{Worker, wait_for};
 
 fn run(env: &Env, args: &[&str]) -> (i32, String, String) {
     let out = env.mnemo().args(args).output().unwrap();
@@ -216,4 +222,26 @@ fn host_notifications_show_as_what_they_are_in_show_and_search() {
             .unwrap()
             .starts_with("background task failed")
     );
+}
+
+#[test]
+fn tool_calls_the_user_refused_leave_nothing_in_memory() {
+    // A real transcript: one prompt, and the user refuses both tool calls.
+    let env = Env::new();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../mnemo-transcript/tests/fixtures/spotter/short.jsonl");
+    let dir = env.dir.path().join("claude/projects/-home-u-spotter");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::copy(&fixture, dir.join("short.jsonl")).unwrap();
+    let (code, _, err) = run(&env, &["import", "--transcripts", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(env.count("SELECT count(*) FROM events WHERE kind != 'turn_end'") >= 2);
+    let _worker = Worker::start(&env, |_| {});
+    wait_for(
+        "the imported turn compressed",
+        Duration::from_secs(60),
+        || (env.count("SELECT count(*) FROM events WHERE status != 'done'") == 0).then_some(()),
+    );
+    let titles = env.strings("SELECT title FROM observations");
+    assert!(titles.is_empty(), "refused calls became memory: {titles:?}");
 }
