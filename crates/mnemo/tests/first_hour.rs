@@ -245,3 +245,56 @@ fn tool_calls_the_user_refused_leave_nothing_in_memory() {
     let titles = env.strings("SELECT title FROM observations");
     assert!(titles.is_empty(), "refused calls became memory: {titles:?}");
 }
+
+/// A one-prompt transcript of session `id` in `cwd`, on `branch` if any.
+fn transcript(id: &str, cwd: &Path, branch: Option<&str>, prompt: &str) -> String {
+    let mut line = serde_json::json!({
+        "type": "user", "uuid": format!("u-{id}"), "sessionId": id,
+        "cwd": cwd, "timestamp": "2026-03-01T10:00:00Z",
+        "message": {"role": "user", "content": prompt},
+    });
+    if let Some(b) = branch {
+        line["gitBranch"] = serde_json::json!(b);
+    }
+    line.to_string() + "\n"
+}
+
+#[test]
+fn history_of_a_removed_worktree_joins_its_repository() {
+    let env = Env::new();
+    let repo = env.dir.path().join("src/shop");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let repo = repo.canonicalize().unwrap();
+    let gone = repo.join(".worktrees/fix-prices");
+    let sibling_gone = repo.parent().unwrap().join("shop-worktrees/shop-cart");
+    let not_git = repo.parent().unwrap().join("notes-worktrees/a");
+    let dir = env.dir.path().join("claude/projects/-src-shop");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (id, cwd, branch) in [
+        ("s-main", repo.as_path(), Some("main")),
+        ("s-wt", gone.as_path(), Some("fix-prices")),
+        ("s-sib", sibling_gone.as_path(), Some("cart")),
+        ("s-plain", not_git.as_path(), None),
+    ] {
+        let text = transcript(id, cwd, branch, &format!("work of {id}"));
+        std::fs::write(dir.join(format!("{id}.jsonl")), text).unwrap();
+    }
+    let (code, _, err) = run(&env, &["import", "--transcripts", dir.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let project_of = |sid: &str| -> String {
+        env.db()
+            .query_row(
+                "SELECT p.root FROM sessions s JOIN projects p ON p.id = s.project_id
+                 WHERE s.platform_session_id = ?1",
+                [sid],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    let root = repo.display().to_string();
+    assert_eq!(project_of("s-main"), root);
+    assert_eq!(project_of("s-wt"), root);
+    assert_eq!(project_of("s-sib"), root);
+    // Without a branch the transcript does not show a git checkout.
+    assert_eq!(project_of("s-plain"), not_git.display().to_string());
+}
