@@ -298,3 +298,34 @@ fn history_of_a_removed_worktree_joins_its_repository() {
     // Without a branch the transcript does not show a git checkout.
     assert_eq!(project_of("s-plain"), not_git.display().to_string());
 }
+
+#[test]
+fn uninstall_stops_the_worker_leaves_no_backup_and_says_what_it_kept() {
+    let env = Env::new();
+    let settings = env.home().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let before = "{\n  \"model\": \"opus\"\n}\n";
+    std::fs::write(&settings, before).unwrap();
+    let (code, _, err) = run(
+        &env,
+        &["install", "--platform", "claude-code", "--no-import"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let mut worker = Worker::start(&env, |_| {});
+
+    let (code, out, err) = run(&env, &["uninstall"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(&settings).unwrap(), before);
+    let left: Vec<_> = std::fs::read_dir(settings.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".mnemo.bak"))
+        .collect();
+    assert!(left.is_empty(), "backups left: {left:?}\n{out}");
+    assert!(out.contains("worker stopped"), "{out}");
+    assert!(worker.wait_exit(Duration::from_secs(10)).is_some(), "{out}");
+    let data = env.data().display().to_string();
+    assert!(out.contains(&format!("rm -rf {data}")), "{out}");
+    assert!(out.contains("binary:"), "{out}");
+    assert!(env.db_path().exists(), "the memory is kept");
+}
