@@ -23,6 +23,7 @@ use super::install::current_binary;
 
 mod hook_log;
 mod opencode;
+mod report;
 
 /// Ordered by gravity: the verdict is the worst status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -117,6 +118,7 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
             "ok": verdict == Status::Ok,
             "verdict": verdict.word(),
             "exit_code": verdict.exit_code(),
+            "summary": report::verdict_line(&checks, verdict, "below"),
             "data_dir": data.root(),
             "checks": checks.iter().map(|c| json!({
                 "name": c.name,
@@ -127,44 +129,9 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_report(&data, &checks, verdict);
+        report::print(&data, &checks, verdict);
     }
     Ok(verdict.exit_code())
-}
-
-fn print_report(data: &DataDir, checks: &[Check], verdict: Status) {
-    println!("mnemo doctor ({})", data.root().display());
-    let width = checks
-        .iter()
-        .map(|c| c.name.len())
-        .max()
-        .unwrap_or(0)
-        .max(9);
-    for c in checks {
-        let mark = match c.status {
-            Status::Ok => " ok ",
-            Status::Warn => "warn",
-            Status::Fail => "FAIL",
-        };
-        println!("  [{mark}] {:<width$} {}", c.name, c.detail);
-        if let Some(f) = &c.fix {
-            println!("         {:<width$} fix: {f}", "");
-        }
-    }
-    let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
-    let (warnings, failures) = (count(Status::Warn), count(Status::Fail));
-    match verdict {
-        Status::Ok => println!("All good."),
-        _ if failures == 0 => println!(
-            "{}: mnemo works, but see what to fix above.",
-            count_s(warnings, "warning")
-        ),
-        _ => println!(
-            "{} and {}: see the fixes above.",
-            count_s(failures, "failure"),
-            count_s(warnings, "warning")
-        ),
-    }
 }
 
 /// `path` as shown under the data directory, which the report's first line
