@@ -796,22 +796,26 @@ fn screenshots_of_real_sessions() {
         .unwrap()
         .to_owned();
     sign_in(&b, &env, &w, "feed");
-    b.set_size(1280, 900).unwrap();
     let base = format!("http://127.0.0.1:{}", w.port);
-    for (name, page, ready) in [
-        ("feed", "feed".to_owned(), "#feed .item"),
-        ("search", "search?q=test".to_owned(), "#results .item"),
-        ("detail", format!("o/{id}"), "#record"),
-        ("session", format!("session/{session}"), ".turn"),
-        ("projects", "projects".to_owned(), "#projects"),
-        ("health", "health".to_owned(), "#doctor"),
-        ("context", "context".to_owned(), "#c-text"),
-    ] {
-        b.goto(&format!("{base}/#/{page}")).unwrap();
-        b.wait(ready, T).unwrap();
-        std::thread::sleep(Duration::from_millis(300));
-        screenshot(&b, name);
+    // Every page at a laptop's width, and as a phone (390 px) shows it.
+    for (width, prefix) in [(1280, ""), (390, "phone-")] {
+        b.set_size(width, 900).unwrap();
+        for (name, page, ready) in [
+            ("feed", "feed".to_owned(), "#feed .item"),
+            ("search", "search?q=test".to_owned(), "#results .item"),
+            ("detail", format!("o/{id}"), "#record"),
+            ("session", format!("session/{session}"), ".turn"),
+            ("projects", "projects".to_owned(), "#projects"),
+            ("health", "health".to_owned(), "#doctor-verdict"),
+            ("context", "context".to_owned(), "#c-text"),
+        ] {
+            b.goto(&format!("{base}/#/{page}")).unwrap();
+            b.wait(ready, T).unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            screenshot(&b, &format!("{prefix}{name}"));
+        }
     }
+    b.set_size(1280, 900).unwrap();
     b.execute("document.documentElement.dataset.theme = 'dark'", json!([]))
         .unwrap();
     b.goto(&format!("{base}/#/search?q=test")).unwrap();
@@ -921,7 +925,7 @@ fn links_highlights_dates_verdict_and_both_widths_read_well() {
             b.wait(ready, T).unwrap();
             let broken = b
                 .execute(
-                    "return [...document.querySelectorAll('th, nav a, button')].filter((el) => { \
+                    "return [...document.querySelectorAll('th, nav a, button, td > a')].filter((el) => { \
                        const r = document.createRange(); r.selectNodeContents(el); \
                        return el.textContent.trim() && new Set([...r.getClientRects()].map((c) => c.top)).size > 1; \
                      }).map((el) => el.textContent)",
