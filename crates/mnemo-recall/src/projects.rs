@@ -25,13 +25,16 @@ pub struct ProjectSummary {
 }
 
 /// Counts through the per-project indexes; prompts through their sessions;
-/// agents also through observations (imported sessions may name no project).
+/// agents also of sessions that name no project (imported ones may not)
+/// through their observations, looked up by session (few, and indexed).
 const SQL: &str = "
 SELECT p.id, p.name, p.root,
   (SELECT group_concat(platform, ',') FROM
      (SELECT platform FROM sessions s WHERE s.project_id = p.id
-      UNION SELECT s.platform FROM observations o JOIN sessions s ON s.id = o.session_id
-            WHERE o.project_id = p.id
+      UNION SELECT s.platform FROM sessions s
+            WHERE s.project_id IS NULL
+              AND EXISTS (SELECT 1 FROM observations o
+                          WHERE o.session_id = s.id AND o.project_id = p.id)
       ORDER BY 1)),
   (SELECT count(*) FROM sessions s WHERE s.project_id = p.id),
   (SELECT count(*) FROM prompts q JOIN sessions s ON s.id = q.session_id WHERE s.project_id = p.id),
