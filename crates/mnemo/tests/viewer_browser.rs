@@ -865,6 +865,29 @@ fn links_highlights_dates_verdict_and_both_widths_read_well() {
     })
     .unwrap();
 
+    highlights_and_dates(&b, &base);
+    b.goto(&format!("{base}/#/health")).unwrap();
+    let verdict = b
+        .wait_until("the doctor's verdict", T, || {
+            Ok(b.find_all("#doctor-verdict")?
+                .first()
+                .map(|e| b.text(e).unwrap_or_default()))
+        })
+        .unwrap();
+    assert!(
+        verdict == "All good." || verdict.contains("warning") || verdict.contains("failure"),
+        "{verdict}"
+    );
+
+    for (width, prefix) in [(1280, "wide"), (390, "narrow")] {
+        every_page_reads_well(&b, &base, width, prefix);
+    }
+    b.set_size(1280, 900).unwrap();
+}
+
+/// A question's stop words are not marked, an inflection is ("fixed" marks
+/// "Fix"), and a card's date reads as the CLI writes it.
+fn highlights_and_dates(b: &Browser, base: &str) {
     b.goto(&format!("{base}/#/search?q=why+did+we+fixed+the+rounding"))
         .unwrap();
     let marks = b
@@ -897,33 +920,23 @@ fn links_highlights_dates_verdict_and_both_widths_read_well() {
         title.len() == 23 && title.as_bytes()[4] == b'-' && title.as_bytes()[16] == b' ',
         "the CLI's 2026-11-22 14:05 +01:00, not {title}"
     );
+}
 
-    b.goto(&format!("{base}/#/health")).unwrap();
-    let verdict = b
-        .wait_until("the doctor's verdict", T, || {
-            Ok(b.find_all("#doctor-verdict")?
-                .first()
-                .map(|e| b.text(e).unwrap_or_default()))
-        })
-        .unwrap();
-    assert!(
-        verdict == "All good." || verdict.contains("warning") || verdict.contains("failure"),
-        "{verdict}"
-    );
-
-    for (width, prefix) in [(1280, "wide"), (390, "narrow")] {
-        b.set_size(width, 900).unwrap();
-        for (page, ready) in [
-            ("feed", "#feed .item"),
-            ("search?q=rounding", "#results .item"),
-            ("sessions", "#main .item"),
-            ("projects", "#projects"),
-            ("context?project=shop", "#c-text"),
-            ("health", "#doctor"),
-        ] {
-            b.goto(&format!("{base}/#/{page}")).unwrap();
-            b.wait(ready, T).unwrap();
-            let broken = b
+/// At `width`, no header, tab, button or link breaks inside a word and no
+/// page scrolls sideways; screenshots named `<prefix>-<page>`.
+fn every_page_reads_well(b: &Browser, base: &str, width: u32, prefix: &str) {
+    b.set_size(width, 900).unwrap();
+    for (page, ready) in [
+        ("feed", "#feed .item"),
+        ("search?q=rounding", "#results .item"),
+        ("sessions", "#main .item"),
+        ("projects", "#projects"),
+        ("context?project=shop", "#c-text"),
+        ("health", "#doctor"),
+    ] {
+        b.goto(&format!("{base}/#/{page}")).unwrap();
+        b.wait(ready, T).unwrap();
+        let broken = b
                 .execute(
                     "return [...document.querySelectorAll('th, nav a, button, td > a')].filter((el) => { \
                        const r = document.createRange(); r.selectNodeContents(el); \
@@ -932,25 +945,23 @@ fn links_highlights_dates_verdict_and_both_widths_read_well() {
                     json!([]),
                 )
                 .unwrap();
-            assert_eq!(
-                broken,
+        assert_eq!(
+            broken,
+            json!([]),
+            "{page} at {width}px: broken inside a word"
+        );
+        let sideways = b
+            .execute(
+                "return document.documentElement.scrollWidth > window.innerWidth + 1",
                 json!([]),
-                "{page} at {width}px: broken inside a word"
-            );
-            let sideways = b
-                .execute(
-                    "return document.documentElement.scrollWidth > window.innerWidth + 1",
-                    json!([]),
-                )
-                .unwrap();
-            assert_eq!(
-                sideways,
-                json!(false),
-                "{page} at {width}px scrolls sideways"
-            );
-            let name = page.split('?').next().unwrap_or(page);
-            screenshot(&b, &format!("{prefix}-{name}"));
-        }
+            )
+            .unwrap();
+        assert_eq!(
+            sideways,
+            json!(false),
+            "{page} at {width}px scrolls sideways"
+        );
+        let name = page.split('?').next().unwrap_or(page);
+        screenshot(b, &format!("{prefix}-{name}"));
     }
-    b.set_size(1280, 900).unwrap();
 }
