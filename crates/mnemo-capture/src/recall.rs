@@ -182,9 +182,9 @@ fn session_context(
     }
     let system_message = (config.context.system_message && !index.empty).then(|| {
         format!(
-            "mnemo: {} of {} observations of {} in context ({} characters)",
+            "mnemo: {} of {} of {} in context ({} characters)",
             index.observations_shown.len(),
-            index.observations_total,
+            mnemo_core::words::count_s(index.observations_total, "observation"),
             index.project,
             index.chars
         )

@@ -46,6 +46,7 @@ mod common_tools;
 mod concrete;
 mod event;
 mod narrative;
+mod noise;
 mod offline;
 mod provider;
 mod render;
@@ -463,6 +464,7 @@ impl Compressor {
     /// [`offline()`], with the reason in `fallback_error` and every attempt
     /// in `calls`.
     pub async fn compress(&self, batch: &TurnBatch, llm_allowed: bool) -> Outcome {
+        let batch = &*noise::worth_remembering(batch);
         if matches!(*self.backend, Backend::Offline) {
             return offline(batch);
         }

@@ -58,19 +58,10 @@ pub(crate) fn clamp_sentences(s: &str, max: usize) -> String {
     clamp_words(s, max)
 }
 
-/// At most `max` bytes of `s`, cut between words, with `…` when cut.
+/// At most `max` bytes of `s`, cut between words or path segments
+/// ([`mnemo_core::words::cut`]), with `…` when cut.
 pub(crate) fn clamp_words(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
-    }
-    let room = floor_boundary(s, max.saturating_sub('…'.len_utf8()));
-    let end = s[..room]
-        .rfind(char::is_whitespace)
-        .filter(|&e| e >= max / 2)
-        .unwrap_or(room);
-    let mut out = s[..end].trim_end_matches([' ', ',', ';', ':']).to_owned();
-    out.push('…');
-    out
+    mnemo_core::words::cut(s, max)
 }
 
 /// `s` with its first letter upper-case.

@@ -59,6 +59,32 @@ pub fn identify(dir: &Path) -> ProjectIdentity {
     }
 }
 
+/// The main repository of a git worktree from where the worktree sits, for
+/// history whose worktree is gone (nothing on disk to ask): a directory in
+/// `<repo>/.worktrees/`, `<repo>/.claude/worktrees/` or `<repo>/.git/worktrees/`,
+/// or in a sibling folder `<repo>-worktrees/` (also `_worktrees`,
+/// `.worktrees`). None when the path has none of these layouts.
+pub fn worktree_repository(dir: &Path) -> Option<PathBuf> {
+    let parts: Vec<Component<'_>> = dir.components().collect();
+    // The innermost layout wins; the worktree's own name must follow it.
+    (1..parts.len().saturating_sub(1)).rev().find_map(|i| {
+        let name = parts[i].as_os_str().to_str()?;
+        let before: PathBuf = parts[..i].iter().collect();
+        let holder = parts[i - 1].as_os_str().to_str().unwrap_or_default();
+        if name == ".worktrees" {
+            return Some(before);
+        }
+        if name == "worktrees" && matches!(holder, ".claude" | ".git") {
+            return before.parent().map(Path::to_owned);
+        }
+        ["-worktrees", "_worktrees", ".worktrees"]
+            .iter()
+            .find_map(|suffix| name.strip_suffix(suffix))
+            .filter(|repo| !repo.is_empty())
+            .map(|repo| before.join(repo))
+    })
+}
+
 /// Walks up from `start` to the nearest `.git` and returns the project root it
 /// implies, or None outside git.
 fn git_project_root(start: &Path) -> Option<PathBuf> {
@@ -373,6 +399,28 @@ mod tests {
         let id = identify(&wt.join("."));
         assert_eq!(id.root, canonical(&main));
         assert_eq!(id.name, "main-repo");
+    }
+
+    #[test]
+    fn worktree_layouts_name_their_repository() {
+        let cases = [
+            ("/u/work/cli/.worktrees/2", Some("/u/work/cli")),
+            ("/u/work/cli/.worktrees/2/src/x", Some("/u/work/cli")),
+            ("/u/p/shop/.claude/worktrees/fix-a", Some("/u/p/shop")),
+            ("/u/p/shop-worktrees/shop-gqc", Some("/u/p/shop")),
+            ("/u/p/shop_worktrees/b", Some("/u/p/shop")),
+            ("/u/p/shop", None),
+            ("/u/p/worktrees/a", None),
+            ("/u/p/.worktrees", None),
+            ("/u/p/-worktrees/a", None),
+        ];
+        for (dir, repo) in cases {
+            assert_eq!(
+                worktree_repository(Path::new(dir)),
+                repo.map(PathBuf::from),
+                "{dir}"
+            );
+        }
     }
 
     #[test]

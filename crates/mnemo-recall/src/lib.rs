@@ -19,6 +19,7 @@
 //!   of its selective words, [`ranking`] re-ranks BM25's candidates by how
 //!   much of the query they cover, [`supersede`] finds decisions that a
 //!   later decision replaced;
+//! - [`projects`]: the projects mnemo knows, and the hint that names them;
 //! - [`records`]: full records by id (`mnemo show`, `get_observations`);
 //! - [`timeline`]: what came before and after an item in its project;
 //! - [`save`]: an observation the agent asked to keep (`save_memory`);
@@ -45,6 +46,7 @@ pub mod git;
 pub mod gotchas;
 pub mod ids;
 pub mod knowledge;
+pub mod projects;
 pub mod prompt;
 pub mod query;
 pub mod ranking;

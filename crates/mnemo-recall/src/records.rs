@@ -2,7 +2,9 @@
 //! returns. The records are [`mnemo_store::shape`]'s, the one shape every
 //! interface serializes: an observation comes with its project, its session
 //! and the user's prompt of the turn it came from; a summary and a prompt
-//! with their project and session.
+//! with their project and session. A summary's session is listed turn by
+//! turn by [`session_turns`], for an index line (`S4 … 4 turns`) that
+//! names a session by its last summary.
 
 use mnemo_store::shape;
 use rusqlite::Connection;
@@ -74,4 +76,33 @@ pub fn summary(conn: &Connection, id: i64) -> Result<Option<SummaryRecord>> {
 
 pub fn prompt(conn: &Connection, id: i64) -> Result<Option<PromptRecord>> {
     Ok(shape::prompt(conn, id)?)
+}
+
+/// One turn summary of a session, as [`session_turns`] lists it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TurnRef {
+    #[serde(rename = "ref")]
+    pub id: ItemRef,
+    pub prompt_number: Option<i64>,
+    pub request: String,
+}
+
+/// Every turn summary of the session that summary `id` belongs to, in turn
+/// order; empty when the summary has no session or does not exist.
+pub fn session_turns(conn: &Connection, id: i64) -> Result<Vec<TurnRef>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT t.id, t.prompt_number, t.request FROM summaries s
+         JOIN summaries t ON t.session_id = s.session_id
+         WHERE s.id = ?1 ORDER BY t.prompt_number, t.id",
+    )?;
+    let turns = stmt
+        .query_map([id], |r| {
+            Ok(TurnRef {
+                id: ItemRef::summary(r.get(0)?),
+                prompt_number: r.get(1)?,
+                request: r.get(2)?,
+            })
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    Ok(turns)
 }

@@ -15,7 +15,7 @@ use crate::context::type_marker;
 use crate::ids::ItemRef;
 use crate::ids::Kind;
 use crate::records::{
-    ObservationRecord, ProjectRef, PromptRecord, Record, SessionKey, SummaryRecord,
+    ObservationRecord, ProjectRef, PromptRecord, Record, SessionKey, SummaryRecord, TurnRef,
 };
 use crate::search::{Hit, SearchResults};
 use crate::text::{display_path, one_line, untagged};
@@ -269,7 +269,13 @@ fn observation(o: &ObservationRecord, clock: &Clock, style: Style) -> String {
     list(&mut out, style, "Files modified", &o.files_modified, root);
     list(&mut out, style, "Files read", &o.files_read, root);
     if let Some(p) = &o.prompt {
-        block(&mut out, style, "Prompt of that turn", p);
+        let described = mnemo_core::host_text::describe(p);
+        block(
+            &mut out,
+            style,
+            "Prompt of that turn",
+            described.as_deref().unwrap_or(p),
+        );
     }
     out
 }
@@ -311,7 +317,7 @@ fn prompt(p: &PromptRecord, clock: &Clock, style: Style) -> String {
         out,
         "{} [prompt] {}",
         style.id(&ItemRef::prompt(p.id).to_string()),
-        style.bold(&one_line(&p.text, 120))
+        style.bold(&one_line(p.host_text.as_deref().unwrap_or(&p.text), 120))
     );
     field(
         &mut out,
@@ -329,7 +335,14 @@ fn prompt(p: &PromptRecord, clock: &Clock, style: Style) -> String {
     if p.origin != "user" {
         field(&mut out, style, "origin", Some(p.origin.clone()));
     }
-    block(&mut out, style, "Text", &p.text);
+    match &p.host_text {
+        Some(what) => {
+            block(&mut out, style, "Written by the host", what);
+            let result = mnemo_core::host_text::task_result(&p.text);
+            block(&mut out, style, "Result", result.unwrap_or_default());
+        }
+        None => block(&mut out, style, "Text", &p.text),
+    }
     out
 }
 
@@ -348,6 +361,33 @@ pub fn records(rs: &[Record], clock: &Clock, style: Style) -> String {
         .map(|r| record(r, clock, style))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+/// The turns of a summary's session, `this` marked: what an index line
+/// naming the session by that summary describes. Empty for a lone turn.
+pub fn session_turns(turns: &[TurnRef], this: ItemRef, style: Style) -> String {
+    let mut out = String::new();
+    if turns.len() < 2 {
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "{}",
+        style.bold(&format!(
+            "Its session, {} summarized",
+            mnemo_core::words::count_s(turns.len(), "turn")
+        ))
+    );
+    for t in turns {
+        let mark = if t.id == this { " (this one)" } else { "" };
+        let _ = writeln!(
+            out,
+            "  {} {}{mark}",
+            style.id(&t.id.to_string()),
+            one_line(&t.request, 100)
+        );
+    }
+    out
 }
 
 /// A timeline: a title, then the entries by day, the anchor marked `>`.

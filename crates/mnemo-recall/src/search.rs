@@ -1091,11 +1091,13 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
             )?
             .query_row([id.id], |r| {
                 let created: i64 = r.get(1)?;
+                let text: String = r.get(0)?;
+                let described = mnemo_core::host_text::describe(&text);
                 Ok(Hit {
                     id,
                     kind: id.kind,
                     obs_type: None,
-                    title: one_line(&r.get::<_, String>(0)?, 160),
+                    title: one_line(described.as_deref().unwrap_or(&text), 160),
                     subtitle: String::new(),
                     file: None,
                     created_at: format_rfc3339(created),

@@ -45,30 +45,22 @@ pub fn untagged(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// White space collapsed to single spaces, cut at a word boundary to at most
-/// `max` characters (with `...` when cut), reserved tags removed.
+/// White space collapsed to single spaces, cut between words or path
+/// segments to at most `max` characters (ending with `…` when cut,
+/// [`mnemo_core::words::cut_chars`]), reserved tags removed.
 pub fn one_line(text: &str, max: usize) -> String {
     let clean = untagged(text);
-    let mut out = String::with_capacity(clean.len().min(max + 3));
-    let mut count = 0;
+    let mut out = String::with_capacity(clean.len().min(max.saturating_mul(4) + 8));
     for word in clean.split_whitespace() {
-        let extra = word.chars().count() + usize::from(count > 0);
-        if count + extra > max {
-            // Cut between words; only a first word longer than the whole
-            // line is cut inside, as there is no boundary to cut at.
-            if count == 0 {
-                out.extend(word.chars().take(max));
-            }
-            out.push_str("...");
-            return out;
-        }
-        if count > 0 {
+        if !out.is_empty() {
             out.push(' ');
         }
         out.push_str(word);
-        count += extra;
+        if out.len() > max.saturating_mul(4) + 8 {
+            break;
+        }
     }
-    out
+    mnemo_core::words::cut_chars(&out, max)
 }
 
 /// How Claude Code measures hook output: JavaScript string length (UTF-16
@@ -145,14 +137,22 @@ mod tests {
     #[test]
     fn one_line_collapses_and_cuts() {
         assert_eq!(one_line("  a\n\n b\tc ", 80), "a b c");
-        assert_eq!(one_line("alpha beta gamma delta", 12), "alpha beta...");
+        assert_eq!(one_line("alpha beta gamma delta", 12), "alpha beta\u{2026}");
         assert_eq!(
             one_line("cut here: supercalifragilistic", 20),
-            "cut here:...",
+            "cut here\u{2026}",
             "no word is cut in half"
         );
-        assert_eq!(one_line("supercalifragilistic", 12), "supercalifra...");
-        assert_eq!(one_line("ünïcödé wörds", 9), "ünïcödé...");
+        assert_eq!(
+            one_line("edited crates/store/src/queue_backoff.rs", 30),
+            "edited crates/store/src/\u{2026}",
+            "no path segment is cut in half"
+        );
+        assert_eq!(one_line("supercalifragilistic", 12), "supercalifr\u{2026}");
+        assert_eq!(
+            one_line("\u{fc}n\u{ef}c\u{f6}d\u{e9} w\u{f6}rds", 9),
+            "\u{fc}n\u{ef}c\u{f6}d\u{e9}\u{2026}"
+        );
     }
 
     #[test]

@@ -146,6 +146,11 @@ pub struct PromptRecord {
     pub prompt_number: Option<i64>,
     /// The host's id of the prompt, when it gives one.
     pub platform_prompt_id: Option<String>,
+    /// What the prompt is when the host wrote it, not the user
+    /// (`background task failed: ...`, [`mnemo_core::host_text::describe`]);
+    /// omitted for the user's own words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub host_text: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -305,12 +310,14 @@ pub const PROMPT_FROM: &str = "prompts q
 pub fn prompt_row(r: &Row<'_>) -> rusqlite::Result<PromptRecord> {
     let id: i64 = r.get(0)?;
     let created: i64 = r.get(4)?;
+    let text: String = r.get(2)?;
     Ok(PromptRecord {
         id,
         reference: prompt_ref(id),
         kind: "prompt",
         uid: r.get(1)?,
-        text: r.get(2)?,
+        host_text: mnemo_core::host_text::describe(&text),
+        text,
         origin: r.get(3)?,
         created_at: format_rfc3339(created),
         created_at_ms: created,

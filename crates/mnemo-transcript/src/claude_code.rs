@@ -202,6 +202,12 @@ impl<'a> Builder<'a> {
         {
             self.session.cwd = Some(cwd.to_owned());
         }
+        if self.session.git_branch.is_none()
+            && let Some(branch) = v.get("gitBranch").and_then(Value::as_str)
+            && !branch.trim().is_empty()
+        {
+            self.session.git_branch = Some(branch.to_owned());
+        }
         // A subagent's lines (inline in older transcripts, or a subagent's
         // own file): its tool calls count, its words and prompts do not.
         let sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true);

@@ -10,6 +10,9 @@ pub struct Session {
     pub session_id: String,
     /// The working directory the session started in.
     pub cwd: Option<String>,
+    /// The git branch the host saw checked out there (`gitBranch`): the
+    /// directory was a git checkout, even if it is gone now.
+    pub git_branch: Option<String>,
     pub turns: Vec<Turn>,
     pub stats: ReadStats,
 }

@@ -102,6 +102,8 @@ pub enum Command {
     },
     /// The background worker that compresses captured events.
     Worker(WorkerArgs),
+    /// The projects mnemo knows: name, root, agents, counts, last activity.
+    Projects(ProjectsArgs),
     /// Token spend per day and per project, and the queue.
     Stats(StatsArgs),
     /// Full-text search over observations, summaries and prompts.
@@ -181,7 +183,7 @@ pub struct SearchArgs {
 
 #[derive(clap::Args, Clone)]
 pub struct ShowArgs {
-    /// Ids: #12 or 12 (observation), S12 (turn summary), P12 (prompt).
+    /// Ids: #12 or 12 (observation), S12 (turn summary, listed with its session's other turns), P12 (prompt).
     #[arg(required = true)]
     pub ids: Vec<String>,
     /// Machine-readable output.
@@ -217,6 +219,13 @@ pub struct ContextArgs {
     #[arg(long)]
     pub agent: Option<String>,
     /// The index and what went into it, as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct ProjectsArgs {
+    /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
 }
@@ -427,6 +436,7 @@ pub fn run(args: Vec<OsString>) -> i32 {
         ),
         Command::Doctor { fix, json } => commands::doctor::run(fix, json),
         Command::Worker(args) => commands::worker::run(args),
+        Command::Projects(args) => commands::projects::run(args),
         Command::Stats(args) => commands::stats::run(args),
         Command::Search(args) => commands::recall::search(args),
         Command::Show(args) => commands::recall::show(args),

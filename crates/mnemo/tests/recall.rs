@@ -243,7 +243,7 @@ fn session_start_injects_the_index_and_an_empty_project_gets_one_line() {
         answer["systemMessage"]
             .as_str()
             .unwrap()
-            .starts_with("mnemo: 1 of 1 observations of fresh"),
+            .starts_with("mnemo: 1 of 1 observation of fresh"),
         "{answer}"
     );
     let answer = assert_hook_ok(&env.hook_with("SessionStart", &payload.to_string(), |c| {

@@ -208,12 +208,16 @@ fn search_as_you_type_finds_filters_and_highlights() {
 
     let q = b.wait("#q", T).unwrap();
     b.type_into(&q, "rounding").unwrap();
+    // Read in one script: search as you type may replace the results
+    // between finding an element and reading its text.
     let results = |b: &Browser| -> Vec<String> {
-        b.find_all("#results .item .title")
-            .unwrap()
-            .iter()
-            .map(|e| b.text(e).unwrap())
-            .collect()
+        let titles = b
+            .execute(
+                "return [...document.querySelectorAll('#results .item .title')].map((e) => e.innerText)",
+                json!([]),
+            )
+            .unwrap();
+        serde_json::from_value(titles).unwrap_or_default()
     };
     b.wait_until("a search result", T, || {
         Ok(results(&b)
@@ -819,22 +823,26 @@ fn screenshots_of_real_sessions() {
         .unwrap()
         .to_owned();
     sign_in(&b, &env, &w, "feed");
-    b.set_size(1280, 900).unwrap();
     let base = format!("http://127.0.0.1:{}", w.port);
-    for (name, page, ready) in [
-        ("feed", "feed".to_owned(), "#feed .item"),
-        ("search", "search?q=test".to_owned(), "#results .item"),
-        ("detail", format!("o/{id}"), "#record"),
-        ("session", format!("session/{session}"), ".turn"),
-        ("projects", "projects".to_owned(), "#projects"),
-        ("health", "health".to_owned(), "#doctor"),
-        ("context", "context".to_owned(), "#c-text"),
-    ] {
-        b.goto(&format!("{base}/#/{page}")).unwrap();
-        b.wait(ready, T).unwrap();
-        std::thread::sleep(Duration::from_millis(300));
-        screenshot(&b, name);
+    // Every page at a laptop's width, and as a phone (390 px) shows it.
+    for (width, prefix) in [(1280, ""), (390, "phone-")] {
+        b.set_size(width, 900).unwrap();
+        for (name, page, ready) in [
+            ("feed", "feed".to_owned(), "#feed .item"),
+            ("search", "search?q=test".to_owned(), "#results .item"),
+            ("detail", format!("o/{id}"), "#record"),
+            ("session", format!("session/{session}"), ".turn"),
+            ("projects", "projects".to_owned(), "#projects"),
+            ("health", "health".to_owned(), "#doctor-verdict"),
+            ("context", "context".to_owned(), "#c-text"),
+        ] {
+            b.goto(&format!("{base}/#/{page}")).unwrap();
+            b.wait(ready, T).unwrap();
+            std::thread::sleep(Duration::from_millis(300));
+            screenshot(&b, &format!("{prefix}{name}"));
+        }
     }
+    b.set_size(1280, 900).unwrap();
     b.execute("document.documentElement.dataset.theme = 'dark'", json!([]))
         .unwrap();
     b.goto(&format!("{base}/#/search?q=test")).unwrap();
@@ -847,4 +855,140 @@ fn screenshots_of_real_sessions() {
     screenshot(&b, "phone-detail-dark");
     b.execute("localStorage.clear()", json!([])).unwrap();
     b.set_size(1280, 900).unwrap();
+}
+
+/// The first hour in the viewer: a context link by project name, a bad
+/// name and a malformed link that say so, highlights of whole words and
+/// their inflections only, dates as the CLI writes them, the doctor's
+/// verdict on the health page, and every page readable at 1280 and 390
+/// pixels wide (no header broken inside a word, no sideways scrolling).
+#[test]
+fn links_highlights_dates_verdict_and_both_widths_read_well() {
+    let Some(b) = browser() else { return };
+    let env = Env::new();
+    remembered(&env);
+    let w = Worker::start(&env, |_| {});
+    sign_in(&b, &env, &w, "feed");
+    let base = format!("http://127.0.0.1:{}", w.port);
+
+    b.goto(&format!("{base}/#/context?project=shop")).unwrap();
+    b.wait_until("the shop's context by name", T, || {
+        Ok(b.text_of("#c-text")?
+            .contains("checkout rounding")
+            .then_some(()))
+    })
+    .unwrap();
+    b.goto(&format!("{base}/#/context?project=nowhere"))
+        .unwrap();
+    b.wait_until("the unknown project named", T, || {
+        Ok(b.text_of(".error")?
+            .contains("No project nowhere")
+            .then_some(()))
+    })
+    .unwrap();
+    b.goto(&format!("{base}/#/o/%E0%A4%A")).unwrap();
+    b.wait_until("the malformed link named", T, || {
+        Ok(b.text_of(".error")?.contains("malformed").then_some(()))
+    })
+    .unwrap();
+
+    highlights_and_dates(&b, &base);
+    b.goto(&format!("{base}/#/health")).unwrap();
+    let verdict = b
+        .wait_until("the doctor's verdict", T, || {
+            Ok(b.find_all("#doctor-verdict")?
+                .first()
+                .map(|e| b.text(e).unwrap_or_default()))
+        })
+        .unwrap();
+    assert!(
+        verdict == "All good." || verdict.contains("warning") || verdict.contains("failure"),
+        "{verdict}"
+    );
+
+    for (width, prefix) in [(1280, "wide"), (390, "narrow")] {
+        every_page_reads_well(&b, &base, width, prefix);
+    }
+    b.set_size(1280, 900).unwrap();
+}
+
+/// A question's stop words are not marked, an inflection is ("fixed" marks
+/// "Fix"), and a card's date reads as the CLI writes it.
+fn highlights_and_dates(b: &Browser, base: &str) {
+    b.goto(&format!("{base}/#/search?q=why+did+we+fixed+the+rounding"))
+        .unwrap();
+    let marks = b
+        .wait_until("the highlights", T, || {
+            let marks = b.execute(
+                "const t = [...document.querySelectorAll('#results .item .title')] \
+                   .find((e) => e.textContent === 'Fix the checkout rounding error'); \
+                 return t ? [...t.querySelectorAll('mark')].map((m) => m.textContent) : []",
+                json!([]),
+            )?;
+            Ok((marks != json!([])).then_some(marks))
+        })
+        .unwrap();
+    assert_eq!(
+        marks,
+        json!(["Fix", "rounding"]),
+        "stop words skipped, inflections met"
+    );
+    let (age, title) = (
+        b.text_of("#results .item .meta span:last-child").unwrap(),
+        b.execute(
+            "return document.querySelector('#results .item .meta span:last-child').title",
+            json!([]),
+        )
+        .unwrap(),
+    );
+    assert!(age.ends_with(" ago") || age == "just now", "{age}");
+    let title = title.as_str().unwrap_or_default().to_owned();
+    assert!(
+        title.len() == 23 && title.as_bytes()[4] == b'-' && title.as_bytes()[16] == b' ',
+        "the CLI's 2026-11-22 14:05 +01:00, not {title}"
+    );
+}
+
+/// At `width`, no header, tab, button or link breaks inside a word and no
+/// page scrolls sideways; screenshots named `<prefix>-<page>`.
+fn every_page_reads_well(b: &Browser, base: &str, width: u32, prefix: &str) {
+    b.set_size(width, 900).unwrap();
+    for (page, ready) in [
+        ("feed", "#feed .item"),
+        ("search?q=rounding", "#results .item"),
+        ("sessions", "#main .item"),
+        ("projects", "#projects"),
+        ("context?project=shop", "#c-text"),
+        ("health", "#doctor"),
+    ] {
+        b.goto(&format!("{base}/#/{page}")).unwrap();
+        b.wait(ready, T).unwrap();
+        let broken = b
+                .execute(
+                    "return [...document.querySelectorAll('th, nav a, button, td > a')].filter((el) => { \
+                       const r = document.createRange(); r.selectNodeContents(el); \
+                       return el.textContent.trim() && new Set([...r.getClientRects()].map((c) => c.top)).size > 1; \
+                     }).map((el) => el.textContent)",
+                    json!([]),
+                )
+                .unwrap();
+        assert_eq!(
+            broken,
+            json!([]),
+            "{page} at {width}px: broken inside a word"
+        );
+        let sideways = b
+            .execute(
+                "return document.documentElement.scrollWidth > window.innerWidth + 1",
+                json!([]),
+            )
+            .unwrap();
+        assert_eq!(
+            sideways,
+            json!(false),
+            "{page} at {width}px scrolls sideways"
+        );
+        let name = page.split('?').next().unwrap_or(page);
+        screenshot(b, &format!("{prefix}-{name}"));
+    }
 }

@@ -23,6 +23,7 @@ use super::install::current_binary;
 
 mod hook_log;
 mod opencode;
+mod report;
 
 /// Ordered by gravity: the verdict is the worst status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -117,6 +118,7 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
             "ok": verdict == Status::Ok,
             "verdict": verdict.word(),
             "exit_code": verdict.exit_code(),
+            "summary": report::verdict_line(&checks, verdict, "below"),
             "data_dir": data.root(),
             "checks": checks.iter().map(|c| json!({
                 "name": c.name,
@@ -127,44 +129,9 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
         });
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print_report(&data, &checks, verdict);
+        report::print(&data, &checks, verdict);
     }
     Ok(verdict.exit_code())
-}
-
-fn print_report(data: &DataDir, checks: &[Check], verdict: Status) {
-    println!("mnemo doctor ({})", data.root().display());
-    let width = checks
-        .iter()
-        .map(|c| c.name.len())
-        .max()
-        .unwrap_or(0)
-        .max(9);
-    for c in checks {
-        let mark = match c.status {
-            Status::Ok => " ok ",
-            Status::Warn => "warn",
-            Status::Fail => "FAIL",
-        };
-        println!("  [{mark}] {:<width$} {}", c.name, c.detail);
-        if let Some(f) = &c.fix {
-            println!("         {:<width$} fix: {f}", "");
-        }
-    }
-    let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
-    let (warnings, failures) = (count(Status::Warn), count(Status::Fail));
-    match verdict {
-        Status::Ok => println!("All good."),
-        _ if failures == 0 => println!(
-            "{}: mnemo works, but see what to fix above.",
-            count_s(warnings, "warning")
-        ),
-        _ => println!(
-            "{} and {}: see the fixes above.",
-            count_s(failures, "failure"),
-            count_s(warnings, "warning")
-        ),
-    }
 }
 
 /// `path` as shown under the data directory, which the report's first line
@@ -336,7 +303,7 @@ fn check_database(data: &DataDir, config: &Config) -> Check {
         counts.events.get("pending").copied().unwrap_or(0),
         count_s(counts.observations, "observation"),
         count(counts.summaries, "summary", "summaries"),
-        human_bytes(size)
+        mnemo_core::words::size(size)
     );
     // The full-text indexes are kept in step by our code, not by triggers; a
     // write from another tool (or an old bug) can leave them behind.
@@ -408,7 +375,7 @@ fn check_spool(data: &DataDir) -> Check {
             format!(
                 "{} ({}) {} in {} because the database could not be written",
                 count_s(lines, "captured event"),
-                human_bytes(bytes),
+                mnemo_core::words::size(bytes),
                 if lines == 1 { "waits" } else { "wait" },
                 spool::spool_files(data)
                     .iter()
@@ -1164,21 +1131,6 @@ fn file_size(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
-fn human_bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
 // ---- the worker (issue 3): running?, failed events, budget ----
 
 /// The worker, its queue's failed events, the token budget, the retention.
@@ -1209,7 +1161,7 @@ fn check_retention(config: &Config, store: &Store) -> Check {
         "retention",
         format!(
             "raw tool payloads {kept} (store.raw_payload_days); {} stored now",
-            human_bytes(raw)
+            mnemo_core::words::size(raw)
         ),
     )
 }

@@ -235,7 +235,7 @@ fn install_host(
             let changed = !plan.edit.is_noop();
             if !args.dry_run {
                 let backup = settings_file::backup_path(&plan.path);
-                write_plan(plan, &backup)?;
+                write_plan(plan, Some(&backup))?;
             }
             Ok(changed)
         }),
@@ -334,9 +334,36 @@ pub fn uninstall(args: &InstallArgs) -> anyhow::Result<i32> {
         code = code.max(uninstall_host(host, &target, args)?);
     }
     if code == 0 && !args.dry_run {
-        println!("Done. Your data stays in the data directory until you delete it.");
+        finish_uninstall(args)?;
     }
     Ok(code)
+}
+
+/// After every host is unwired: stop the worker (unless other hosts, not
+/// uninstalled, still use it), and say what is kept and how to remove it.
+fn finish_uninstall(args: &InstallArgs) -> anyhow::Result<()> {
+    let data = DataDir::resolve()?;
+    let everything = args.platform.is_empty() && args.scope == Scope::User;
+    if everything {
+        print!("  worker:   ");
+        if let Err(e) = crate::commands::worker::stop(&data, std::time::Duration::from_secs(10)) {
+            println!("still running: {e:#}");
+        }
+    }
+    println!("Done. mnemo no longer runs in these hosts.");
+    println!(
+        "  kept:     your memory, in {} (remove it with `rm -rf {}`)",
+        data.root().display(),
+        data.root().display()
+    );
+    if everything && let Ok(binary) = std::env::current_exe() {
+        println!(
+            "  binary:   {} (remove it with `rm {}`, or `cargo uninstall mnemo` if cargo installed it)",
+            binary.display(),
+            binary.display()
+        );
+    }
+    Ok(())
 }
 
 fn uninstall_host(
@@ -375,8 +402,10 @@ fn uninstall_host(
     } else {
         print_changes(&hooks.edit);
         let data = DataDir::resolve()?;
-        write_unless_dry(hooks, args, &data)?;
+        let backup = install_backup(&hooks.path, args.scope, &data);
         if !args.dry_run {
+            write_plan(hooks, None)?;
+            remove_install_backup(&backup)?;
             remove_left_empty(&path, args.scope)?;
         }
     }
@@ -404,8 +433,8 @@ fn uninstall_mcp(host: &dyn Installer, dry_run: bool) -> anyhow::Result<()> {
     print_changes(&plan.edit);
     if !dry_run {
         let path = plan.path.clone();
-        let backup = settings_file::backup_path(&plan.path);
-        write_plan(plan, &backup)?;
+        write_plan(plan, None)?;
+        remove_install_backup(&settings_file::backup_path(&path))?;
         // A file install created for the server alone (`~/.cursor/mcp.json`).
         if settings_file::remove_if_empty(&path)? {
             println!("  removed:  {} (it held nothing else)", path.display());
@@ -436,14 +465,38 @@ fn write_unless_dry(plan: FilePlan, args: &InstallArgs, data: &DataDir) -> anyho
     if args.dry_run || plan.edit.is_noop() {
         return Ok(());
     }
-    let backup = match args.scope {
-        Scope::User => settings_file::backup_path(&plan.path),
-        Scope::Project => project_backup_path(data, &plan.path),
-    };
-    write_plan(plan, &backup)
+    let backup = install_backup(&plan.path, args.scope, data);
+    write_plan(plan, Some(&backup))
 }
 
-fn write_plan(plan: FilePlan, backup: &Path) -> anyhow::Result<()> {
+/// Where install keeps the content a file had before it: beside a user
+/// file, in the data directory for a project's (not in its work tree).
+fn install_backup(path: &Path, scope: Scope, data: &DataDir) -> PathBuf {
+    match scope {
+        Scope::User => settings_file::backup_path(path),
+        Scope::Project => project_backup_path(data, path),
+    }
+}
+
+/// Uninstall leaves no backup behind: the file itself now holds what it
+/// held without mnemo (with whatever was changed since), so install's copy
+/// of the earlier content would only be a stale, confusing second version.
+fn remove_install_backup(backup: &Path) -> anyhow::Result<()> {
+    match std::fs::remove_file(backup) {
+        Ok(()) => {
+            println!(
+                "  removed:  {} (install's backup; no longer needed)",
+                backup.display()
+            );
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(anyhow::anyhow!("cannot remove {}: {e}", backup.display())),
+    }
+}
+
+/// Writes the plan, the previous content kept at `backup` when given.
+fn write_plan(plan: FilePlan, backup: Option<&Path>) -> anyhow::Result<()> {
     write_edit(&plan.path, plan.read, plan.edit, backup, plan.replan)
 }
 
@@ -459,19 +512,14 @@ fn write_edit(
     path: &Path,
     mut read: Option<String>,
     mut edit: SettingsEdit,
-    backup: &Path,
+    backup: Option<&Path>,
     plan: impl Fn(&str) -> Result<SettingsEdit, mnemo_install::ParseError>,
 ) -> anyhow::Result<()> {
     for attempt in 1..=WRITE_ATTEMPTS {
         if edit.is_noop() {
             return Ok(());
         }
-        match settings_file::write_atomic_checked(
-            path,
-            read.as_deref(),
-            &edit.new_text,
-            Some(backup),
-        ) {
+        match settings_file::write_atomic_checked(path, read.as_deref(), &edit.new_text, backup) {
             Ok(report) => {
                 report_write(path, &report);
                 return Ok(());

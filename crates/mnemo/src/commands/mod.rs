@@ -8,6 +8,7 @@ pub mod import_transcripts;
 pub mod install;
 pub mod mcp;
 pub mod open;
+pub mod projects;
 pub mod recall;
 pub mod stats;
 pub mod switch_claude_mem;

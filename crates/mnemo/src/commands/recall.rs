@@ -14,7 +14,7 @@ use mnemo_recall::context::{ContextRequest, build, nothing_yet};
 use mnemo_recall::render::{self, Style};
 use mnemo_recall::scope::{self, Resolved};
 use mnemo_recall::search::{FileFilter, SearchRequest, SearchResults, search as run_search};
-use mnemo_recall::{Clock, ItemRef, records, timeline as tl};
+use mnemo_recall::{Clock, ItemRef, projects, records, timeline as tl};
 use mnemo_store::Store;
 
 use crate::cli::{ContextArgs, SearchArgs, ShowArgs, TimelineArgs};
@@ -46,6 +46,9 @@ pub(crate) fn out(text: &str) -> anyhow::Result<()> {
 pub(crate) fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
     out(&serde_json::to_string_pretty(value)?)
 }
+
+/// How many known projects a "nothing here" hint names.
+const HINT_MAX: usize = 8;
 
 fn open(data: &DataDir, config: &Config) -> anyhow::Result<Store> {
     open_store_read_only(data, config)
@@ -98,6 +101,7 @@ pub fn search(args: SearchArgs) -> anyhow::Result<i32> {
                 identity.name,
                 identity.root.display()
             );
+            eprintln!("{}", projects::hint(Some(conn), HINT_MAX)?);
             return Ok(0);
         }
     };
@@ -134,7 +138,7 @@ pub fn show(args: ShowArgs) -> anyhow::Result<i32> {
     if args.json {
         print_json(&fetched)?;
     } else if !fetched.records.is_empty() {
-        out(render::records(&fetched.records, &clock, terminal_style()).trim_end())?;
+        out(shown_records(&store, &fetched.records, &clock)?.trim_end())?;
     }
     for id in &fetched.missing {
         eprintln!(
@@ -144,6 +148,26 @@ pub fn show(args: ShowArgs) -> anyhow::Result<i32> {
     }
     // Some found: the answer; none found: an error.
     Ok(if fetched.records.is_empty() { 1 } else { 0 })
+}
+
+/// Full records; a turn summary with its session's other turns, as the
+/// index line that names the session by it describes them.
+fn shown_records(
+    store: &Store,
+    records: &[records::Record],
+    clock: &Clock,
+) -> anyhow::Result<String> {
+    let style = terminal_style();
+    let mut texts = Vec::new();
+    for r in records {
+        let mut text = render::record(r, clock, style);
+        if let records::Record::Summary(s) = r {
+            let turns = records::session_turns(store.conn(), s.id)?;
+            text.push_str(&render::session_turns(&turns, r.id(), style));
+        }
+        texts.push(text);
+    }
+    Ok(texts.join("\n"))
 }
 
 pub fn timeline(args: TimelineArgs) -> anyhow::Result<i32> {
@@ -192,6 +216,12 @@ pub fn context(args: ContextArgs) -> anyhow::Result<i32> {
         print_json(&index)?;
     } else {
         out(&index.text)?;
+    }
+    if index.empty {
+        eprintln!(
+            "{}",
+            projects::hint(store.as_ref().map(Store::conn), HINT_MAX)?
+        );
     }
     if !config.context.enabled {
         eprintln!(

@@ -4,6 +4,7 @@
 
 use anyhow::Result;
 use mnemo_core::time::{format_rfc3339, now_ms};
+use mnemo_core::words::{count_s, size};
 use mnemo_store::ledger::day_start_utc;
 use mnemo_worker::info;
 use serde_json::json;
@@ -104,26 +105,30 @@ pub fn run(args: StatsArgs) -> Result<i32> {
 }
 
 /// The store's size by kind and by project, and the retention.
-fn print_size(size: &mnemo_store::curate::StoreSize, retention_days: u64) {
-    let mut kinds: Vec<(&String, &u64)> = size.by_kind.iter().filter(|(_, b)| **b > 0).collect();
+fn print_size(stored: &mnemo_store::curate::StoreSize, retention_days: u64) {
+    let mut kinds: Vec<(&String, &u64)> = stored.by_kind.iter().filter(|(_, b)| **b > 0).collect();
     kinds.sort_by(|a, b| b.1.cmp(a.1));
     let kinds: Vec<String> = kinds
         .iter()
-        .map(|(k, b)| format!("{k} {}", bytes(**b)))
+        .map(|(k, b)| format!("{k} {}", size(**b)))
         .collect();
-    println!("Store: {} ({})", bytes(size.bytes), kinds.join(", "));
-    for p in size.by_project.iter().take(10) {
+    println!("Store: {} ({})", size(stored.bytes), kinds.join(", "));
+    for p in stored.by_project.iter().take(10) {
         println!(
-            "  {}: {} of text, of which raw tool payloads {} ({} observations, {} events)",
+            "  {} ({}): {} of text, of which raw tool payloads {} ({}, {})",
             p.name,
-            bytes(p.bytes),
-            bytes(p.raw_bytes),
-            p.observations,
-            p.events
+            p.project,
+            size(p.bytes),
+            size(p.raw_bytes),
+            count_s(p.observations, "observation"),
+            count_s(p.events, "event")
         );
     }
-    if size.by_project.len() > 10 {
-        println!("  ... and {} more projects", size.by_project.len() - 10);
+    if stored.by_project.len() > 10 {
+        println!(
+            "  ... and {} more (`mnemo projects` lists them all)",
+            count_s(stored.by_project.len(), "project")
+        );
     }
     if retention_days == 0 {
         println!("Retention: raw tool payloads kept forever (store.raw_payload_days = 0)");
@@ -133,21 +138,6 @@ fn print_size(size: &mnemo_store::curate::StoreSize, retention_days: u64) {
              dropped by the worker (store.raw_payload_days)"
         );
     }
-}
-
-/// `512 B`, `3.4 KB`, `12.0 MB`.
-fn bytes(n: u64) -> String {
-    const UNITS: [&str; 4] = ["KB", "MB", "GB", "TB"];
-    if n < 1024 {
-        return format!("{n} B");
-    }
-    let mut value = n as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    format!("{value:.1} {}", UNITS[unit])
 }
 
 fn print_spend(key: &str, rows: &[mnemo_store::ledger::Spend]) {

@@ -134,7 +134,7 @@ pub(crate) fn wait_until_healthy(
     }
 }
 
-fn stop(data: &DataDir, timeout: Duration) -> Result<i32> {
+pub(crate) fn stop(data: &DataDir, timeout: Duration) -> Result<i32> {
     let deadline = Instant::now() + timeout;
     let info = loop {
         match probe(data, PROBE_TIMEOUT)? {

@@ -44,7 +44,14 @@ async function route() {
   if (cleanup) cleanup();
   cleanup = null;
   const main = document.getElementById("main");
-  const { path, params } = location();
+  let path, params;
+  try {
+    ({ path, params } = location());
+  } catch {
+    fill(main, h("div", { class: "error", role: "alert" }, "This link is malformed (it does not decode). "),
+      h("p", {}, h("a", { href: "#/feed" }, "Back to the feed")));
+    return;
+  }
   for (const [re, page, tab] of routes) {
     const m = path.match(re);
     if (!m) continue;

@@ -11,7 +11,23 @@ export async function contextPage(main, { params }) {
     return;
   }
   const pick = h("select", { id: "c-project" }, items.map((p) => h("option", { value: p.root }, `${p.name} — ${p.root}`)));
-  if (params.get("project")) pick.value = params.get("project");
+  // A link may name the project by its root or by its name.
+  const asked = params.get("project");
+  if (asked) {
+    const found = items.filter((p) => p.root === asked || p.name === asked);
+    if (found.length !== 1) {
+      const why = found.length ? `Several projects are named ${asked}` : `No project ${asked}`;
+      fill(main, h("h1", {}, "Context preview"),
+        h("div", { class: "error", role: "alert" }, `${why}: pick one below.`),
+        labelled("Project", pick));
+      pick.value = "";
+      pick.addEventListener("change", () => {
+        window.location.hash = `#/context?project=${encodeURIComponent(pick.value)}`;
+      });
+      return;
+    }
+    pick.value = found[0].root;
+  }
   const size = h("p", { id: "c-size", class: "muted" });
   const text = h("pre", { id: "c-text" });
   const show = async () => {
@@ -20,7 +36,7 @@ export async function contextPage(main, { params }) {
       const c = await get(`/api/context${qs({ project: pick.value })}`);
       fill(size, `${c.chars.toLocaleString()} characters, about ${Math.ceil(c.chars / 4).toLocaleString()} tokens `,
         `(budget ${c.budget_chars.toLocaleString()} characters); ${c.observations_shown.length} of `,
-        `${c.observations_total} observations shown.`);
+        `${c.observations_total} observation${c.observations_total === 1 ? "" : "s"} shown.`);
       fill(text, c.text);
     } catch (e) {
       fill(text, errorBox(e));

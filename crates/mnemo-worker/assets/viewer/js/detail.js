@@ -1,7 +1,7 @@
 // One observation: every field, its files relative to the project, the
 // prompt of its turn, its neighbours in time, and edit / pin / forget.
 import { get, post, patch, put } from "./api.js";
-import { h, fill, card, relative, when, labelled, errorBox } from "./ui.js";
+import { h, fill, card, relative, when, datetime, labelled, errorBox } from "./ui.js";
 
 const TYPES = ["bugfix", "feature", "refactor", "change", "discovery", "decision", "memory"];
 
@@ -29,7 +29,7 @@ function view(o) {
       o.edited ? h("span", { class: "badge edited" }, "edited by you") : null,
       stale(o.freshness, "o-freshness"),
       h("span", {}, o.ref),
-      h("span", { title: o.created_at }, when(o.created_at_ms)),
+      h("span", { title: datetime(o.created_at_ms) }, when(o.created_at_ms)),
       h("span", {}, `source: ${o.source}`),
     ),
     field("Narrative", h("p", { id: "o-narrative" }, o.narrative || "—")),

@@ -39,11 +39,15 @@ function budget(stats) {
 
 function doctor(d) {
   const checks = (d.report && d.report.checks) || [];
-  return h("div", { class: "scroll" }, h("table", { id: "doctor" },
+  const verdict = (d.report && d.report.verdict) || "";
+  const tone = verdict === "ok" ? "ok" : verdict === "warn" ? "warn" : "bad";
+  return h("div", {},
+    d.report && d.report.summary ? h("p", { id: "doctor-verdict", class: `verdict ${tone}` }, d.report.summary) : null,
+    h("div", { class: "scroll" }, h("table", { id: "doctor" },
     h("tbody", {}, checks.map((c) => h("tr", {},
       h("td", { class: c.status === "ok" ? "ok" : c.status === "warn" ? "warn" : "bad" }, c.status),
       h("td", {}, c.name || c.id || ""),
-      h("td", {}, c.detail || c.message || "", c.fix ? h("div", { class: "muted small" }, `fix: ${c.fix}`) : null))))));
+      h("td", {}, c.detail || c.message || "", c.fix ? h("div", { class: "muted small" }, `fix: ${c.fix}`) : null)))))));
 }
 
 function failed(queue, reload) {

@@ -1,7 +1,7 @@
 // Projects: what is remembered for each, when it last changed, and
 // forgetting a whole project (after showing what would go).
 import { get, post } from "./api.js";
-import { h, fill, when, errorBox } from "./ui.js";
+import { h, fill, when, datetime, errorBox } from "./ui.js";
 
 function counts(removed) {
   return Object.entries(removed).map(([k, v]) => `${v} ${k}`).join(", ");
@@ -51,7 +51,7 @@ export async function projectsPage(main) {
             h("div", { class: "muted small" }, p.root)),
           h("td", { class: "num" }, p.sessions), h("td", { class: "num" }, p.prompts),
           h("td", { class: "num" }, p.observations), h("td", { class: "num" }, p.summaries),
-          h("td", { title: p.last_activity || "" }, when(p.last_activity_ms)),
+          h("td", { class: "when", title: datetime(p.last_activity_ms) }, when(p.last_activity_ms)),
           h("td", {}, h("button", { class: "danger", onclick: () => forget(p) }, "Forget")))))))
       : h("p", { class: "muted" }, "No project yet."),
   );

@@ -1,7 +1,7 @@
 // Sessions, and one session's turns: its prompts, observations and
 // summaries in order.
 import { get, qs } from "./api.js";
-import { h, fill, card, when } from "./ui.js";
+import { h, fill, card, when, datetime } from "./ui.js";
 
 export async function sessionsPage(main, { params }) {
   const page = await get(`/api/sessions${qs({ limit: 100, project: params.get("project") })}`);
@@ -26,7 +26,7 @@ export async function sessionsPage(main, { params }) {
             h("span", {}, `${s.summaries} summaries`),
             s.events_pending ? h("span", {}, `${s.events_pending} pending`) : null,
             h("span", {}, s.status),
-            h("span", { title: s.started_at }, when(s.started_at_ms)),
+            h("span", { title: datetime(s.started_at_ms) }, when(s.started_at_ms)),
           ),
         )),
     ),
@@ -57,14 +57,14 @@ export async function sessionPage(main, { match }) {
     h("h1", {}, "Session ", h("code", {}, session)),
     s
       ? h("p", { class: "muted small" },
-        `${s.platform} · ${s.project ? s.project.root : "no project"} · started ${s.started_at} · ${s.status}`)
+        `${s.platform} · ${s.project ? s.project.root : "no project"} · started ${datetime(s.started_at_ms)} · ${s.status}`)
       : null,
     ordered.map(([n, t]) =>
       h(
         "div",
         { class: "turn" },
         h("div", { class: "muted small" }, n ? `Turn ${n}` : "Outside a turn"),
-        t.prompt ? h("div", { class: "prompt" }, t.prompt.text) : null,
+        t.prompt ? h("div", { class: "prompt" }, t.prompt.host_text || t.prompt.text) : null,
         h("div", { class: "list" },
           t.items.sort((a, b) => a.created_at_ms - b.created_at_ms).map((x) => card(x))),
       )),

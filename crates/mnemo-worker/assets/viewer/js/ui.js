@@ -29,20 +29,50 @@ export function fill(el, ...children) {
   return el;
 }
 
-/// The words of a search, for highlighting.
+/// Words a search skips and a highlight never marks: the query operators
+/// and the short function words of a question ("why did we skip ...").
+const STOP_WORDS = new Set(("and or not near a an the of to in on at by for from with as is are was " +
+  "were be been it its this that these those we i you he she they them our us my your his her " +
+  "their do does did done have has had why what when where which who how can could should would " +
+  "will shall may might must if then than so but no yes all any some").split(" "));
+
+/// The words of a search, for highlighting: no stop words.
 export function terms(query) {
   return (query || "")
     .toLowerCase()
     .split(/[^\p{L}\p{N}_]+/u)
-    .filter((t) => t.length > 1 && !["and", "or", "not", "near"].includes(t));
+    .filter((t) => t.length > 1 && !STOP_WORDS.has(t));
 }
 
-/// `text` with every occurrence of `words` in <mark>.
+/// A word's stem, so that "fails", "failed" and "failing" meet at "fail"
+/// (and "skipped" at "skip").
+function stem(word) {
+  for (const suffix of ["ing", "ed", "es", "s"]) {
+    if (word.length - suffix.length >= 3 && word.endsWith(suffix)) {
+      const base = word.slice(0, -suffix.length);
+      const doubled = /([b-df-hj-np-tv-z])\1$/.test(base) && suffix !== "s" && suffix !== "es";
+      return doubled ? base.slice(0, -1) : base;
+    }
+  }
+  return word;
+}
+
+/// The stem, and the stem with its last consonant doubled ("skip",
+/// "skipp"), as regular-expression alternatives.
+function stemPatterns(word) {
+  const s = stem(word).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  return /[b-df-hj-np-tv-z]$/.test(s) ? [s, s + s.slice(-1)] : [s];
+}
+
+/// `text` with every whole word that is one of `words` or an inflection
+/// of one (same stem, a common ending) in <mark>; never a piece of a
+/// longer word ("we" is not marked inside "websearch").
 export function highlight(text, words) {
   text = text || "";
   if (!words.length) return document.createTextNode(text);
-  const escaped = words.map((w) => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  const re = new RegExp(`(${escaped.join("|")})`, "giu");
+  const escaped = [...new Set(words.flatMap(stemPatterns))];
+  const endings = "(?:s|es|ed|d|ing|er|ers)?";
+  const re = new RegExp(`(?<![\\p{L}\\p{N}_])(?:${escaped.join("|")})${endings}(?![\\p{L}\\p{N}_])`, "giu");
   const frag = document.createDocumentFragment();
   let last = 0;
   for (const m of text.matchAll(re)) {
@@ -54,14 +84,30 @@ export function highlight(text, words) {
   return frag;
 }
 
-/// "3 min ago", or the local date for older times.
+/// How long ago, worded as the CLI words it: "just now", "5 min ago",
+/// "2 h ago", "3 days ago", "3 weeks ago", "4 months ago", "2 years ago".
 export function when(ms) {
   if (!ms) return "";
-  const s = (Date.now() - ms) / 1000;
-  if (s < 60) return "just now";
-  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
-  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
-  return new Date(ms).toLocaleString();
+  const e = Math.max(0, Date.now() - ms);
+  const MIN = 60000, HOUR = 60 * MIN, DAY = 24 * HOUR;
+  const steps = [[HOUR, MIN, "min", "min"], [DAY, HOUR, "h", "h"], [14 * DAY, DAY, "day", "days"],
+    [60 * DAY, 7 * DAY, "week", "weeks"], [365 * DAY, 30 * DAY, "month", "months"],
+    [Infinity, 365 * DAY, "year", "years"]];
+  if (e < MIN) return "just now";
+  const [, unit, one, many] = steps.find(([below]) => e < below);
+  const n = Math.floor(e / unit);
+  return `${n} ${n === 1 ? one : many} ago`;
+}
+
+/// The local date and time as the CLI writes it: "2026-11-22 14:05 +01:00".
+export function datetime(ms) {
+  if (!ms) return "";
+  const d = new Date(ms);
+  const two = (n) => String(Math.abs(n)).padStart(2, "0");
+  const off = -d.getTimezoneOffset();
+  const zone = `${off < 0 ? "-" : "+"}${two(Math.trunc(off / 60))}:${two(off % 60)}`;
+  return `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ` +
+    `${two(d.getHours())}:${two(d.getMinutes())} ${zone}`;
 }
 
 /// A path relative to the project's root when it is inside it.
@@ -81,7 +127,7 @@ export function hrefOf(item) {
 
 /// One line in a list: an observation, summary or prompt record, or a hit.
 export function card(item, words = []) {
-  const title = item.title || item.request || item.text || "(untitled)";
+  const title = item.title || item.request || item.host_text || item.text || "(untitled)";
   const sub = item.subtitle || item.learned || item.completed || "";
   const type = item.type || item.kind;
   return h(
@@ -102,7 +148,7 @@ export function card(item, words = []) {
       item.project ? h("span", {}, item.project.name) : null,
       item.session ? h("span", {}, `${item.session.platform} ${item.session.session_id.slice(0, 8)}`) : null,
       item.file ? h("code", { title: item.file }, relative(item.file, item.project ? item.project.root : "")) : null,
-      h("span", { title: item.created_at }, when(item.created_at_ms)),
+      h("span", { title: datetime(item.created_at_ms) }, when(item.created_at_ms)),
     ),
   );
 }

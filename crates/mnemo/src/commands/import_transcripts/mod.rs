@@ -14,6 +14,7 @@ use anyhow::Context as _;
 use mnemo_capture::worker_start;
 use mnemo_core::model::Platform;
 use mnemo_core::privacy::Sanitizer;
+use mnemo_core::words::{count_s, size};
 use mnemo_store::capture::Applied;
 use mnemo_store::{CaptureOp, Store};
 use mnemo_transcript::files;
@@ -95,17 +96,17 @@ pub fn run(dir: Option<&Path>) -> anyhow::Result<i32> {
     }
     bar.done();
     println!(
-        "imported {} sessions, {} turns, {} events from {} transcripts ({:.1} MB); {} lines skipped{}",
-        totals.sessions,
-        totals.turns,
-        totals.events,
-        totals.files,
-        totals.bytes as f64 / 1e6,
-        totals.skipped_lines,
+        "imported {}, {}, {} from {} ({}); {} skipped{}",
+        count_s(totals.sessions, "session"),
+        count_s(totals.turns, "turn"),
+        count_s(totals.events, "event"),
+        count_s(totals.files, "transcript"),
+        size(totals.bytes),
+        count_s(totals.skipped_lines, "line"),
         if totals.unreadable > 0 {
             format!(
-                ", {} files skipped (unreadable or not regular files)",
-                totals.unreadable
+                ", {} skipped (unreadable or not regular files)",
+                count_s(totals.unreadable, "file")
             )
         } else {
             String::new()
@@ -198,15 +199,15 @@ impl Bar {
         let filled = (t.files * WIDTH).checked_div(self.total).unwrap_or(WIDTH);
         let _ = write!(
             std::io::stderr(),
-            "\r[{}{}] {}/{} transcripts: {} sessions, {} turns, {} events, {} lines skipped ",
+            "\r[{}{}] {}/{} transcripts: {}, {}, {}, {} skipped ",
             "#".repeat(filled),
             " ".repeat(WIDTH - filled),
             t.files,
             self.total,
-            t.sessions,
-            t.turns,
-            t.events,
-            t.skipped_lines
+            count_s(t.sessions, "session"),
+            count_s(t.turns, "turn"),
+            count_s(t.events, "event"),
+            count_s(t.skipped_lines, "line")
         );
     }
 

@@ -9,6 +9,11 @@
 //! replayed (the store keeps one row per tool call id) and later turns are
 //! added. Importing twice therefore adds nothing, and a session captured
 //! live and then imported stays one session.
+//!
+//! A session in a git worktree that no longer exists joins its repository
+//! when the transcript shows it was one (a `gitBranch`, and a worktree
+//! layout in its `cwd`): the project is then the repository's, as it was
+//! while the worktree lived.
 
 use std::path::Path;
 
@@ -142,7 +147,7 @@ impl Replayer<'_> {
             event,
             session_id: Some(self.session.session_id.clone()),
             cwd: self.session.cwd.clone(),
-            project_dir: None,
+            project_dir: gone_worktree_repository(self.session),
             transcript_path: Some(self.transcript.clone()),
             oversized: None,
         };
@@ -157,4 +162,16 @@ impl Replayer<'_> {
         };
         self.captures.extend(plan(&input, &ctx).capture);
     }
+}
+
+/// The repository of a session's git worktree that is gone: the session saw
+/// a git branch there, the directory no longer exists, and its path has a
+/// worktree layout ([`mnemo_core::project::worktree_repository`]).
+fn gone_worktree_repository(session: &Session) -> Option<String> {
+    session.git_branch.as_ref()?;
+    let cwd = Path::new(session.cwd.as_deref()?);
+    if cwd.exists() {
+        return None;
+    }
+    mnemo_core::project::worktree_repository(cwd).map(|r| r.to_string_lossy().into_owned())
 }
