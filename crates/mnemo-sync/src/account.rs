@@ -80,7 +80,9 @@ impl Account {
         };
         let file = KeyFile::read(Path::new(&path))?;
         let number = |k: &str| -> anyhow::Result<i64> {
-            Ok(local::get(conn, k)?.and_then(|v| v.parse().ok()).unwrap_or(0))
+            Ok(local::get(conn, k)?
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0))
         };
         Ok(Some(Account {
             server,
@@ -103,7 +105,14 @@ fn author_of(name: &str, public_key: &str) -> String {
 
 /// Stores this machine's settings and its first spaces, and queues every
 /// record stored so far.
-fn adopt(store: &Store, server: &str, key_file: &Path, user: i64, device: i64, token: &str) -> anyhow::Result<()> {
+fn adopt(
+    store: &Store,
+    server: &str,
+    key_file: &Path,
+    user: i64,
+    device: i64,
+    token: &str,
+) -> anyhow::Result<()> {
     let conn = store.conn();
     let tx = conn.unchecked_transaction()?;
     local::reset(&tx)?;
@@ -119,7 +128,12 @@ fn adopt(store: &Store, server: &str, key_file: &Path, user: i64, device: i64, t
 
 /// `mnemo sync register`: creates the person, this device and the
 /// personal space; writes the key file.
-pub async fn register(store: &Store, server: &str, key_file: &Path, name: &str) -> anyhow::Result<KeyFile> {
+pub async fn register(
+    store: &Store,
+    server: &str,
+    key_file: &Path,
+    name: &str,
+) -> anyhow::Result<KeyFile> {
     if key_file.exists() {
         anyhow::bail!(
             "{} exists already: use `mnemo sync join` with it, or choose another path",
@@ -143,8 +157,23 @@ pub async fn register(store: &Store, server: &str, key_file: &Path, name: &str) 
         name: name.to_owned(),
     };
     file.write_new(key_file)?;
-    adopt(store, server, key_file, done.user_id, done.device_id, &done.device_token)?;
-    take_spaces(store, &identity, &done.device_token, server, |s| s.kind == "personal", None).await?;
+    adopt(
+        store,
+        server,
+        key_file,
+        done.user_id,
+        done.device_id,
+        &done.device_token,
+    )?;
+    take_spaces(
+        store,
+        &identity,
+        &done.device_token,
+        server,
+        |s| s.kind == "personal",
+        None,
+    )
+    .await?;
     Ok(file)
 }
 
@@ -157,9 +186,24 @@ pub async fn join(store: &Store, server: &str, key_file: &Path) -> anyhow::Resul
             account_token: file.account_token.clone(),
         })
         .await?;
-    adopt(store, server, key_file, done.user_id, done.device_id, &done.device_token)?;
+    adopt(
+        store,
+        server,
+        key_file,
+        done.user_id,
+        done.device_id,
+        &done.device_token,
+    )?;
     let identity = file.identity()?;
-    take_spaces(store, &identity, &done.device_token, server, |s| s.kind == "personal", None).await?;
+    take_spaces(
+        store,
+        &identity,
+        &done.device_token,
+        server,
+        |s| s.kind == "personal",
+        None,
+    )
+    .await?;
     Ok(file)
 }
 
@@ -186,16 +230,8 @@ async fn take_spaces(
     let tx = conn.unchecked_transaction()?;
     let mut taken = Vec::new();
     for space in remote.spaces.into_iter().filter(|s| wanted(s)) {
-        let label = match (&space.label, space.keys.first()) {
-            (Some(label), Some(first)) => Some(open_label(identity, label, first)?),
-            _ => None,
-        };
-        let root = project.map(str::to_owned).or_else(|| label.as_ref().map(|l| l.root.clone()));
-        local::put_space(&tx, space.space_id, &space.kind, root.as_deref(), space.epoch)?;
-        for k in &space.keys {
-            local::put_key(&tx, space.space_id, k.epoch, &unb64(&k.wrapped)?)?;
-        }
-        taken.push((space, label.map(|l| l.name)));
+        let name = adopt_space(&tx, identity, &space, project)?;
+        taken.push((space, name));
     }
     local::enqueue_everything(&tx)?;
     tx.commit()?;
@@ -211,6 +247,34 @@ fn label_place() -> crate::crypto::Place<'static> {
         epoch: 1,
         record_key: "label",
     }
+}
+
+/// Adds one space with its keys to this machine, its records going to
+/// `project` (default: the project its label names); the project's name.
+pub(crate) fn adopt_space(
+    conn: &rusqlite::Connection,
+    identity: &Identity,
+    space: &SpaceInfo,
+    project: Option<&str>,
+) -> anyhow::Result<Option<String>> {
+    let label = match (&space.label, space.keys.first()) {
+        (Some(label), Some(first)) => Some(open_label(identity, label, first)?),
+        _ => None,
+    };
+    let root = project
+        .map(str::to_owned)
+        .or_else(|| label.as_ref().map(|l| l.root.clone()));
+    local::put_space(
+        conn,
+        space.space_id,
+        &space.kind,
+        root.as_deref(),
+        space.epoch,
+    )?;
+    for k in &space.keys {
+        local::put_key(conn, space.space_id, k.epoch, &unb64(&k.wrapped)?)?;
+    }
+    Ok(label.map(|l| l.name))
 }
 
 fn open_label(identity: &Identity, label: &str, first: &WrappedKey) -> anyhow::Result<Label> {
@@ -242,12 +306,22 @@ pub async fn share(store: &Store, project_root: &str, project_name: &str) -> any
         })
         .await?;
     let id = created.space_id;
-    take_spaces(store, &account.identity, &account.token, &account.server, |s| s.space_id == id, Some(project_root)).await?;
+    take_spaces(
+        store,
+        &account.identity,
+        &account.token,
+        &account.server,
+        |s| s.space_id == id,
+        Some(project_root),
+    )
+    .await?;
     Ok(id)
 }
 
 pub fn not_set_up() -> anyhow::Error {
-    anyhow::anyhow!("this machine is not set up for sync: run `mnemo sync register` or `mnemo sync join`")
+    anyhow::anyhow!(
+        "this machine is not set up for sync: run `mnemo sync register` or `mnemo sync join`"
+    )
 }
 
 /// The shared space of a project on this machine.
@@ -256,7 +330,9 @@ pub fn project_space(store: &Store, project_root: &str) -> anyhow::Result<i64> {
         .into_iter()
         .find(|s| s.project_root.as_deref() == Some(project_root))
         .map(|s| s.space_id)
-        .ok_or_else(|| anyhow::anyhow!("{project_root} is not shared: run `mnemo share --project DIR` first"))
+        .ok_or_else(|| {
+            anyhow::anyhow!("{project_root} is not shared: run `mnemo share --project DIR` first")
+        })
 }
 
 /// `mnemo sync invite`: gives the holder of `public_key` every key of the
@@ -284,14 +360,32 @@ pub async fn invite(store: &Store, space: i64, public_key: &str) -> anyhow::Resu
 /// `mnemo sync accept`: takes the shared spaces others invited this person
 /// to (all, or `space`), mapped to `project` (default: the project the
 /// owner named). The spaces taken with their project names.
-pub async fn accept(store: &Store, space: Option<i64>, project: Option<&str>) -> anyhow::Result<Vec<(i64, Option<String>)>> {
+pub async fn accept(
+    store: &Store,
+    space: Option<i64>,
+    project: Option<&str>,
+) -> anyhow::Result<Vec<(i64, Option<String>)>> {
     let account = Account::load(store.conn())?.ok_or_else(not_set_up)?;
-    let have: Vec<i64> = local::spaces(store.conn())?.iter().map(|s| s.space_id).collect();
+    let have: Vec<i64> = local::spaces(store.conn())?
+        .iter()
+        .map(|s| s.space_id)
+        .collect();
     let wanted = |s: &SpaceInfo| {
         s.kind == "shared" && !have.contains(&s.space_id) && space.is_none_or(|id| id == s.space_id)
     };
-    let taken = take_spaces(store, &account.identity, &account.token, &account.server, wanted, project).await?;
-    Ok(taken.into_iter().map(|(s, name)| (s.space_id, name)).collect())
+    let taken = take_spaces(
+        store,
+        &account.identity,
+        &account.token,
+        &account.server,
+        wanted,
+        project,
+    )
+    .await?;
+    Ok(taken
+        .into_iter()
+        .map(|(s, name)| (s.space_id, name))
+        .collect())
 }
 
 /// `mnemo sync remove`: removes a member from a shared space this person
@@ -323,7 +417,12 @@ pub async fn remove(store: &Store, space: i64, public_key: &str) -> anyhow::Resu
     };
     client.rotate(space, &rotate).await?;
     let conn = store.conn();
-    local::put_key(conn, space, epoch, &key.wrap_for(&account.identity.public())?)?;
+    local::put_key(
+        conn,
+        space,
+        epoch,
+        &key.wrap_for(&account.identity.public())?,
+    )?;
     local::put_space(conn, space, "shared", None, epoch)?;
     Ok(())
 }

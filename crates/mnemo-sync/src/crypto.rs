@@ -176,7 +176,8 @@ fn wrap_key(shared: &[u8; KEY_LEN], ephemeral: &[u8; KEY_LEN], recipient: &str) 
     let hk = Hkdf::<Sha256>::new(Some(ephemeral), shared);
     let mut okm = [0u8; KEY_LEN];
     let info = [WRAP_INFO, recipient.as_bytes()].concat();
-    hk.expand(&info, &mut okm).expect("32 bytes is a valid length");
+    hk.expand(&info, &mut okm)
+        .expect("32 bytes is a valid length");
     okm
 }
 
@@ -223,10 +224,16 @@ mod tests {
         let key = SpaceKey::generate().unwrap();
         let blob = key.seal(&place(7), b"hello").unwrap();
         assert_eq!(key.open(&place(7), &blob).unwrap(), b"hello");
-        assert!(matches!(key.open(&place(8), &blob), Err(CryptoError::Refused)));
+        assert!(matches!(
+            key.open(&place(8), &blob),
+            Err(CryptoError::Refused)
+        ));
         let mut tampered = blob.clone();
         *tampered.last_mut().unwrap() ^= 1;
-        assert!(matches!(key.open(&place(7), &tampered), Err(CryptoError::Refused)));
+        assert!(matches!(
+            key.open(&place(7), &tampered),
+            Err(CryptoError::Refused)
+        ));
         let other = SpaceKey::generate().unwrap();
         assert!(other.open(&place(7), &blob).is_err());
     }

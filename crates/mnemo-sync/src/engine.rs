@@ -15,7 +15,7 @@ use crate::crypto::{Place, SpaceKey, b64, unb64};
 use crate::hlc::Hlc;
 use crate::local::{self, Known, Space, key};
 use crate::version::{self, FORGET, Version};
-use crate::wire::{Push, PushRecord, PulledRecord};
+use crate::wire::{PulledRecord, Push, PushRecord};
 
 /// Records per push request and per pull page.
 const BATCH: usize = 500;
@@ -48,7 +48,10 @@ pub struct Engine<'a> {
 impl<'a> Engine<'a> {
     /// The engine of a machine set up with `sync register` or `join`;
     /// None when it is not.
-    pub fn open(store: &'a mut Store, sanitizer: &'a Sanitizer) -> anyhow::Result<Option<Engine<'a>>> {
+    pub fn open(
+        store: &'a mut Store,
+        sanitizer: &'a Sanitizer,
+    ) -> anyhow::Result<Option<Engine<'a>>> {
         let Some(account) = Account::load(store.conn())? else {
             return Ok(None);
         };
@@ -90,12 +93,26 @@ impl<'a> Engine<'a> {
         let spaces = local::spaces(self.store.conn()).unwrap_or_default();
         for space in &spaces {
             let outcome = self.sync_space(space, &mut report).await;
-            let error = outcome.err().map(|e| format!("space {}: {e:#}", space.space_id));
-            let _ = local::space_outcome(self.store.conn(), space.space_id, error.as_deref());
-            report.errors.extend(error);
+            self.note_outcome(space, outcome, &mut report);
+        }
+        // What was pulled into one space and belongs to another here (a
+        // teammate's project edited from a personal machine) goes on now.
+        if self.queue_changes().is_ok_and(|n| n > 0) {
+            for space in &spaces {
+                let outcome = self.push(space, &mut report).await;
+                self.note_outcome(space, outcome, &mut report);
+            }
         }
         self.finish(&report);
         report
+    }
+
+    fn note_outcome(&self, space: &Space, outcome: anyhow::Result<()>, report: &mut Report) {
+        let error = outcome
+            .err()
+            .map(|e| format!("space {}: {e:#}", space.space_id));
+        let _ = local::space_outcome(self.store.conn(), space.space_id, error.as_deref());
+        report.errors.extend(error);
     }
 
     fn finish(&self, report: &Report) {
@@ -103,7 +120,11 @@ impl<'a> Engine<'a> {
         let _ = local::set(conn, key::CLOCK, &self.clock.to_string());
         match report.errors.first() {
             None => {
-                let _ = local::set(conn, key::LAST_SYNC, &mnemo_core::time::now_ms().to_string());
+                let _ = local::set(
+                    conn,
+                    key::LAST_SYNC,
+                    &mnemo_core::time::now_ms().to_string(),
+                );
                 let _ = local::clear(conn, key::LAST_ERROR);
             }
             Some(e) => {
@@ -124,6 +145,17 @@ impl<'a> Engine<'a> {
         let known = local::spaces(self.store.conn())?;
         for space in remote.spaces {
             let Some(mine) = known.iter().find(|s| s.space_id == space.space_id) else {
+                // A project this person shared from another machine.
+                if space.owner && space.kind == "shared" {
+                    crate::account::adopt_space(
+                        self.store.conn(),
+                        &self.account.identity,
+                        &space,
+                        None,
+                    )?;
+                    local::enqueue_everything(self.store.conn())?;
+                    self.load_keys()?;
+                }
                 continue;
             };
             for key in &space.keys {
@@ -132,7 +164,13 @@ impl<'a> Engine<'a> {
                 local::put_key(self.store.conn(), space.space_id, key.epoch, &wrapped)?;
                 self.keys.insert((space.space_id, key.epoch), opened);
             }
-            local::put_space(self.store.conn(), space.space_id, &mine.kind, None, space.epoch)?;
+            local::put_space(
+                self.store.conn(),
+                space.space_id,
+                &mine.kind,
+                None,
+                space.epoch,
+            )?;
         }
         Ok(())
     }
@@ -170,7 +208,9 @@ impl<'a> Engine<'a> {
             }
             let records = self.seal_all(space.space_id, &waiting)?;
             let pushed = match self.client.push(space.space_id, &Push { records }).await {
-                Err(e @ ClientError::Refused { status: 409, .. }) if e.to_string().contains("epoch") => {
+                Err(e @ ClientError::Refused { status: 409, .. })
+                    if e.to_string().contains("epoch") =>
+                {
                     self.refresh().await?;
                     let records = self.seal_all(space.space_id, &waiting)?;
                     self.client.push(space.space_id, &Push { records }).await?
@@ -178,7 +218,10 @@ impl<'a> Engine<'a> {
                 other => other?,
             };
             local::pushed_up_to(self.store.conn(), space.space_id, pushed.head)?;
-            report.pushed += waiting.iter().filter(|(seq, ..)| *seq <= pushed.head).count();
+            report.pushed += waiting
+                .iter()
+                .filter(|(seq, ..)| *seq <= pushed.head)
+                .count();
             if waiting.last().is_some_and(|(seq, ..)| *seq > pushed.head) {
                 anyhow::bail!("the server stored up to {} only", pushed.head);
             }
@@ -198,7 +241,11 @@ impl<'a> Engine<'a> {
         Ok((epoch, key))
     }
 
-    fn seal_all(&self, space: i64, waiting: &[(i64, String, String)]) -> anyhow::Result<Vec<PushRecord>> {
+    fn seal_all(
+        &self,
+        space: i64,
+        waiting: &[(i64, String, String)],
+    ) -> anyhow::Result<Vec<PushRecord>> {
         let (epoch, key) = self.current_key(space)?;
         let older: Vec<&SpaceKey> = self
             .keys
@@ -251,7 +298,12 @@ impl<'a> Engine<'a> {
 
     /// Opens and applies one page of pulled blobs, then records them as
     /// seen; a blob that fails any check is refused and counted.
-    fn apply_page(&mut self, space: &Space, records: &[PulledRecord], report: &mut Report) -> anyhow::Result<()> {
+    fn apply_page(
+        &mut self,
+        space: &Space,
+        records: &[PulledRecord],
+        report: &mut Report,
+    ) -> anyhow::Result<()> {
         let mut seen: HashMap<i64, i64> = HashMap::new();
         let mut versions = Vec::new();
         for record in records {
@@ -263,12 +315,16 @@ impl<'a> Engine<'a> {
                 report.refused += 1;
                 continue;
             }
-            seen.insert(record.device_id, record.seq);
             if record.device_id == self.account.device {
+                seen.insert(record.device_id, record.seq);
                 continue;
             }
+            // Only an authentic blob moves the replay floor.
             match self.open_record(space.space_id, record) {
-                Some(v) => versions.push(v),
+                Some(v) => {
+                    seen.insert(record.device_id, record.seq);
+                    versions.push(v);
+                }
                 None => report.refused += 1,
             }
         }
@@ -294,7 +350,12 @@ impl<'a> Engine<'a> {
         (key.record_key(&v.uid) == record.record_key).then_some(v)
     }
 
-    fn apply_versions(&mut self, space: &Space, versions: Vec<Version>, report: &mut Report) -> anyhow::Result<()> {
+    fn apply_versions(
+        &mut self,
+        space: &Space,
+        versions: Vec<Version>,
+        report: &mut Report,
+    ) -> anyhow::Result<()> {
         let mut fresh = Vec::new();
         for v in versions {
             if let Some(hlc) = Hlc::parse(&v.hlc) {
@@ -325,7 +386,12 @@ impl<'a> Engine<'a> {
         self.insert_fresh(space.space_id, fresh, report)
     }
 
-    fn insert_fresh(&mut self, space: i64, fresh: Vec<(Version, Value)>, report: &mut Report) -> anyhow::Result<()> {
+    fn insert_fresh(
+        &mut self,
+        space: i64,
+        fresh: Vec<(Version, Value)>,
+        report: &mut Report,
+    ) -> anyhow::Result<()> {
         let bodies = fresh
             .iter()
             .map(|(v, body)| {
@@ -353,7 +419,11 @@ impl<'a> Engine<'a> {
 
     fn remember(&self, space: i64, v: &Version, deleted: bool) -> anyhow::Result<()> {
         let conn = self.store.conn();
-        let stored = if deleted { None } else { version::read(conn, &v.kind, &v.uid)? };
+        let stored = if deleted {
+            None
+        } else {
+            version::read(conn, &v.kind, &v.uid)?
+        };
         let known = Known {
             space,
             hlc: v.hlc.clone(),
@@ -402,15 +472,44 @@ impl Queue<'_> {
         let target = target_space(&self.spaces, &body);
         let Some(target) = target else { return Ok(0) };
         let digest = version::digest(Some(&body));
-        if known.as_ref().is_some_and(|k| k.digest == digest && k.space == target) {
+        if known
+            .as_ref()
+            .is_some_and(|k| k.digest == digest && k.space == target)
+        {
             return Ok(0);
         }
         let mut queued = 0;
         if let Some(k) = known.as_ref().filter(|k| k.space != target && !k.deleted) {
             queued += self.version(k.space, uid, MOVED, None, None)?;
         }
-        queued += self.version(target, uid, kind, Some(body), author)?;
+        // Content that only changes space (a version applied from another
+        // space is relayed) keeps its clock: it is not a new edit.
+        let relayed = known.filter(|k| k.digest == digest).map(|k| k.hlc);
+        let v = self.stamp(uid, kind, Some(body), author, relayed);
+        queued += self.queue(target, v)?;
         Ok(queued)
+    }
+
+    /// A version of `uid` under a new tick of the clock (or `hlc`).
+    fn stamp(
+        &mut self,
+        uid: &str,
+        kind: &str,
+        body: Option<Value>,
+        author: Option<String>,
+        hlc: Option<String>,
+    ) -> Version {
+        let hlc = hlc.unwrap_or_else(|| {
+            self.clock = self.clock.tick(mnemo_core::time::now_ms(), self.device);
+            self.clock.to_string()
+        });
+        Version {
+            uid: uid.to_owned(),
+            kind: kind.to_owned(),
+            hlc,
+            author: author.unwrap_or_else(|| self.author.to_owned()),
+            body,
+        }
     }
 
     fn version(
@@ -421,24 +520,21 @@ impl Queue<'_> {
         body: Option<Value>,
         author: Option<String>,
     ) -> anyhow::Result<usize> {
-        self.clock = self.clock.tick(mnemo_core::time::now_ms(), self.device);
-        let digest = version::digest(body.as_ref());
-        let v = Version {
-            uid: uid.to_owned(),
-            kind: kind.to_owned(),
-            hlc: self.clock.to_string(),
-            author: author.unwrap_or_else(|| self.author.to_owned()),
-            body,
-        };
-        local::queue(self.conn, space, uid, &serde_json::to_string(&v)?)?;
-        if kind != MOVED {
+        let v = self.stamp(uid, kind, body, author, None);
+        self.queue(space, v)
+    }
+
+    /// Puts `v` in `space`'s outbox and remembers it as the latest version.
+    fn queue(&mut self, space: i64, v: Version) -> anyhow::Result<usize> {
+        local::queue(self.conn, space, &v.uid, &serde_json::to_string(&v)?)?;
+        if v.kind != MOVED {
             let known = Known {
                 space,
+                digest: version::digest(v.body.as_ref()),
+                deleted: v.kind == FORGET,
                 hlc: v.hlc,
-                digest,
-                deleted: kind == FORGET,
             };
-            local::put_known(self.conn, uid, &known)?;
+            local::put_known(self.conn, &v.uid, &known)?;
         }
         Ok(1)
     }

@@ -58,7 +58,11 @@ impl Hlc {
 /// Fixed-width, so that text order is clock order.
 impl fmt::Display for Hlc {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{:015}-{:010}-{:012}", self.ms, self.counter, self.device)
+        write!(
+            f,
+            "{:015}-{:010}-{:012}",
+            self.ms, self.counter, self.device
+        )
     }
 }
 
@@ -84,8 +88,16 @@ mod tests {
 
     #[test]
     fn text_order_is_clock_order_and_parses_back() {
-        let a = Hlc { ms: 9, counter: 10, device: 3 };
-        let b = Hlc { ms: 10, counter: 0, device: 1 };
+        let a = Hlc {
+            ms: 9,
+            counter: 10,
+            device: 3,
+        };
+        let b = Hlc {
+            ms: 10,
+            counter: 0,
+            device: 1,
+        };
         assert!(a.to_string() < b.to_string());
         assert_eq!(Hlc::parse(&a.to_string()), Some(a));
         assert_eq!(Hlc::parse("x"), None);

@@ -40,7 +40,11 @@ const LOCAL_ONLY: &[&str] = &["id", "ref", "prompt", "created_at_ms", "edited"];
 
 /// The record `uid` of `kind` as it would travel, with its local author
 /// (None: written here or by this person); None when it is not stored.
-pub fn read(conn: &Connection, kind: &str, uid: &str) -> rusqlite::Result<Option<(Value, Option<String>)>> {
+pub fn read(
+    conn: &Connection,
+    kind: &str,
+    uid: &str,
+) -> rusqlite::Result<Option<(Value, Option<String>)>> {
     let (sql, table) = match kind {
         OBSERVATION => (
             format!("SELECT {OBSERVATION_SELECT} FROM {OBSERVATION_FROM} WHERE o.uid = ?1"),
@@ -98,12 +102,20 @@ pub fn with_local_root(mut body: Value, root: Option<&str>) -> Value {
 }
 
 fn row_id(conn: &Connection, table: &str, uid: &str) -> rusqlite::Result<Option<i64>> {
-    conn.query_row(&format!("SELECT id FROM {table} WHERE uid = ?1"), [uid], |r| r.get(0))
-        .optional()
+    conn.query_row(
+        &format!("SELECT id FROM {table} WHERE uid = ?1"),
+        [uid],
+        |r| r.get(0),
+    )
+    .optional()
 }
 
 fn table_of(kind: &str) -> &'static str {
-    if kind == SUMMARY { "summaries" } else { "observations" }
+    if kind == SUMMARY {
+        "summaries"
+    } else {
+        "observations"
+    }
 }
 
 /// Removes `uid` for good (it can never be written back); true when it was
@@ -135,7 +147,12 @@ pub fn insert(store: &mut Store, bodies: Vec<Value>, sanitizer: &Sanitizer) -> a
 }
 
 /// Sets who wrote a record that came from another person.
-pub fn set_author(conn: &Connection, kind: &str, uid: &str, author: Option<&str>) -> rusqlite::Result<()> {
+pub fn set_author(
+    conn: &Connection,
+    kind: &str,
+    uid: &str,
+    author: Option<&str>,
+) -> rusqlite::Result<()> {
     conn.execute(
         &format!("UPDATE {} SET author = ?2 WHERE uid = ?1", table_of(kind)),
         params![uid, author],

@@ -77,10 +77,18 @@ pub(crate) async fn metrics(axum::extract::State(state): State) -> String {
     };
     [
         line("requests_total", "Authenticated requests.", &m.requests),
-        line("rate_limited_total", "Requests refused by the rate limit.", &m.rate_limited),
+        line(
+            "rate_limited_total",
+            "Requests refused by the rate limit.",
+            &m.rate_limited,
+        ),
         line("records_pushed_total", "Records stored.", &m.pushed),
         line("records_pulled_total", "Records served.", &m.pulled),
-        line("pushes_refused_total", "Pushes refused (replay, gap, quota, epoch).", &m.refused),
+        line(
+            "pushes_refused_total",
+            "Pushes refused (replay, gap, quota, epoch).",
+            &m.refused,
+        ),
     ]
     .concat()
 }

@@ -141,10 +141,7 @@ pub(crate) async fn caller(state: &AppState, headers: &HeaderMap) -> Result<Call
         )
         .await?
         .ok_or_else(|| {
-            ApiError::new(
-                StatusCode::UNAUTHORIZED,
-                "unknown or revoked device token",
-            )
+            ApiError::new(StatusCode::UNAUTHORIZED, "unknown or revoked device token")
         })?;
     let caller = Caller {
         user: row.get(0),

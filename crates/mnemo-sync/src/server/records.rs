@@ -28,7 +28,15 @@ pub(crate) async fn push(
     let mut conn = state.pool.get().await?;
     let tx = conn.transaction().await?;
     let (epoch, _) = membership(&tx, space, me, true).await?;
-    let outcome = store_records(&tx, space, me, epoch, &req.records, state.config.space_quota_bytes).await;
+    let outcome = store_records(
+        &tx,
+        space,
+        me,
+        epoch,
+        &req.records,
+        state.config.space_quota_bytes,
+    )
+    .await;
     match outcome {
         Ok((head, stored)) => {
             tx.commit().await?;
@@ -103,7 +111,10 @@ fn check_record(record: &PushRecord, head: i64, epoch: i64) -> Result<(), ApiErr
     if record.epoch != epoch {
         return Err(ApiError::new(
             StatusCode::CONFLICT,
-            format!("stale key epoch {} (the space is at {epoch}); refresh keys", record.epoch),
+            format!(
+                "stale key epoch {} (the space is at {epoch}); refresh keys",
+                record.epoch
+            ),
         ));
     }
     Ok(())
@@ -133,7 +144,15 @@ async fn replace_record(
     tx.execute(
         "INSERT INTO records (space_id, device_id, seq, epoch, record_key, blob, size)
          VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        &[&space, &device, &record.seq, &record.epoch, &record.record_key, &blob, &size],
+        &[
+            &space,
+            &device,
+            &record.seq,
+            &record.epoch,
+            &record.record_key,
+            &blob,
+            &size,
+        ],
     )
     .await?;
     Ok(i64::from(size) - freed)

@@ -38,7 +38,12 @@ pub(crate) async fn register(
             &[&req.public_key, &token_hash(&account_token)],
         )
         .await?
-        .ok_or_else(|| ApiError::new(StatusCode::CONFLICT, "this key is already registered; use join"))?
+        .ok_or_else(|| {
+            ApiError::new(
+                StatusCode::CONFLICT,
+                "this key is already registered; use join",
+            )
+        })?
         .get(0);
     let device_id = insert_device(&tx, user_id, &device_token).await?;
     let space: i64 = tx
@@ -260,7 +265,10 @@ async fn owned_shared_space(
 ) -> Result<i64, ApiError> {
     let (epoch, owner) = membership(tx, space, me, true).await?;
     if owner != me.user {
-        return Err(ApiError::new(StatusCode::FORBIDDEN, "only the space's owner may do that"));
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "only the space's owner may do that",
+        ));
     }
     Ok(epoch)
 }
@@ -270,7 +278,10 @@ async fn user_by_key(tx: &impl GenericClient, public_key: &str) -> Result<i64, A
         .query_opt("SELECT id FROM users WHERE public_key = $1", &[&public_key])
         .await?
         .ok_or_else(|| {
-            ApiError::new(StatusCode::NOT_FOUND, "nobody registered with that public key")
+            ApiError::new(
+                StatusCode::NOT_FOUND,
+                "nobody registered with that public key",
+            )
         })?
         .get(0))
 }
@@ -331,12 +342,18 @@ pub(crate) async fn rotate(
     let tx = conn.transaction().await?;
     let epoch = owned_shared_space(&tx, space, me).await?;
     if req.epoch != epoch + 1 {
-        return Err(ApiError::new(StatusCode::CONFLICT, "the space's epoch moved; retry"));
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "the space's epoch moved; retry",
+        ));
     }
     for key in &req.remove {
         let user = user_by_key(&tx, key).await?;
         if user == me.user {
-            return Err(ApiError::new(StatusCode::CONFLICT, "the owner cannot remove themself"));
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "the owner cannot remove themself",
+            ));
         }
         tx.execute(
             "DELETE FROM members WHERE space_id = $1 AND user_id = $2",
@@ -348,8 +365,11 @@ pub(crate) async fn rotate(
         let user = user_by_key(&tx, &key.public_key).await?;
         add_member(&tx, space, user, req.epoch, &key.wrapped).await?;
     }
-    tx.execute("UPDATE spaces SET epoch = $2 WHERE id = $1", &[&space, &req.epoch])
-        .await?;
+    tx.execute(
+        "UPDATE spaces SET epoch = $2 WHERE id = $1",
+        &[&space, &req.epoch],
+    )
+    .await?;
     tx.commit().await?;
     Ok(StatusCode::NO_CONTENT)
 }

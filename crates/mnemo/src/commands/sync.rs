@@ -11,7 +11,9 @@ use crate::cli::{ShareArgs, SyncArgs, SyncCommand};
 use crate::output::{data_and_config, open_store};
 
 /// Runs `work` on a single-threaded runtime with the store open.
-fn with_store<T>(work: impl AsyncFnOnce(&mut Store, &Sanitizer) -> anyhow::Result<T>) -> anyhow::Result<T> {
+fn with_store<T>(
+    work: impl AsyncFnOnce(&mut Store, &Sanitizer) -> anyhow::Result<T>,
+) -> anyhow::Result<T> {
     let (data, config) = data_and_config()?;
     let mut store = open_store(&data, &config)?;
     let sanitizer = Sanitizer::new(&config.privacy);
@@ -24,16 +26,31 @@ fn with_store<T>(work: impl AsyncFnOnce(&mut Store, &Sanitizer) -> anyhow::Resul
 pub fn run(args: SyncArgs) -> anyhow::Result<i32> {
     match args.command {
         None => sync_now(),
-        Some(SyncCommand::Register { server, key_file, name }) => {
+        Some(SyncCommand::Register {
+            server,
+            key_file,
+            name,
+        }) => {
             let name = name.unwrap_or_else(default_name);
-            let file = with_store(async |store, _| account::register(store, &server, &key_file, &name).await)?;
-            println!("registered; key file written to {} (keep it safe)", key_file.display());
-            println!("your public key (give it to teammates who share with you): {}", file.public_key);
+            let file = with_store(async |store, _| {
+                account::register(store, &server, &key_file, &name).await
+            })?;
+            println!(
+                "registered; key file written to {} (keep it safe)",
+                key_file.display()
+            );
+            println!(
+                "your public key (give it to teammates who share with you): {}",
+                file.public_key
+            );
             Ok(0)
         }
         Some(SyncCommand::Join { server, key_file }) => {
             let file = with_store(async |store, _| account::join(store, &server, &key_file).await)?;
-            println!("joined as {} ({}); run `mnemo sync` to fetch your memory", file.name, file.public_key);
+            println!(
+                "joined as {} ({}); run `mnemo sync` to fetch your memory",
+                file.name, file.public_key
+            );
             Ok(0)
         }
         Some(SyncCommand::Status { json }) => status(json),
@@ -56,10 +73,13 @@ pub fn run(args: SyncArgs) -> anyhow::Result<i32> {
                 None => None,
             };
             account::leave(store, space).await?;
-            println!("{}", match space {
-                Some(space) => format!("left space {space}"),
-                None => "this machine no longer syncs; its memory stays".to_owned(),
-            });
+            println!(
+                "{}",
+                match space {
+                    Some(space) => format!("left space {space}"),
+                    None => "this machine no longer syncs; its memory stays".to_owned(),
+                }
+            );
             Ok(0)
         }),
     }
@@ -73,14 +93,18 @@ fn default_name() -> String {
 
 /// The root and name of the project of `dir` (default: the current directory).
 fn project_root(dir: Option<&Path>) -> (String, String) {
-    let dir = dir.map_or_else(|| std::env::current_dir().unwrap_or_default(), Path::to_path_buf);
+    let dir = dir.map_or_else(
+        || std::env::current_dir().unwrap_or_default(),
+        Path::to_path_buf,
+    );
     let id = mnemo_core::project::identify(&dir);
     (id.root.to_string_lossy().into_owned(), id.name)
 }
 
 fn sync_now() -> anyhow::Result<i32> {
     let report = with_store(async |store, sanitizer| {
-        let mut engine = mnemo_sync::engine::Engine::open(store, sanitizer)?.ok_or_else(account::not_set_up)?;
+        let mut engine =
+            mnemo_sync::engine::Engine::open(store, sanitizer)?.ok_or_else(account::not_set_up)?;
         Ok(engine.run().await)
     })?;
     println!(
@@ -114,12 +138,21 @@ fn status(json: bool) -> anyhow::Result<i32> {
     }
     println!("server:     {}", status.server.unwrap_or_default());
     println!("device:     {}", status.device_id.unwrap_or_default());
-    println!("public key: {}", public_key.unwrap_or_else(|| "(key file unreadable)".into()));
+    println!(
+        "public key: {}",
+        public_key.unwrap_or_else(|| "(key file unreadable)".into())
+    );
     for s in &status.spaces {
         let what = s.project_root.as_deref().unwrap_or("all projects");
-        println!("space {}:   {} ({what}), key epoch {}", s.space_id, s.kind, s.epoch);
+        println!(
+            "space {}:   {} ({what}), key epoch {}",
+            s.space_id, s.kind, s.epoch
+        );
     }
-    println!("pending:    {} to push, {} changed", status.pending_push, status.pending_changes);
+    println!(
+        "pending:    {} to push, {} changed",
+        status.pending_push, status.pending_changes
+    );
     let last = status.last_sync_at.map(mnemo_core::time::format_rfc3339);
     println!("last sync:  {}", last.unwrap_or_else(|| "never".into()));
     if let Some(e) = status.last_error {
@@ -135,7 +168,10 @@ fn accept(space: Option<i64>, project: Option<&Path>) -> anyhow::Result<i32> {
         println!("no invitation waiting");
     }
     for (id, name) in taken {
-        println!("accepted space {id} ({}); run `mnemo sync`", name.unwrap_or_default());
+        println!(
+            "accepted space {id} ({}); run `mnemo sync`",
+            name.unwrap_or_default()
+        );
     }
     Ok(0)
 }

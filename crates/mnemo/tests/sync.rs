@@ -1,0 +1,532 @@
+//! Sync end to end: a real PostgreSQL (see common/postgres.rs), the real
+//! `mnemo server` process, and data directories as the machines of two
+//! people, each running the real `mnemo` binary.
+
+mod common;
+#[path = "common/postgres.rs"]
+mod postgres;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use postgres::Postgres;
+use serde_json::{Value, json};
+
+/// A `mnemo server` process on a free loopback port.
+struct Server {
+    child: Child,
+    port: u16,
+    _home: tempfile::TempDir,
+}
+
+impl Server {
+    fn start(pg: &Postgres) -> Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        Server::start_on(pg, port, tempfile::tempdir().unwrap())
+    }
+
+    fn start_on(pg: &Postgres, port: u16, home: tempfile::TempDir) -> Server {
+        let child = clean_mnemo()
+            .args(["server", "--listen", &format!("127.0.0.1:{port}")])
+            .env("MNEMO_SERVER_DATABASE_URL", pg.url())
+            .env("HOME", home.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let server = Server {
+            child,
+            port,
+            _home: home,
+        };
+        server.wait_healthy();
+        server
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// `GET path`: the status line and body.
+    fn get(&self, path: &str) -> Option<String> {
+        let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).ok()?;
+        let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).ok()?;
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).ok()?;
+        Some(answer)
+    }
+
+    fn wait_healthy(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            if self
+                .get("/health")
+                .is_some_and(|a| a.starts_with("HTTP/1.1 200"))
+            {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("mnemo server did not answer /health");
+    }
+
+    /// Kills the process (SIGKILL) and starts another on the same port.
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn restart(self, pg: &Postgres) -> Server {
+        let (port, home) = (self.port, tempfile::tempdir().unwrap());
+        drop(self);
+        Server::start_on(pg, port, home)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// One machine: a data directory, a scratch HOME, and a project checkout.
+struct Machine {
+    env: Env,
+}
+
+impl Machine {
+    fn new() -> Machine {
+        let env = Env::new();
+        std::fs::create_dir_all(env.dir.path().join("proj")).unwrap();
+        std::fs::create_dir_all(env.dir.path().join("private")).unwrap();
+        Machine { env }
+    }
+
+    fn project(&self) -> PathBuf {
+        std::fs::canonicalize(self.env.dir.path().join("proj")).unwrap()
+    }
+
+    fn private_project(&self) -> PathBuf {
+        std::fs::canonicalize(self.env.dir.path().join("private")).unwrap()
+    }
+
+    fn key_file(&self) -> PathBuf {
+        self.env.dir.path().join("me.key")
+    }
+
+    fn try_run(&self, args: &[&str]) -> Output {
+        self.env
+            .mnemo()
+            .args(args)
+            .current_dir(self.env.dir.path())
+            .output()
+            .unwrap()
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let out = self.try_run(args);
+        assert_success(&out);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Stores an observation in `project`, as a capture would.
+    fn remember(&self, project: &Path, title: &str, narrative: &str) {
+        let line = json!({"kind": "observation", "type": "discovery", "title": title,
+                          "narrative": narrative, "project": project});
+        let mut c = self.env.mnemo();
+        c.args(["import", "-"]);
+        assert_success(&run_with_stdin(c, format!("{line}\n").as_bytes()));
+    }
+
+    fn sync(&self) -> String {
+        self.run(&["sync"])
+    }
+
+    fn finds(&self, words: &str) -> bool {
+        let out = self.run(&["search", "--all", "--json", words]);
+        let v: Value = serde_json::from_str(&out).unwrap();
+        v["hits"].as_array().is_some_and(|r| !r.is_empty())
+    }
+
+    fn public_key(&self) -> String {
+        let v: Value = serde_json::from_str(&self.run(&["sync", "status", "--json"])).unwrap();
+        v["public_key"].as_str().unwrap().to_owned()
+    }
+
+    fn id_of(&self, uid: &str) -> i64 {
+        self.env
+            .db()
+            .query_row("SELECT id FROM observations WHERE uid = ?1", [uid], |r| {
+                r.get(0)
+            })
+            .unwrap()
+    }
+
+    fn uid_of(&self, title_word: &str) -> String {
+        self.env
+            .db()
+            .query_row(
+                "SELECT uid FROM observations WHERE title LIKE '%' || ?1 || '%'",
+                [title_word],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+
+    fn title(&self, uid: &str) -> String {
+        self.env
+            .db()
+            .query_row(
+                "SELECT title FROM observations WHERE uid = ?1",
+                [uid],
+                |r| r.get(0),
+            )
+            .unwrap()
+    }
+
+    fn holds_bytes(&self, needle: &str) -> bool {
+        all_bytes_under(&self.env.data())
+            .iter()
+            .any(|(_, bytes)| contains_bytes(bytes, needle.as_bytes()))
+    }
+}
+
+fn register(m: &Machine, server: &Server, name: &str) {
+    let key = m.key_file();
+    m.run(&[
+        "sync",
+        "register",
+        "--server",
+        &server.url(),
+        "--key-file",
+        key.to_str().unwrap(),
+        "--name",
+        name,
+    ]);
+}
+
+fn join(m: &Machine, server: &Server, key_file: &Path) {
+    m.run(&[
+        "sync",
+        "join",
+        "--server",
+        &server.url(),
+        "--key-file",
+        key_file.to_str().unwrap(),
+    ]);
+}
+
+fn record_ids(pg: &Postgres) -> Vec<String> {
+    pg.sql("SELECT id FROM records ORDER BY id")
+        .lines()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn two_machines_and_a_teammate_share_one_memory() {
+    let Some(pg) = Postgres::start() else { return };
+    let server = Server::start(&pg);
+    let (laptop, desktop, bob) = (Machine::new(), Machine::new(), Machine::new());
+
+    laptop.remember(
+        &laptop.project(),
+        "Ledger parser needs a BOM check",
+        "the quasar ledger parser chokes on a byte order mark",
+    );
+    laptop.remember(
+        &laptop.private_project(),
+        "Private nebula plan",
+        "the nebula plan stays with alice",
+    );
+    register(&laptop, &server, "alice");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(laptop.key_file())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600, "the key file is the owner's alone");
+    }
+    laptop.sync();
+
+    // Another machine of the same person.
+    join(&desktop, &server, &laptop.key_file());
+    desktop.sync();
+    assert!(desktop.finds("quasar") && desktop.finds("nebula"));
+
+    // A teammate gets the shared project only.
+    register(&bob, &server, "bob");
+    laptop.run(&["share", "--project", laptop.project().to_str().unwrap()]);
+    laptop.run(&[
+        "sync",
+        "invite",
+        "--project",
+        laptop.project().to_str().unwrap(),
+        "--member",
+        &bob.public_key(),
+    ]);
+    laptop.sync();
+    bob.run(&[
+        "sync",
+        "accept",
+        "--project",
+        bob.project().to_str().unwrap(),
+    ]);
+    bob.sync();
+    assert!(
+        bob.finds("quasar"),
+        "the shared project's memory reached the teammate"
+    );
+    assert!(!bob.finds("nebula"), "a personal project stays personal");
+    let uid = bob.uid_of("Ledger");
+    let author: Option<String> = bob
+        .env
+        .db()
+        .query_row(
+            "SELECT author FROM observations WHERE uid = ?1",
+            [&uid],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        author.is_some_and(|a| a.starts_with("alice")),
+        "records from others carry their author"
+    );
+    let root: String = bob.env.db()
+        .query_row("SELECT p.root FROM observations o JOIN projects p ON p.id = o.project_id WHERE o.uid = ?1", [&uid], |r| r.get(0))
+        .unwrap();
+    assert_eq!(
+        Path::new(&root),
+        bob.project(),
+        "shared records land in the teammate's checkout"
+    );
+
+    // The server holds ciphertext only: no phrase, no uid in its files.
+    pg.sql("CHECKPOINT");
+    for needle in ["quasar ledger", "nebula plan", uid.as_str()] {
+        let found = all_bytes_under(&pg.data_dir())
+            .into_iter()
+            .find(|(_, bytes)| contains_bytes(bytes, needle.as_bytes()));
+        assert!(
+            found.is_none(),
+            "{needle:?} is readable in PostgreSQL's {:?}",
+            found.map(|f| f.0)
+        );
+    }
+
+    // Concurrent edits of one record converge on the last writer.
+    laptop.run(&[
+        "edit",
+        &laptop.id_of(&uid).to_string(),
+        "--title",
+        "Title from the laptop",
+    ]);
+    std::thread::sleep(Duration::from_millis(20));
+    desktop.run(&[
+        "edit",
+        &desktop.id_of(&uid).to_string(),
+        "--title",
+        "Title from the desktop",
+    ]);
+    for m in [&laptop, &desktop, &laptop, &bob, &desktop] {
+        m.sync();
+    }
+    for m in [&laptop, &desktop, &bob] {
+        assert_eq!(m.title(&uid), "Title from the desktop");
+    }
+
+    // A redaction on one machine reaches all, and the old version leaves the server.
+    laptop.remember(
+        &laptop.project(),
+        "Deploy token",
+        "the deploy token is pulsar-4c1d-secret-77",
+    );
+    laptop.sync();
+    for m in [&desktop, &bob] {
+        m.sync();
+        assert!(m.finds("pulsar"));
+    }
+    let before = record_ids(&pg);
+    desktop.run(&["redact", "pulsar-4c1d-secret-77"]);
+    desktop.sync();
+    for m in [&laptop, &bob] {
+        m.sync();
+        assert!(
+            !m.holds_bytes("pulsar-4c1d-secret-77"),
+            "the redacted secret is gone from every machine"
+        );
+        assert!(m.finds("deploy token"), "the redacted record itself stays");
+    }
+    let after = record_ids(&pg);
+    assert!(
+        before.iter().any(|id| !after.contains(id)),
+        "the unredacted version was deleted on the server"
+    );
+    assert_eq!(
+        pg.sql("SELECT count(*) - count(DISTINCT (space_id, record_key)) FROM records"),
+        "0"
+    );
+
+    // A forget on one machine reaches all.
+    laptop.run(&["forget", &laptop.id_of(&uid).to_string()]);
+    laptop.sync();
+    for m in [&desktop, &bob] {
+        m.sync();
+        assert!(!m.finds("quasar"), "forgotten everywhere");
+        assert!(!m.holds_bytes("quasar ledger"));
+    }
+
+    // A removed member receives nothing new.
+    laptop.run(&[
+        "sync",
+        "remove",
+        "--project",
+        laptop.project().to_str().unwrap(),
+        "--member",
+        &bob.public_key(),
+    ]);
+    laptop.remember(
+        &laptop.project(),
+        "Cache goes stale",
+        "the magnetar cache is stale after each deploy",
+    );
+    laptop.sync();
+    desktop.sync();
+    assert!(desktop.finds("magnetar"));
+    let _ = bob.try_run(&["sync"]);
+    assert!(
+        !bob.finds("magnetar"),
+        "a removed member receives nothing new"
+    );
+    assert!(bob.finds("deploy token"), "what they had stays theirs");
+}
+
+#[test]
+fn tampered_replayed_and_reordered_blobs_are_refused() {
+    let Some(pg) = Postgres::start() else { return };
+    let server = Server::start(&pg);
+    let (laptop, desktop) = (Machine::new(), Machine::new());
+    for word in ["alpha", "bravo", "charlie", "delta"] {
+        laptop.remember(
+            &laptop.project(),
+            &format!("Finding {word}"),
+            &format!("the {word}-marker finding"),
+        );
+    }
+    register(&laptop, &server, "alice");
+    laptop.sync();
+    join(&desktop, &server, &laptop.key_file());
+
+    let ids = record_ids(&pg);
+    assert_eq!(ids.len(), 4);
+    // Tampered: one byte of the ciphertext changed.
+    pg.sql(&format!(
+        "UPDATE records SET blob = set_byte(blob, 40, get_byte(blob, 40) # 1) WHERE id = {}",
+        ids[0]
+    ));
+    // Reordered: a blob moved to another sequence number.
+    pg.sql(&format!(
+        "UPDATE records SET seq = seq + 1000 WHERE id = {}",
+        ids[1]
+    ));
+    let out = desktop.sync();
+    assert!(out.contains("refused 2"), "{out}");
+    let titles = desktop
+        .env
+        .strings("SELECT title FROM observations ORDER BY title");
+    assert_eq!(
+        titles.len(),
+        2,
+        "only the genuine blobs were applied: {titles:?}"
+    );
+
+    // Replayed: an already applied blob served again under a new id.
+    pg.sql(&format!(
+        "WITH old AS (DELETE FROM records WHERE id = {} RETURNING *)
+         INSERT INTO records (space_id, device_id, seq, epoch, record_key, blob, size)
+         SELECT space_id, device_id, seq, epoch, record_key, blob, size FROM old",
+        ids[3]
+    ));
+    let out = desktop.sync();
+    assert!(out.contains("refused 1"), "{out}");
+    assert_eq!(desktop.env.count("SELECT count(*) FROM observations"), 2);
+}
+
+#[test]
+fn sync_resumes_after_the_server_the_client_or_the_database_dies() {
+    let Some(pg) = Postgres::start() else { return };
+    let mut server = Server::start(&pg);
+    let (laptop, desktop) = (Machine::new(), Machine::new());
+    register(&laptop, &server, "alice");
+    let lines: String = (0..400)
+        .map(|i| {
+            json!({"kind": "observation", "title": format!("Finding number {i}"),
+                   "narrative": format!("observation body {i}"), "project": laptop.project()})
+            .to_string()
+                + "\n"
+        })
+        .collect();
+    let mut c = laptop.env.mnemo();
+    c.args(["import", "-"]);
+    assert_success(&run_with_stdin(c, lines.as_bytes()));
+
+    // The client killed mid-push, then the server killed mid-sync.
+    let mut client = laptop
+        .env
+        .mnemo()
+        .arg("sync")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(150));
+    let _ = client.kill();
+    let _ = client.wait();
+    let client = laptop
+        .env
+        .mnemo()
+        .arg("sync")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    server.kill();
+    let _ = wait_output(client);
+    let out = laptop.try_run(&["sync"]);
+    assert!(!out.status.success(), "a sync without a server says so");
+    let mut server = server.restart(&pg);
+    server.wait_healthy();
+
+    // The database restarted under a running server.
+    pg.stop_server();
+    pg.start_server();
+    laptop.sync();
+    let status: Value = serde_json::from_str(&laptop.run(&["sync", "status", "--json"])).unwrap();
+    assert_eq!(status["pending_push"], 0, "{status}");
+    assert!(status["last_error"].is_null(), "{status}");
+
+    join(&desktop, &server, &laptop.key_file());
+    desktop.sync();
+    assert_eq!(desktop.env.count("SELECT count(*) FROM observations"), 400);
+    assert_eq!(
+        pg.sql("SELECT count(*) FROM records"),
+        "400",
+        "each record stored once"
+    );
+    server.kill();
+}
+
+fn wait_output(child: Child) -> Output {
+    child.wait_with_output().unwrap()
+}
