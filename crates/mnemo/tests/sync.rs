@@ -5,6 +5,8 @@
 mod common;
 #[path = "common/postgres.rs"]
 mod postgres;
+#[path = "common/worker.rs"]
+mod worker_support;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -14,6 +16,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use postgres::Postgres;
 use serde_json::{Value, json};
+use worker_support::{Worker, wait_for};
 
 /// A `mnemo server` process on a free loopback port.
 struct Server {
@@ -525,6 +528,26 @@ fn sync_resumes_after_the_server_the_client_or_the_database_dies() {
         "each record stored once"
     );
     server.kill();
+}
+
+#[test]
+fn the_worker_pushes_a_change_in_the_background() {
+    let Some(pg) = Postgres::start() else { return };
+    let server = Server::start(&pg);
+    let (laptop, desktop) = (Machine::new(), Machine::new());
+    register(&laptop, &server, "alice");
+    join(&desktop, &server, &laptop.key_file());
+    let worker = Worker::start(&desktop.env, |_| {});
+    desktop.remember(
+        &desktop.project(),
+        "Found by the desktop",
+        "the worker carries the zircon finding",
+    );
+    wait_for("the worker's push", Duration::from_secs(60), || {
+        laptop.sync();
+        laptop.finds("zircon").then_some(())
+    });
+    drop(worker);
 }
 
 fn wait_output(child: Child) -> Output {
