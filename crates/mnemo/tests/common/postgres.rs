@@ -4,6 +4,7 @@
 //! the package's `postgres` user (the directory is handed to it). Without
 //! the package the tests are skipped with a loud message, except under CI
 //! (`CI` set), where they fail.
+#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
