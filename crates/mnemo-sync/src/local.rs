@@ -182,42 +182,39 @@ pub struct Known {
 }
 
 pub fn known(conn: &Connection, uid: &str) -> Sql<Option<Known>> {
-    conn.query_row(
-        "SELECT space_id, hlc, digest, deleted FROM sync_records WHERE uid = ?1",
-        [uid],
-        |r| {
+    conn.prepare_cached("SELECT space_id, hlc, digest, deleted FROM sync_records WHERE uid = ?1")?
+        .query_row([uid], |r| {
             Ok(Known {
                 space: r.get(0)?,
                 hlc: r.get(1)?,
                 digest: r.get(2)?,
                 deleted: r.get(3)?,
             })
-        },
-    )
-    .optional()
+        })
+        .optional()
 }
 
 pub fn put_known(conn: &Connection, uid: &str, k: &Known) -> Sql<()> {
-    conn.execute(
+    conn.prepare_cached(
         "INSERT OR REPLACE INTO sync_records (uid, space_id, hlc, digest, deleted)
          VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![uid, k.space, k.hlc, k.digest, k.deleted],
-    )
+    )?
+    .execute(params![uid, k.space, k.hlc, k.digest, k.deleted])
     .map(drop)
 }
 
 /// Queues `plain` for `space` under the space's next sequence number.
 pub fn queue(conn: &Connection, space: i64, uid: &str, plain: &str) -> Sql<i64> {
-    let seq: i64 = conn.query_row(
-        "UPDATE sync_spaces SET next_seq = next_seq + 1 WHERE space_id = ?1
-         RETURNING next_seq - 1",
-        [space],
-        |r| r.get(0),
-    )?;
-    conn.execute(
+    let seq: i64 = conn
+        .prepare_cached(
+            "UPDATE sync_spaces SET next_seq = next_seq + 1 WHERE space_id = ?1
+             RETURNING next_seq - 1",
+        )?
+        .query_row([space], |r| r.get(0))?;
+    conn.prepare_cached(
         "INSERT INTO sync_outbox (space_id, seq, uid, plain) VALUES (?1, ?2, ?3, ?4)",
-        params![space, seq, uid, plain],
-    )?;
+    )?
+    .execute(params![space, seq, uid, plain])?;
     Ok(seq)
 }
 

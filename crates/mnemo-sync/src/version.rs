@@ -56,7 +56,8 @@ pub fn read(
         ),
     };
     let body = conn
-        .query_row(&sql, [uid], |r| {
+        .prepare_cached(&sql)?
+        .query_row([uid], |r| {
             Ok(match kind {
                 OBSERVATION => serde_json::to_value(observation_row(r)?),
                 _ => serde_json::to_value(summary_row(r)?),
@@ -69,11 +70,9 @@ pub fn read(
     for field in LOCAL_ONLY {
         map.remove(*field);
     }
-    let author = conn.query_row(
-        &format!("SELECT author FROM {table} WHERE uid = ?1"),
-        [uid],
-        |r| r.get(0),
-    )?;
+    let author = conn
+        .prepare_cached(&format!("SELECT author FROM {table} WHERE uid = ?1"))?
+        .query_row([uid], |r| r.get(0))?;
     Ok(Some((Value::Object(map), author)))
 }
 
@@ -153,10 +152,11 @@ pub fn set_author(
     uid: &str,
     author: Option<&str>,
 ) -> rusqlite::Result<()> {
-    conn.execute(
-        &format!("UPDATE {} SET author = ?2 WHERE uid = ?1", table_of(kind)),
-        params![uid, author],
-    )
+    conn.prepare_cached(&format!(
+        "UPDATE {} SET author = ?2 WHERE uid = ?1",
+        table_of(kind)
+    ))?
+    .execute(params![uid, author])
     .map(drop)
 }
 

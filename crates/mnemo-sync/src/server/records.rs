@@ -67,18 +67,16 @@ async fn store_records(
         )
         .await?
         .map_or(0, |r| r.get(0));
-    let (mut delta, mut stored) = (0i64, 0usize);
-    for record in records {
-        if record.seq <= head {
-            continue;
-        }
+    let mut fresh: Vec<&PushRecord> = Vec::new();
+    let stored_head = head;
+    for record in records.iter().filter(|r| r.seq > stored_head) {
         check_record(record, head, epoch)?;
-        let blob = unb64(&record.blob)
-            .map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "a blob is not base64"))?;
-        delta += replace_record(tx, space, me.device, record, &blob).await?;
         head = record.seq;
-        stored += 1;
+        // An older version in the same batch is superseded already.
+        fresh.retain(|r| r.record_key != record.record_key);
+        fresh.push(record);
     }
+    let delta = replace_records(tx, space, me.device, &fresh).await?;
     tx.execute(
         "INSERT INTO heads (space_id, device_id, seq) VALUES ($1, $2, $3)
          ON CONFLICT (space_id, device_id) DO UPDATE SET seq = excluded.seq",
@@ -98,7 +96,7 @@ async fn store_records(
             format!("the space is over its quota of {quota} bytes"),
         ));
     }
-    Ok((head, stored))
+    Ok((head, fresh.len()))
 }
 
 fn check_record(record: &PushRecord, head: i64, epoch: i64) -> Result<(), ApiError> {
@@ -120,17 +118,21 @@ fn check_record(record: &PushRecord, head: i64, epoch: i64) -> Result<(), ApiErr
     Ok(())
 }
 
-/// Deletes the blobs this record replaces and stores it; the change in
-/// bytes held.
-async fn replace_record(
+/// Deletes the blobs these records replace and stores them, in two
+/// statements; the change in bytes held.
+async fn replace_records(
     tx: &Transaction<'_>,
     space: i64,
     device: i64,
-    record: &PushRecord,
-    blob: &[u8],
-) -> Result<i64, tokio_postgres::Error> {
-    let mut names = record.replaces.clone();
-    names.push(record.record_key.clone());
+    records: &[&PushRecord],
+) -> Result<i64, ApiError> {
+    if records.is_empty() {
+        return Ok(0);
+    }
+    let names: Vec<&str> = records
+        .iter()
+        .flat_map(|r| r.replaces.iter().chain([&r.record_key]).map(String::as_str))
+        .collect();
     let freed: i64 = tx
         .query_one(
             "WITH gone AS (DELETE FROM records WHERE space_id = $1 AND record_key = ANY($2)
@@ -140,22 +142,23 @@ async fn replace_record(
         )
         .await?
         .get(0);
-    let size = blob.len() as i32;
+    let blobs = records
+        .iter()
+        .map(|r| unb64(&r.blob))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|_| ApiError::new(StatusCode::BAD_REQUEST, "a blob is not base64"))?;
+    let sizes: Vec<i32> = blobs.iter().map(|b| b.len() as i32).collect();
+    let seqs: Vec<i64> = records.iter().map(|r| r.seq).collect();
+    let epochs: Vec<i64> = records.iter().map(|r| r.epoch).collect();
+    let keys: Vec<&str> = records.iter().map(|r| r.record_key.as_str()).collect();
     tx.execute(
         "INSERT INTO records (space_id, device_id, seq, epoch, record_key, blob, size)
-         VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        &[
-            &space,
-            &device,
-            &record.seq,
-            &record.epoch,
-            &record.record_key,
-            &blob,
-            &size,
-        ],
+         SELECT $1, $2, * FROM unnest($3::BIGINT[], $4::BIGINT[], $5::TEXT[], $6::BYTEA[],
+                                      $7::INTEGER[])",
+        &[&space, &device, &seqs, &epochs, &keys, &blobs, &sizes],
     )
     .await?;
-    Ok(i64::from(size) - freed)
+    Ok(sizes.iter().map(|s| i64::from(*s)).sum::<i64>() - freed)
 }
 
 #[derive(Debug, Deserialize)]
