@@ -103,15 +103,14 @@ fn author_of(name: &str, public_key: &str) -> String {
     format!("{name} ({})", &public_key[..public_key.len().min(8)])
 }
 
-/// Stores this machine's settings and its first spaces, and queues every
-/// record stored so far.
-fn adopt(
+/// Stores this machine's settings (server, `(user, device, token)`, key
+/// file), takes the personal space, and queues every record stored so far.
+async fn adopt(
     store: &Store,
     server: &str,
     key_file: &Path,
-    user: i64,
-    device: i64,
-    token: &str,
+    (user, device, token): (i64, i64, &str),
+    identity: &Identity,
 ) -> anyhow::Result<()> {
     let conn = store.conn();
     let tx = conn.unchecked_transaction()?;
@@ -123,6 +122,8 @@ fn adopt(
     let path = std::path::absolute(key_file).unwrap_or_else(|_| key_file.to_owned());
     local::set(&tx, key::KEY_FILE, &path.to_string_lossy())?;
     tx.commit()?;
+    let personal = |s: &SpaceInfo| s.kind == "personal";
+    take_spaces(store, identity, token, server, personal, None).await?;
     Ok(())
 }
 
@@ -157,23 +158,8 @@ pub async fn register(
         name: name.to_owned(),
     };
     file.write_new(key_file)?;
-    adopt(
-        store,
-        server,
-        key_file,
-        done.user_id,
-        done.device_id,
-        &done.device_token,
-    )?;
-    take_spaces(
-        store,
-        &identity,
-        &done.device_token,
-        server,
-        |s| s.kind == "personal",
-        None,
-    )
-    .await?;
+    let device = (done.user_id, done.device_id, done.device_token.as_str());
+    adopt(store, server, key_file, device, &identity).await?;
     Ok(file)
 }
 
@@ -186,24 +172,8 @@ pub async fn join(store: &Store, server: &str, key_file: &Path) -> anyhow::Resul
             account_token: file.account_token.clone(),
         })
         .await?;
-    adopt(
-        store,
-        server,
-        key_file,
-        done.user_id,
-        done.device_id,
-        &done.device_token,
-    )?;
-    let identity = file.identity()?;
-    take_spaces(
-        store,
-        &identity,
-        &done.device_token,
-        server,
-        |s| s.kind == "personal",
-        None,
-    )
-    .await?;
+    let device = (done.user_id, done.device_id, done.device_token.as_str());
+    adopt(store, server, key_file, device, &file.identity()?).await?;
     Ok(file)
 }
 

@@ -18,7 +18,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use postgres::Postgres;
+use postgres::{Postgres, free_port};
 
 const CLIENTS: usize = 100;
 const REQUESTS_PER_CLIENT: usize = 20;
@@ -73,14 +73,6 @@ fn main() {
     concurrency(port);
     let _ = server.kill();
     let _ = server.wait();
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn start_server(bin: &Path, pg: &Postgres, port: u16, home: &Path) -> Child {

@@ -27,12 +27,7 @@ struct Server {
 
 impl Server {
     fn start(pg: &Postgres) -> Server {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
-        Server::start_on(pg, port, tempfile::tempdir().unwrap())
+        Server::start_on(pg, postgres::free_port(), tempfile::tempdir().unwrap())
     }
 
     fn start_on(pg: &Postgres, port: u16, home: tempfile::TempDir) -> Server {
@@ -164,35 +159,22 @@ impl Machine {
         v["public_key"].as_str().unwrap().to_owned()
     }
 
+    /// The one value `sql` selects with `param`.
+    fn value<T: rusqlite::types::FromSql>(&self, sql: &str, param: &str) -> T {
+        self.env.db().query_row(sql, [param], |r| r.get(0)).unwrap()
+    }
+
     fn id_of(&self, uid: &str) -> i64 {
-        self.env
-            .db()
-            .query_row("SELECT id FROM observations WHERE uid = ?1", [uid], |r| {
-                r.get(0)
-            })
-            .unwrap()
+        self.value("SELECT id FROM observations WHERE uid = ?1", uid)
     }
 
     fn uid_of(&self, title_word: &str) -> String {
-        self.env
-            .db()
-            .query_row(
-                "SELECT uid FROM observations WHERE title LIKE '%' || ?1 || '%'",
-                [title_word],
-                |r| r.get(0),
-            )
-            .unwrap()
+        let sql = "SELECT uid FROM observations WHERE title LIKE '%' || ?1 || '%'";
+        self.value(sql, title_word)
     }
 
     fn title(&self, uid: &str) -> String {
-        self.env
-            .db()
-            .query_row(
-                "SELECT title FROM observations WHERE uid = ?1",
-                [uid],
-                |r| r.get(0),
-            )
-            .unwrap()
+        self.value("SELECT title FROM observations WHERE uid = ?1", uid)
     }
 
     fn holds_bytes(&self, needle: &str) -> bool {
@@ -227,6 +209,21 @@ fn join(m: &Machine, server: &Server, key_file: &Path) {
     ]);
 }
 
+/// The file is readable and writable by its owner only.
+fn assert_owner_only(path: &Path) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).unwrap().permissions().mode();
+        assert_eq!(
+            mode & 0o777,
+            0o600,
+            "{} is the owner's alone",
+            path.display()
+        );
+    }
+}
+
 fn record_ids(pg: &Postgres) -> Vec<String> {
     pg.sql("SELECT id FROM records ORDER BY id")
         .lines()
@@ -234,9 +231,21 @@ fn record_ids(pg: &Postgres) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn two_machines_and_a_teammate_share_one_memory() {
-    let Some(pg) = Postgres::start() else { return };
+/// Three machines of two people: alice's laptop and desktop, and bob, her
+/// teammate, who was given her shared project.
+struct Team {
+    pg: Postgres,
+    _server: Server,
+    laptop: Machine,
+    desktop: Machine,
+    bob: Machine,
+    /// The uid of alice's finding in the shared project.
+    uid: String,
+}
+
+/// Sets the team up, checking each step; None without PostgreSQL.
+fn team() -> Option<Team> {
+    let pg = Postgres::start()?;
     let server = Server::start(&pg);
     let (laptop, desktop, bob) = (Machine::new(), Machine::new(), Machine::new());
 
@@ -251,15 +260,7 @@ fn two_machines_and_a_teammate_share_one_memory() {
         "the nebula plan stays with alice",
     );
     register(&laptop, &server, "alice");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(laptop.key_file())
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(mode & 0o777, 0o600, "the key file is the owner's alone");
-    }
+    assert_owner_only(&laptop.key_file());
     laptop.sync();
 
     // Another machine of the same person.
@@ -292,32 +293,48 @@ fn two_machines_and_a_teammate_share_one_memory() {
     );
     assert!(!bob.finds("nebula"), "a personal project stays personal");
     let uid = bob.uid_of("Ledger");
-    let author: Option<String> = bob
-        .env
-        .db()
-        .query_row(
-            "SELECT author FROM observations WHERE uid = ?1",
-            [&uid],
-            |r| r.get(0),
-        )
-        .unwrap();
+    let author: Option<String> = bob.value("SELECT author FROM observations WHERE uid = ?1", &uid);
     assert!(
         author.is_some_and(|a| a.starts_with("alice")),
         "records from others carry their author"
     );
-    let root: String = bob.env.db()
-        .query_row("SELECT p.root FROM observations o JOIN projects p ON p.id = o.project_id WHERE o.uid = ?1", [&uid], |r| r.get(0))
-        .unwrap();
+    let root: String = bob.value(
+        "SELECT p.root FROM observations o JOIN projects p ON p.id = o.project_id
+         WHERE o.uid = ?1",
+        &uid,
+    );
     assert_eq!(
         Path::new(&root),
         bob.project(),
         "shared records land in the teammate's checkout"
     );
 
-    // The server holds ciphertext only: no phrase, no uid in its files.
-    pg.sql("CHECKPOINT");
+    Some(Team {
+        pg,
+        _server: server,
+        laptop,
+        desktop,
+        bob,
+        uid,
+    })
+}
+
+#[test]
+fn two_machines_and_a_teammate_share_one_memory() {
+    let Some(w) = team() else { return };
+    the_server_holds_ciphertext_only(&w);
+    concurrent_edits_converge(&w);
+    a_redaction_reaches_everyone(&w);
+    a_forget_reaches_everyone(&w);
+    a_removed_member_receives_nothing_new(&w);
+}
+
+/// No captured phrase and no uid in any of PostgreSQL's files.
+fn the_server_holds_ciphertext_only(w: &Team) {
+    let uid = &w.uid;
+    w.pg.sql("CHECKPOINT");
     for needle in ["quasar ledger", "nebula plan", uid.as_str()] {
-        let found = all_bytes_under(&pg.data_dir())
+        let found = all_bytes_under(&w.pg.data_dir())
             .into_iter()
             .find(|(_, bytes)| contains_bytes(bytes, needle.as_bytes()));
         assert!(
@@ -326,43 +343,48 @@ fn two_machines_and_a_teammate_share_one_memory() {
             found.map(|f| f.0)
         );
     }
+}
 
-    // Concurrent edits of one record converge on the last writer.
-    laptop.run(&[
+/// Concurrent edits of one record converge on the last writer.
+fn concurrent_edits_converge(w: &Team) {
+    let uid = &w.uid;
+    w.laptop.run(&[
         "edit",
-        &laptop.id_of(&uid).to_string(),
+        &w.laptop.id_of(uid).to_string(),
         "--title",
         "Title from the laptop",
     ]);
     std::thread::sleep(Duration::from_millis(20));
-    desktop.run(&[
+    w.desktop.run(&[
         "edit",
-        &desktop.id_of(&uid).to_string(),
+        &w.desktop.id_of(uid).to_string(),
         "--title",
         "Title from the desktop",
     ]);
-    for m in [&laptop, &desktop, &laptop, &bob, &desktop] {
+    for m in [&w.laptop, &w.desktop, &w.laptop, &w.bob, &w.desktop] {
         m.sync();
     }
-    for m in [&laptop, &desktop, &bob] {
-        assert_eq!(m.title(&uid), "Title from the desktop");
+    for m in [&w.laptop, &w.desktop, &w.bob] {
+        assert_eq!(m.title(uid), "Title from the desktop");
     }
+}
 
-    // A redaction on one machine reaches all, and the old version leaves the server.
-    laptop.remember(
-        &laptop.project(),
+/// A redaction on one machine reaches all, and the old version leaves the server.
+fn a_redaction_reaches_everyone(w: &Team) {
+    w.laptop.remember(
+        &w.laptop.project(),
         "Deploy token",
         "the deploy token is pulsar-4c1d-secret-77",
     );
-    laptop.sync();
-    for m in [&desktop, &bob] {
+    w.laptop.sync();
+    for m in [&w.desktop, &w.bob] {
         m.sync();
         assert!(m.finds("pulsar"));
     }
-    let before = record_ids(&pg);
-    desktop.run(&["redact", "pulsar-4c1d-secret-77"]);
-    desktop.sync();
-    for m in [&laptop, &bob] {
+    let before = record_ids(&w.pg);
+    w.desktop.run(&["redact", "pulsar-4c1d-secret-77"]);
+    w.desktop.sync();
+    for m in [&w.laptop, &w.bob] {
         m.sync();
         assert!(
             !m.holds_bytes("pulsar-4c1d-secret-77"),
@@ -370,48 +392,53 @@ fn two_machines_and_a_teammate_share_one_memory() {
         );
         assert!(m.finds("deploy token"), "the redacted record itself stays");
     }
-    let after = record_ids(&pg);
+    let after = record_ids(&w.pg);
     assert!(
         before.iter().any(|id| !after.contains(id)),
-        "the unredacted version was deleted on the server"
+        "the unredacted version was deleted on the w.server"
     );
     assert_eq!(
-        pg.sql("SELECT count(*) - count(DISTINCT (space_id, record_key)) FROM records"),
+        w.pg.sql("SELECT count(*) - count(DISTINCT (space_id, record_key)) FROM records"),
         "0"
     );
+}
 
-    // A forget on one machine reaches all.
-    laptop.run(&["forget", &laptop.id_of(&uid).to_string()]);
-    laptop.sync();
-    for m in [&desktop, &bob] {
+/// A forget on one machine reaches all.
+fn a_forget_reaches_everyone(w: &Team) {
+    let uid = &w.uid;
+    w.laptop.run(&["forget", &w.laptop.id_of(uid).to_string()]);
+    w.laptop.sync();
+    for m in [&w.desktop, &w.bob] {
         m.sync();
         assert!(!m.finds("quasar"), "forgotten everywhere");
         assert!(!m.holds_bytes("quasar ledger"));
     }
+}
 
-    // A removed member receives nothing new.
-    laptop.run(&[
+/// A removed member receives nothing new.
+fn a_removed_member_receives_nothing_new(w: &Team) {
+    w.laptop.run(&[
         "sync",
         "remove",
         "--project",
-        laptop.project().to_str().unwrap(),
+        w.laptop.project().to_str().unwrap(),
         "--member",
-        &bob.public_key(),
+        &w.bob.public_key(),
     ]);
-    laptop.remember(
-        &laptop.project(),
+    w.laptop.remember(
+        &w.laptop.project(),
         "Cache goes stale",
         "the magnetar cache is stale after each deploy",
     );
-    laptop.sync();
-    desktop.sync();
-    assert!(desktop.finds("magnetar"));
-    let _ = bob.try_run(&["sync"]);
+    w.laptop.sync();
+    w.desktop.sync();
+    assert!(w.desktop.finds("magnetar"));
+    let _ = w.bob.try_run(&["sync"]);
     assert!(
-        !bob.finds("magnetar"),
+        !w.bob.finds("magnetar"),
         "a removed member receives nothing new"
     );
-    assert!(bob.finds("deploy token"), "what they had stays theirs");
+    assert!(w.bob.finds("deploy token"), "what they had stays theirs");
 }
 
 #[test]
