@@ -95,6 +95,10 @@ pub struct ObservationRecord {
     pub edited: bool,
     /// Always in its project's SessionStart index (`mnemo pin`).
     pub pinned: bool,
+    /// Who wrote it, when it came from another person through sync
+    /// (omitted for this person's own records).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -117,6 +121,9 @@ pub struct SummaryRecord {
     pub project: Option<ProjectRef>,
     pub session: Option<SessionKey>,
     pub prompt_number: Option<i64>,
+    /// Who wrote it, when it came from another person through sync.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -199,7 +206,8 @@ pub const OBSERVATION_SELECT: &str = concat!(
      (SELECT q.text FROM prompts q
       WHERE q.session_id = o.session_id AND q.prompt_number = o.prompt_number),
      o.edited_at IS NOT NULL, o.pinned, ",
-    session_key_columns!()
+    session_key_columns!(),
+    ", o.author"
 );
 pub const OBSERVATION_FROM: &str = "observations o
      LEFT JOIN projects p ON p.id = o.project_id
@@ -230,6 +238,7 @@ pub fn observation_row(r: &Row<'_>) -> rusqlite::Result<ObservationRecord> {
         edited: r.get(16)?,
         pinned: r.get(17)?,
         session: session_at(r, 18)?,
+        author: r.get(21)?,
     })
 }
 
@@ -238,7 +247,8 @@ pub const SUMMARY_SELECT: &str = concat!(
     "m.id, m.uid, m.request, m.investigated, m.learned,
      m.completed, m.next_steps, m.notes, m.source, m.created_at, p.root, p.name,
      m.prompt_number, ",
-    session_key_columns!()
+    session_key_columns!(),
+    ", m.author"
 );
 pub const SUMMARY_FROM: &str = "summaries m
      LEFT JOIN projects p ON p.id = m.project_id
@@ -264,6 +274,7 @@ pub fn summary_row(r: &Row<'_>) -> rusqlite::Result<SummaryRecord> {
         project: project_at(r, 10)?,
         prompt_number: r.get(12)?,
         session: session_at(r, 13)?,
+        author: r.get(16)?,
     })
 }
 

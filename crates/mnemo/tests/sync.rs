@@ -293,10 +293,12 @@ fn team() -> Option<Team> {
     );
     assert!(!bob.finds("nebula"), "a personal project stays personal");
     let uid = bob.uid_of("Ledger");
-    let author: Option<String> = bob.value("SELECT author FROM observations WHERE uid = ?1", &uid);
+    let shown = bob.run(&["show", "--json", &bob.id_of(&uid).to_string()]);
+    let shown: Value = serde_json::from_str(&shown).unwrap();
+    let author = shown["records"][0]["author"].as_str().unwrap_or_default();
     assert!(
-        author.is_some_and(|a| a.starts_with("alice")),
-        "records from others carry their author"
+        author.starts_with("alice"),
+        "records from others carry their author: {shown}"
     );
     let root: String = bob.value(
         "SELECT p.root FROM observations o JOIN projects p ON p.id = o.project_id
