@@ -537,6 +537,18 @@ fn sync_resumes_after_the_server_the_client_or_the_database_dies() {
     let _ = wait_output(client);
     let out = laptop.try_run(&["sync"]);
     assert!(!out.status.success(), "a sync without a server says so");
+    let doctor = laptop.try_run(&["doctor", "--json"]);
+    let doctor: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    let check = doctor["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "sync");
+    assert_eq!(
+        check.unwrap()["status"],
+        "warn",
+        "doctor shows the failed sync: {doctor}"
+    );
     let mut server = server.restart(&pg);
     server.wait_healthy();
 
