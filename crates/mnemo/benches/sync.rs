@@ -11,6 +11,7 @@
 
 #[path = "../tests/common/postgres.rs"]
 mod postgres;
+#[allow(dead_code)] // print_table: this bench prints its own table
 mod support;
 
 use std::io::{Read, Write};
