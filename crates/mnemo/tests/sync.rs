@@ -27,12 +27,19 @@ struct Server {
 
 impl Server {
     fn start(pg: &Postgres) -> Server {
-        Server::start_on(pg, postgres::free_port(), tempfile::tempdir().unwrap())
+        Server::start_with(pg, &[])
     }
 
-    fn start_on(pg: &Postgres, port: u16, home: tempfile::TempDir) -> Server {
+    /// A server with extra options (limits).
+    fn start_with(pg: &Postgres, options: &[&str]) -> Server {
+        let home = tempfile::tempdir().unwrap();
+        Server::start_on(pg, postgres::free_port(), home, options)
+    }
+
+    fn start_on(pg: &Postgres, port: u16, home: tempfile::TempDir, options: &[&str]) -> Server {
         let child = clean_mnemo()
             .args(["server", "--listen", &format!("127.0.0.1:{port}")])
+            .args(options)
             .env("MNEMO_SERVER_DATABASE_URL", pg.url())
             .env("HOME", home.path())
             .stdout(Stdio::null())
@@ -52,10 +59,22 @@ impl Server {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// `GET path`: the status line and body.
+    /// `GET path`: the whole answer (status line, headers, body).
     fn get(&self, path: &str) -> Option<String> {
+        self.request("GET", path, None, "")
+    }
+
+    /// One request on a fresh connection: the whole answer.
+    fn request(&self, method: &str, path: &str, token: Option<&str>, body: &str) -> Option<String> {
         let mut stream = std::net::TcpStream::connect(("127.0.0.1", self.port)).ok()?;
-        let request = format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        let auth = token
+            .map(|t| format!("Authorization: Bearer {t}\r\n"))
+            .unwrap_or_default();
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
         stream.write_all(request.as_bytes()).ok()?;
         let mut answer = String::new();
         stream.read_to_string(&mut answer).ok()?;
@@ -85,7 +104,7 @@ impl Server {
     fn restart(self, pg: &Postgres) -> Server {
         let (port, home) = (self.port, tempfile::tempdir().unwrap());
         drop(self);
-        Server::start_on(pg, port, home)
+        Server::start_on(pg, port, home, &[])
     }
 }
 
@@ -589,6 +608,78 @@ fn the_worker_pushes_a_change_in_the_background() {
         laptop.finds("zircon").then_some(())
     });
     drop(worker);
+}
+
+#[test]
+fn the_server_enforces_its_limits_and_revoked_devices() {
+    let Some(pg) = Postgres::start() else { return };
+    let server = Server::start_with(&pg, &["--space-quota-mb", "0", "--max-request-mb", "1"]);
+    let laptop = Machine::new();
+    laptop.remember(
+        &laptop.project(),
+        "Over quota",
+        "a finding the quota keeps waiting",
+    );
+    register(&laptop, &server, "alice");
+
+    // Over the space's quota: refused, and the record waits in the outbox.
+    let out = laptop.try_run(&["sync"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("quota"),
+        "{out:?}"
+    );
+    let status: Value = serde_json::from_str(&laptop.run(&["sync", "status", "--json"])).unwrap();
+    assert_eq!(status["pending_push"], 1, "nothing is lost: {status}");
+
+    // A request body over the limit.
+    let token: String = laptop.value(
+        "SELECT value FROM sync_state WHERE key = ?1",
+        "device_token",
+    );
+    let big = format!("{{\"records\": [], \"pad\": \"{}\"}}", "x".repeat(2 << 20));
+    let answer = server
+        .request("POST", "/v1/spaces/1/records", Some(&token), &big)
+        .unwrap();
+    assert!(
+        answer.starts_with("HTTP/1.1 413"),
+        "{}",
+        &answer[..answer.len().min(200)]
+    );
+
+    // The counters, and a device that left: its token no longer works.
+    let metrics = server.get("/metrics").unwrap();
+    assert!(
+        metrics.contains("mnemo_sync_pushes_refused_total 1"),
+        "{metrics}"
+    );
+    laptop.run(&["sync", "leave"]);
+    let answer = server
+        .request("GET", "/v1/spaces", Some(&token), "")
+        .unwrap();
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    assert!(
+        !laptop.try_run(&["sync"]).status.success(),
+        "no longer set up"
+    );
+
+    // The rate limit, per device.
+    let limited = Server::start_with(&pg, &["--requests-per-minute", "2"]);
+    let other = Machine::new();
+    register(&other, &limited, "carol");
+    let token: String = other.value(
+        "SELECT value FROM sync_state WHERE key = ?1",
+        "device_token",
+    );
+    let codes: Vec<String> = (0..4)
+        .map(|_| {
+            limited
+                .request("GET", "/v1/spaces", Some(&token), "")
+                .unwrap()[9..12]
+                .to_owned()
+        })
+        .collect();
+    assert!(codes.contains(&"429".to_owned()), "{codes:?}");
 }
 
 fn wait_output(child: Child) -> Output {
