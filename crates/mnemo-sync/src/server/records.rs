@@ -181,9 +181,11 @@ pub(crate) async fn pull(
     let limit = q.limit.unwrap_or(1000).clamp(1, 5000);
     let rows = conn
         .query(
-            "SELECT id, device_id, seq, epoch, record_key, blob FROM records
-             WHERE space_id = $1 AND id > $2 ORDER BY id LIMIT $3",
-            &[&space, &q.after, &(limit + 1)],
+            // The caller's own blobs come back empty: it has them.
+            "SELECT id, device_id, seq, epoch, record_key,
+                    CASE WHEN device_id = $4 THEN ''::BYTEA ELSE blob END
+             FROM records WHERE space_id = $1 AND id > $2 ORDER BY id LIMIT $3",
+            &[&space, &q.after, &(limit + 1), &me.device],
         )
         .await?;
     let more = rows.len() as i64 > limit;
