@@ -274,3 +274,72 @@ pub fn reset(conn: &Connection) -> Sql<()> {
          DELETE FROM sync_state;",
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, mnemo_store::Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            mnemo_store::Store::open(&dir.path().join("m.db"), std::time::Duration::from_secs(1))
+                .unwrap();
+        (dir, store)
+    }
+
+    fn add(conn: &Connection, uid: &str) {
+        conn.execute(
+            "INSERT INTO observations (uid, type, title, created_at) VALUES (?1, 'change', 't', 1)",
+            [uid],
+        )
+        .unwrap();
+    }
+
+    #[test]
+    fn nothing_is_logged_until_a_space_exists() {
+        let (_dir, store) = store();
+        add(store.conn(), "a");
+        assert_eq!(pending(store.conn()).unwrap(), (0, 0));
+        put_space(store.conn(), 1, "personal", None, 1).unwrap();
+        add(store.conn(), "b");
+        assert_eq!(pending(store.conn()).unwrap(), (0, 1));
+    }
+
+    #[test]
+    fn deletions_come_first_then_known_records_then_new_ones() {
+        let (_dir, store) = store();
+        let conn = store.conn();
+        put_space(conn, 1, "personal", None, 1).unwrap();
+        for uid in ["new", "known", "gone"] {
+            add(conn, uid);
+        }
+        let known = Known {
+            space: 1,
+            hlc: "h".into(),
+            digest: "d".into(),
+            deleted: false,
+        };
+        put_known(conn, "known", &known).unwrap();
+        conn.execute("DELETE FROM observations WHERE uid = 'gone'", [])
+            .unwrap();
+        let (changes, last) = changes(conn).unwrap();
+        let uids: Vec<&str> = changes.iter().map(|(_, u)| u.as_str()).collect();
+        assert_eq!(uids, ["gone", "known", "new"]);
+        forget_changes_up_to(conn, last).unwrap();
+        assert_eq!(pending(conn).unwrap(), (0, 0));
+    }
+
+    #[test]
+    fn the_outbox_numbers_each_space_in_order() {
+        let (_dir, store) = store();
+        let conn = store.conn();
+        put_space(conn, 1, "personal", None, 1).unwrap();
+        put_space(conn, 2, "shared", Some("/p"), 1).unwrap();
+        assert_eq!(queue(conn, 1, "a", "{}").unwrap(), 1);
+        assert_eq!(queue(conn, 1, "b", "{}").unwrap(), 2);
+        assert_eq!(queue(conn, 2, "c", "{}").unwrap(), 1);
+        pushed_up_to(conn, 1, 1).unwrap();
+        let left: Vec<i64> = outbox(conn, 1, 10).unwrap().iter().map(|r| r.0).collect();
+        assert_eq!(left, [2]);
+    }
+}

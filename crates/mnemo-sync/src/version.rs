@@ -206,3 +206,40 @@ fn edit_between(current: &Value, wanted: &Value) -> Edit {
 pub fn exists(conn: &Connection, kind: &str, uid: &str) -> rusqlite::Result<bool> {
     row_id(conn, table_of(kind), uid).map(|id| id.is_some())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_edit_names_only_what_differs() {
+        let current = json!({"title": "a", "subtitle": "s", "narrative": "n", "facts": ["f"], "type": "discovery"});
+        let wanted = json!({"title": "b", "subtitle": "s", "narrative": "n", "facts": ["f", "g"], "type": "discovery"});
+        let edit = edit_between(&current, &wanted);
+        assert_eq!(edit.title.as_deref(), Some("b"));
+        assert_eq!(edit.facts, Some(vec!["f".to_owned(), "g".to_owned()]));
+        assert!(edit.subtitle.is_none() && edit.narrative.is_none() && edit.obs_type.is_none());
+        assert!(edit_between(&current, &current).is_empty());
+    }
+
+    #[test]
+    fn a_shared_record_takes_this_machines_checkout() {
+        let body = json!({"project": {"root": "/home/a/app", "name": "app"}});
+        let moved = with_local_root(body.clone(), Some("/work/app"));
+        assert_eq!(project_root(&moved), Some("/work/app"));
+        assert_eq!(with_local_root(body.clone(), None), body);
+    }
+
+    #[test]
+    fn digests_tell_content_apart_and_forgotten_from_empty() {
+        assert_eq!(
+            digest(Some(&json!({"a": 1}))),
+            digest(Some(&json!({"a": 1})))
+        );
+        assert_ne!(
+            digest(Some(&json!({"a": 1}))),
+            digest(Some(&json!({"a": 2})))
+        );
+        assert_ne!(digest(None), digest(Some(&json!({}))));
+    }
+}
