@@ -8,7 +8,7 @@
 
 use mnemo_core::privacy::Sanitizer;
 use mnemo_store::Store;
-use mnemo_store::curate::{Edit, Forget, Items};
+use mnemo_store::curate::{Edit, Forget, Items, REDACTED};
 use mnemo_store::shape::{
     OBSERVATION_FROM, OBSERVATION_SELECT, SUMMARY_FROM, SUMMARY_SELECT, observation_row,
     summary_row,
@@ -160,13 +160,18 @@ pub fn set_author(
     .map(drop)
 }
 
-/// Brings a stored observation to the content of `body` (edited fields and
-/// the pin); summaries are immutable apart from a forget.
+/// Brings a stored record to the content of `body`: a redaction made
+/// elsewhere is made here too (the secret is found in the local text, it
+/// never travels), then an observation's edited fields and pin are set.
 pub fn update(store: &mut Store, kind: &str, uid: &str, body: &Value) -> anyhow::Result<()> {
-    if kind != OBSERVATION {
+    let Some((current, _)) = read(store.conn(), kind, uid)? else {
         return Ok(());
+    };
+    for secret in redacted_here(&current, body) {
+        store.redact(&secret)?;
     }
-    let Some(id) = row_id(store.conn(), "observations", uid)? else {
+    let Some(id) = row_id(store.conn(), "observations", uid)?.filter(|_| kind == OBSERVATION)
+    else {
         return Ok(());
     };
     let Some((current, _)) = read(store.conn(), kind, uid)? else {
@@ -181,6 +186,65 @@ pub fn update(store: &mut Store, kind: &str, uid: &str, body: &Value) -> anyhow:
         store.pin_observation(id, pinned.unwrap_or(false))?;
     }
     Ok(())
+}
+
+/// The texts that `wanted` shows redacted where `current` still has them:
+/// each marker of `wanted` stands for what lies between the same
+/// neighbouring text in `current`.
+fn redacted_here(current: &Value, wanted: &Value) -> Vec<String> {
+    let mut found = Vec::new();
+    match (current, wanted) {
+        (Value::String(old), Value::String(new)) if new.contains(REDACTED) => {
+            found.extend(hidden_by_markers(old, new));
+        }
+        (Value::Array(old), Value::Array(new)) => {
+            for (o, n) in old.iter().zip(new) {
+                found.extend(redacted_here(o, n));
+            }
+        }
+        (Value::Object(old), Value::Object(new)) => {
+            for (key, n) in new {
+                if let Some(o) = old.get(key) {
+                    found.extend(redacted_here(o, n));
+                }
+            }
+        }
+        _ => {}
+    }
+    found.retain(|s| s.trim().chars().count() >= mnemo_store::curate::REDACT_MIN_CHARS);
+    found.sort();
+    found.dedup();
+    found
+}
+
+/// The pieces of `old` that `new` replaced by markers, when the rest of
+/// the two texts agrees.
+fn hidden_by_markers(old: &str, new: &str) -> Vec<String> {
+    let pieces: Vec<&str> = new.split(REDACTED).collect();
+    let Some(rest) = old.strip_prefix(pieces[0]) else {
+        return Vec::new();
+    };
+    let mut rest = rest;
+    let mut hidden = Vec::new();
+    for (i, piece) in pieces.iter().enumerate().skip(1) {
+        let last = i == pieces.len() - 1;
+        let at = if last {
+            rest.len()
+                .checked_sub(piece.len())
+                .filter(|&a| rest.is_char_boundary(a) && rest[a..] == **piece)
+        } else if piece.is_empty() {
+            None
+        } else {
+            rest.find(piece)
+        };
+        let Some(at) = at.filter(|&a| rest.is_char_boundary(a)) else {
+            return Vec::new();
+        };
+        hidden.push(rest[..at].to_owned());
+        rest = &rest[at + piece.len()..];
+    }
+    hidden.retain(|h| !h.is_empty() && h != REDACTED);
+    hidden
 }
 
 /// The fields of `wanted` that differ from `current`.
@@ -220,6 +284,22 @@ mod tests {
         assert_eq!(edit.facts, Some(vec!["f".to_owned(), "g".to_owned()]));
         assert!(edit.subtitle.is_none() && edit.narrative.is_none() && edit.obs_type.is_none());
         assert!(edit_between(&current, &current).is_empty());
+    }
+
+    #[test]
+    fn a_redaction_made_elsewhere_names_the_local_secret() {
+        let current = json!({"narrative": "the token is abc-123-secret, keep it", "facts": ["x abc-123-secret"]});
+        let wanted = json!({"narrative": "the token is [REDACTED:manual], keep it", "facts": ["x [REDACTED:manual]"]});
+        assert_eq!(redacted_here(&current, &wanted), ["abc-123-secret"]);
+        let unrelated = json!({"narrative": "another text [REDACTED:manual]"});
+        assert!(
+            redacted_here(&current, &unrelated).is_empty(),
+            "the rest must agree"
+        );
+        assert!(
+            redacted_here(&wanted, &wanted).is_empty(),
+            "already redacted here"
+        );
     }
 
     #[test]

@@ -397,6 +397,11 @@ fn a_redaction_reaches_everyone(w: &Team) {
         "Deploy token",
         "the deploy token is pulsar-4c1d-secret-77",
     );
+    let summary = json!({"kind": "summary", "request": "ship it", "project": w.laptop.project(),
+                         "learned": "the deploy works with pulsar-4c1d-secret-77 set"});
+    let mut c = w.laptop.env.mnemo();
+    c.args(["import", "-"]);
+    assert_success(&run_with_stdin(c, format!("{summary}\n").as_bytes()));
     w.laptop.sync();
     for m in [&w.desktop, &w.bob] {
         m.sync();
