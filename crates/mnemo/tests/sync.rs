@@ -158,9 +158,21 @@ impl Machine {
     fn remember(&self, project: &Path, title: &str, narrative: &str) {
         let line = json!({"kind": "observation", "type": "discovery", "title": title,
                           "narrative": narrative, "project": project});
+        self.import(&format!("{line}\n"));
+    }
+
+    /// `mnemo import -` of these JSON Lines.
+    fn import(&self, lines: &str) {
         let mut c = self.env.mnemo();
         c.args(["import", "-"]);
-        assert_success(&run_with_stdin(c, format!("{line}\n").as_bytes()));
+        assert_success(&run_with_stdin(c, lines.as_bytes()));
+    }
+
+    /// `mnemo sync` in the background.
+    fn spawn_sync(&self) -> Child {
+        let mut c = self.env.mnemo();
+        c.arg("sync").stdout(Stdio::null()).stderr(Stdio::null());
+        c.spawn().unwrap()
     }
 
     fn sync(&self) -> String {
@@ -399,9 +411,7 @@ fn a_redaction_reaches_everyone(w: &Team) {
     );
     let summary = json!({"kind": "summary", "request": "ship it", "project": w.laptop.project(),
                          "learned": "the deploy works with pulsar-4c1d-secret-77 set"});
-    let mut c = w.laptop.env.mnemo();
-    c.args(["import", "-"]);
-    assert_success(&run_with_stdin(c, format!("{summary}\n").as_bytes()));
+    w.laptop.import(&format!("{summary}\n"));
     w.laptop.sync();
     for m in [&w.desktop, &w.bob] {
         m.sync();
@@ -532,30 +542,14 @@ fn sync_resumes_after_the_server_the_client_or_the_database_dies() {
                 + "\n"
         })
         .collect();
-    let mut c = laptop.env.mnemo();
-    c.args(["import", "-"]);
-    assert_success(&run_with_stdin(c, lines.as_bytes()));
+    laptop.import(&lines);
 
     // The client killed mid-push, then the server killed mid-sync.
-    let mut client = laptop
-        .env
-        .mnemo()
-        .arg("sync")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut client = laptop.spawn_sync();
     std::thread::sleep(Duration::from_millis(150));
     let _ = client.kill();
     let _ = client.wait();
-    let client = laptop
-        .env
-        .mnemo()
-        .arg("sync")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let client = laptop.spawn_sync();
     std::thread::sleep(Duration::from_millis(100));
     server.kill();
     let _ = wait_output(client);
