@@ -412,8 +412,10 @@ impl<'a> Engine<'a> {
     /// change the triggers logged is not sent back).
     fn settle(&mut self, space: i64, v: &Version) -> anyhow::Result<()> {
         let conn = self.store.conn();
-        let author = (v.author != self.account.author).then_some(v.author.as_str());
-        version::set_author(conn, &v.kind, &v.uid, author)?;
+        // Another person's record carries their name; this person's stay unmarked.
+        if v.author != self.account.author {
+            version::set_author(conn, &v.kind, &v.uid, Some(&v.author))?;
+        }
         self.remember(space, v, false)
     }
 

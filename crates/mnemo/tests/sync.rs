@@ -1,6 +1,8 @@
 //! Sync end to end: a real PostgreSQL (see common/postgres.rs), the real
 //! `mnemo server` process, and data directories as the machines of two
-//! people, each running the real `mnemo` binary.
+//! people, each running the real `mnemo` binary. Unix only: the harness
+//! runs Debian's PostgreSQL (and, under root, as its `postgres` user).
+#![cfg(unix)]
 
 mod common;
 #[path = "common/postgres.rs"]
