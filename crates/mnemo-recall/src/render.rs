@@ -236,6 +236,7 @@ fn observation(o: &ObservationRecord, clock: &Clock, style: Style) -> String {
         Some(when_text(o.created_at_ms, clock)),
     );
     field(&mut out, style, "project", project_text(&o.project));
+    field(&mut out, style, "author", o.author.clone());
     field(
         &mut out,
         style,

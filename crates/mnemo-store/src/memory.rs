@@ -377,6 +377,13 @@ mod tests {
 
     /// Takes a new database back to the schema before the idents migration.
     const UNDO_V4: &str = "
+        DROP TRIGGER sync_observation_added; DROP TRIGGER sync_observation_changed;
+        DROP TRIGGER sync_observation_removed; DROP TRIGGER sync_summary_added;
+        DROP TRIGGER sync_summary_changed; DROP TRIGGER sync_summary_removed;
+        DROP TABLE sync_changes; DROP TABLE sync_state; DROP TABLE sync_spaces;
+        DROP TABLE sync_keys; DROP TABLE sync_outbox; DROP TABLE sync_records;
+        DROP TABLE sync_seen;
+        ALTER TABLE observations DROP COLUMN author; ALTER TABLE summaries DROP COLUMN author;
         DROP INDEX observations_superseded;
         ALTER TABLE observations DROP COLUMN superseded_by;
         DROP INDEX observations_pinned; DROP TABLE forgotten;

@@ -19,7 +19,8 @@ pub const MIGRATIONS: &[&str] = &[
     V8_CURATION,
     V9_KNOWLEDGE_AND_FRESHNESS,
     V10_DECISION_SUPERSEDED_BY,
-    V11_SUBSTRING_INDEX,
+    V11_SYNC,
+    V12_SUBSTRING_INDEX,
 ];
 
 /// The migration that adds the `idents` columns: right after it runs, Rust
@@ -368,7 +369,93 @@ CREATE INDEX IF NOT EXISTS observations_superseded
     ON observations(superseded_by) WHERE superseded_by IS NOT NULL;
 "#;
 
-const V11_SUBSTRING_INDEX: &str = r#"
+const V11_SYNC: &str = r#"
+-- Sync (crates/mnemo-sync). Which observations and summaries changed since
+-- the last push: written by the triggers below, only once some space is
+-- configured, and emptied as changes are queued in sync_outbox.
+CREATE TABLE IF NOT EXISTS sync_changes (
+    seq   INTEGER PRIMARY KEY AUTOINCREMENT,
+    kind  TEXT NOT NULL CHECK (kind IN ('observation', 'summary')),
+    uid   TEXT NOT NULL
+);
+-- Server, device, token, clock: one value per key.
+CREATE TABLE IF NOT EXISTS sync_state (
+    key    TEXT PRIMARY KEY,
+    value  TEXT NOT NULL
+) WITHOUT ROWID;
+-- The spaces this machine syncs; a shared space names its local project.
+CREATE TABLE IF NOT EXISTS sync_spaces (
+    space_id      INTEGER PRIMARY KEY,
+    kind          TEXT NOT NULL,
+    project_root  TEXT,
+    epoch         INTEGER NOT NULL,
+    next_seq      INTEGER NOT NULL DEFAULT 1,
+    pull_after    INTEGER NOT NULL DEFAULT 0,
+    last_sync_at  INTEGER,
+    last_error    TEXT
+);
+-- Space keys, wrapped for this person's public key (never stored in clear).
+CREATE TABLE IF NOT EXISTS sync_keys (
+    space_id  INTEGER NOT NULL,
+    epoch     INTEGER NOT NULL,
+    wrapped   BLOB NOT NULL,
+    PRIMARY KEY (space_id, epoch)
+) WITHOUT ROWID;
+-- Versions queued for a space under this device's next sequence numbers,
+-- sealed when pushed; deleted once the server holds them. Plain JSON text,
+-- so that a redaction reaches a version still waiting here.
+CREATE TABLE IF NOT EXISTS sync_outbox (
+    space_id  INTEGER NOT NULL,
+    seq       INTEGER NOT NULL,
+    uid       TEXT NOT NULL,
+    plain     TEXT NOT NULL,
+    PRIMARY KEY (space_id, seq)
+) WITHOUT ROWID;
+-- The last version of each record pushed or applied: its clock, a digest
+-- of its content (an unchanged record is not pushed again) and whether it
+-- was forgotten.
+CREATE TABLE IF NOT EXISTS sync_records (
+    uid       TEXT PRIMARY KEY,
+    space_id  INTEGER NOT NULL,
+    hlc       TEXT NOT NULL,
+    digest    TEXT NOT NULL,
+    deleted   INTEGER NOT NULL DEFAULT 0
+) WITHOUT ROWID;
+-- The highest sequence number applied per device of a space: a blob at or
+-- below it is a replay and is refused.
+CREATE TABLE IF NOT EXISTS sync_seen (
+    space_id   INTEGER NOT NULL,
+    device_id  INTEGER NOT NULL,
+    seq        INTEGER NOT NULL,
+    PRIMARY KEY (space_id, device_id)
+) WITHOUT ROWID;
+-- Who wrote a record that came from another person (NULL: this person).
+ALTER TABLE observations ADD COLUMN author TEXT;
+ALTER TABLE summaries ADD COLUMN author TEXT;
+
+CREATE TRIGGER IF NOT EXISTS sync_observation_added AFTER INSERT ON observations
+WHEN EXISTS (SELECT 1 FROM sync_spaces)
+BEGIN INSERT INTO sync_changes (kind, uid) VALUES ('observation', new.uid); END;
+CREATE TRIGGER IF NOT EXISTS sync_observation_changed
+AFTER UPDATE OF type, title, subtitle, narrative, facts, concepts, files_read, files_modified, pinned
+ON observations WHEN EXISTS (SELECT 1 FROM sync_spaces)
+BEGIN INSERT INTO sync_changes (kind, uid) VALUES ('observation', new.uid); END;
+CREATE TRIGGER IF NOT EXISTS sync_observation_removed AFTER DELETE ON observations
+WHEN EXISTS (SELECT 1 FROM sync_spaces)
+BEGIN INSERT INTO sync_changes (kind, uid) VALUES ('observation', old.uid); END;
+CREATE TRIGGER IF NOT EXISTS sync_summary_added AFTER INSERT ON summaries
+WHEN EXISTS (SELECT 1 FROM sync_spaces)
+BEGIN INSERT INTO sync_changes (kind, uid) VALUES ('summary', new.uid); END;
+CREATE TRIGGER IF NOT EXISTS sync_summary_changed
+AFTER UPDATE OF request, investigated, learned, completed, next_steps, notes ON summaries
+WHEN EXISTS (SELECT 1 FROM sync_spaces)
+BEGIN INSERT INTO sync_changes (kind, uid) VALUES ('summary', new.uid); END;
+CREATE TRIGGER IF NOT EXISTS sync_summary_removed AFTER DELETE ON summaries
+WHEN EXISTS (SELECT 1 FROM sync_spaces)
+BEGIN INSERT INTO sync_changes (kind, uid) VALUES ('summary', old.uid); END;
+"#;
+
+const V12_SUBSTRING_INDEX: &str = r#"
 -- Substring indexes (FTS5 `trigram`) for text the word indexes cannot cut
 -- into words: Chinese, Japanese, Thai and other scripts written without
 -- spaces, where a word index only matches a whole run of characters. Only

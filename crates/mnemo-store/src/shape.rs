@@ -104,6 +104,10 @@ pub struct ObservationRecord {
     /// when no file of it could be compared.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub freshness: Option<Freshness>,
+    /// Who wrote it, when it came from another person through sync
+    /// (omitted for this person's own records).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -126,6 +130,9 @@ pub struct SummaryRecord {
     pub project: Option<ProjectRef>,
     pub session: Option<SessionKey>,
     pub prompt_number: Option<i64>,
+    /// Who wrote it, when it came from another person through sync.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -214,7 +221,7 @@ pub const OBSERVATION_SELECT: &str = concat!(
       WHERE q.session_id = o.session_id AND q.prompt_number = o.prompt_number),
      o.edited_at IS NOT NULL, o.pinned, ",
     session_key_columns!(),
-    ",
+    ", o.author,
      (SELECT json_group_array(json_array(f.path, f.content_id, f.size, f.mtime_ms))
       FROM file_baselines f WHERE f.observation_id = o.id)"
 );
@@ -247,7 +254,8 @@ pub fn observation_row(r: &Row<'_>) -> rusqlite::Result<ObservationRecord> {
         edited: r.get(16)?,
         pinned: r.get(17)?,
         session: session_at(r, 18)?,
-        freshness: freshness_at(r, 21, 12)?,
+        author: r.get(21)?,
+        freshness: freshness_at(r, 22, 12)?,
     })
 }
 
@@ -268,7 +276,8 @@ pub const SUMMARY_SELECT: &str = concat!(
     "m.id, m.uid, m.request, m.investigated, m.learned,
      m.completed, m.next_steps, m.notes, m.source, m.created_at, p.root, p.name,
      m.prompt_number, ",
-    session_key_columns!()
+    session_key_columns!(),
+    ", m.author"
 );
 pub const SUMMARY_FROM: &str = "summaries m
      LEFT JOIN projects p ON p.id = m.project_id
@@ -294,6 +303,7 @@ pub fn summary_row(r: &Row<'_>) -> rusqlite::Result<SummaryRecord> {
         project: project_at(r, 10)?,
         prompt_number: r.get(12)?,
         session: session_at(r, 13)?,
+        author: r.get(16)?,
     })
 }
 

@@ -9,7 +9,8 @@
 //! host's transcript by [`narrative`] and a Codex command's exit code from
 //! its rollout by [`exits`]; [`logging`] writes the rotating log;
 //! [`orphans`] ends what a killed predecessor left running.
-//! [`viewer`] is the web viewer's pages and sign-in.
+//! [`viewer`] is the web viewer's pages and sign-in. [`sync`] syncs the
+//! memory with the sync server in the background.
 //! [`probe`] answers "is a worker running, and is it healthy?" for the CLI
 //! and `doctor`.
 
@@ -27,6 +28,7 @@ pub mod logging;
 pub mod narrative;
 pub mod orphans;
 pub mod service;
+pub mod sync;
 pub mod viewer;
 
 use std::time::Duration;

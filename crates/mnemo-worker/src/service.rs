@@ -228,6 +228,9 @@ async fn serve(
     let drain = tokio::spawn(Drain::new(app.clone(), store, compressor, worker_info).run());
     let idle = tokio::spawn(watch_idle(app.clone()));
     let signals = tokio::spawn(watch_signals(app.clone()));
+    let sync = crate::sync::spawn(app.clone())
+        .inspect_err(|e| warn!("cannot start background sync: {e}"))
+        .ok();
 
     let _ = stopped.wait_for(|stop| *stop).await;
     info!("stopping");
@@ -240,6 +243,9 @@ async fn serve(
     }
     idle.abort();
     signals.abort();
+    if let Some(sync) = sync {
+        let _ = tokio::task::spawn_blocking(move || sync.join()).await;
+    }
     Ok(())
 }
 

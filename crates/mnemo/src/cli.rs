@@ -130,6 +130,13 @@ pub enum Command {
     /// Replace every stored occurrence of a text (a secret that slipped
     /// through) with [REDACTED:manual].
     Redact(RedactArgs),
+    /// Sync the memory with your other machines and your team (end-to-end
+    /// encrypted); without a subcommand, push and pull now.
+    Sync(SyncArgs),
+    /// Share a project's memory with teammates through the sync server.
+    Share(ShareArgs),
+    /// Run the sync server on PostgreSQL (it stores only encrypted blobs).
+    Server(ServerArgs),
     /// Check that everything is wired and healthy, and say how to fix what is not.
     #[command(after_help = DOCTOR_EXIT)]
     Doctor {
@@ -140,6 +147,105 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(clap::Args, Clone)]
+pub struct SyncArgs {
+    #[command(subcommand)]
+    pub command: Option<SyncCommand>,
+}
+
+#[derive(clap::Subcommand, Clone)]
+pub enum SyncCommand {
+    /// First machine: create your account, this device and your personal
+    /// space on the server; writes your secret key to --key-file (0600).
+    Register {
+        /// The sync server, e.g. https://mnemo.example.com.
+        #[arg(long)]
+        server: String,
+        /// Where to write the key file (it must not exist). Keep it safe:
+        /// it is the only way to read your memory on another machine.
+        #[arg(long)]
+        key_file: PathBuf,
+        /// The name your teammates see on your records (default: $USER).
+        #[arg(long)]
+        name: Option<String>,
+    },
+    /// Another machine of yours: join with the key file of `register`.
+    Join {
+        /// The sync server.
+        #[arg(long)]
+        server: String,
+        /// The key file `register` wrote (copied to this machine).
+        #[arg(long)]
+        key_file: PathBuf,
+    },
+    /// Server, spaces, last sync, what waits to be pushed, errors.
+    Status {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Give a teammate a shared project's memory (their public key is in
+    /// their `mnemo sync status`).
+    Invite {
+        /// The shared project: a directory inside it (default: the current one).
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// The teammate's public key.
+        #[arg(long)]
+        member: String,
+    },
+    /// Take the shared spaces teammates invited you to.
+    Accept {
+        /// Only this space (as `sync status` or the inviter names it).
+        #[arg(long)]
+        space: Option<i64>,
+        /// Your checkout of the shared project (default: the owner's path).
+        #[arg(long)]
+        project: Option<PathBuf>,
+    },
+    /// Remove a teammate from a project you shared; they receive nothing new.
+    Remove {
+        /// The shared project: a directory inside it (default: the current one).
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// The teammate's public key.
+        #[arg(long)]
+        member: String,
+    },
+    /// Leave a shared project, or (without --project) stop syncing this machine.
+    Leave {
+        /// The shared project to leave.
+        #[arg(long)]
+        project: Option<PathBuf>,
+    },
+}
+
+#[derive(clap::Args, Clone)]
+pub struct ShareArgs {
+    /// The project: a directory inside it (default: the current one).
+    #[arg(long)]
+    pub project: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Clone)]
+pub struct ServerArgs {
+    /// PostgreSQL connection URL (postgres://user:password@host:port/db).
+    #[arg(long, env = "MNEMO_SERVER_DATABASE_URL")]
+    pub database_url: String,
+    /// Address to listen on (TLS belongs to a reverse proxy in front).
+    #[arg(long, env = "MNEMO_SERVER_LISTEN", default_value = "127.0.0.1:38380")]
+    pub listen: std::net::SocketAddr,
+    /// Megabytes of encrypted records one space may hold.
+    #[arg(long, default_value_t = 1024)]
+    pub space_quota_mb: i64,
+    /// Requests one device may make per minute (per server instance).
+    #[arg(long, default_value_t = 1200)]
+    pub requests_per_minute: u32,
+    /// The largest request body accepted, in megabytes.
+    #[arg(long, default_value_t = 16)]
+    pub max_request_mb: usize,
 }
 
 #[derive(clap::Args, Clone)]
@@ -449,6 +555,9 @@ pub fn run(args: Vec<OsString>) -> i32 {
         Command::Pin(args) => commands::curate::pin(args, true),
         Command::Unpin(args) => commands::curate::pin(args, false),
         Command::Redact(args) => commands::curate::redact(args),
+        Command::Sync(args) => commands::sync::run(args),
+        Command::Share(args) => commands::sync::share(args),
+        Command::Server(args) => commands::sync_server::run(args),
     };
     match result {
         Ok(code) => code,

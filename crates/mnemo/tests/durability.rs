@@ -201,7 +201,9 @@ fn a_full_disk_spools_and_catches_up_once_space_returns() {
     let out = in_mount_namespace(
         &env,
         &format!(
-            "mount -t tmpfs -o size=640k,mode=0700 tmpfs '{d}'
+            // Room for a new store and its first WAL (the schema is about
+            // 320 KiB now); dd then fills whatever is left.
+            "mount -t tmpfs -o size=1536k,mode=0700 tmpfs '{d}'
              \"$MNEMO\" hook claude-code UserPromptSubmit < '{start}'
              \"$MNEMO\" hook claude-code PostToolUse < '{p1}'
              dd if=/dev/zero of='{d}/filler' bs=4096 2>/dev/null || true

@@ -102,7 +102,7 @@ fn transcript_import_skips_fifos_devices_and_a_bad_line_and_reads_the_rest() {
     );
     assert!(said.contains("1 subagent file"), "{said}");
     assert!(said.contains("3 files skipped"), "{said}");
-    assert!(said.contains("1 lines skipped"), "{said}");
+    assert!(said.contains("1 line skipped"), "{said}");
     assert_eq!(env.count("SELECT count(*) FROM sessions"), 2, "{said}");
     assert!(env.count("SELECT count(*) FROM prompts") >= 2, "{said}");
 }

@@ -106,6 +106,7 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
     checks.extend(worker_checks(&data, &config));
     checks.extend(host_checks(&binary, fix));
     checks.extend(check_claude_mem());
+    checks.extend(check_sync(&data, &config));
     let last_capture = Store::open_read_only(&data.db_path(), busy(&config))
         .and_then(|s| s.last_capture_ms())
         .ok()
@@ -242,6 +243,34 @@ fn check_config(data: &DataDir, checks: &mut Vec<Check>) -> Config {
             Config::load_lenient(&path).config
         }
     }
+}
+
+/// Sync, on a machine set up for it: the server, the spaces, the last sync
+/// and the last error (see `mnemo sync status`).
+fn check_sync(data: &DataDir, config: &Config) -> Option<Check> {
+    let store = Store::open_read_only(&data.db_path(), busy(config)).ok()?;
+    let status = mnemo_sync::status::status(store.conn()).ok()?;
+    if !status.configured {
+        return None;
+    }
+    let last = status
+        .last_sync_at
+        .map_or_else(|| "never".to_owned(), mnemo_core::time::format_rfc3339);
+    let detail = format!(
+        "{}, {} space(s), last sync {last}, {} waiting to be pushed",
+        status.server.unwrap_or_default(),
+        status.spaces.len(),
+        status.pending_push
+    );
+    Some(match status.last_error {
+        None => Check::ok("sync", detail),
+        Some(e) => Check::problem(
+            "sync",
+            Status::Warn,
+            format!("{detail}; last error: {e}"),
+            "run `mnemo sync` to retry; nothing is lost meanwhile (`mnemo sync status`)",
+        ),
+    })
 }
 
 fn busy(config: &Config) -> Duration {

@@ -12,5 +12,7 @@ pub mod projects;
 pub mod recall;
 pub mod stats;
 pub mod switch_claude_mem;
+pub mod sync;
+pub mod sync_server;
 pub mod transfer;
 pub mod worker;
