@@ -1090,3 +1090,28 @@ fn text_that_gives_the_agent_orders_is_not_kept() {
     // What was data stays.
     assert!(stored.contains("the lexer dropped tokens"), "{stored}");
 }
+
+/// What the turn read belongs to the work it was read for: a command run
+/// before the edits (a build, a tracker update) is not tagged with a file
+/// it never touched.
+#[test]
+fn reads_go_to_the_change_not_to_a_command_run_before_it() {
+    let mut read = fixture("PostToolUse.Read.json");
+    read["tool_input"]["file_path"] = json!(format!("{ROOT}/src/config.rs"));
+    let b = batch(vec![
+        event_from(&read),
+        bash("npm install left-pad", "added 1 package"),
+        edit("src/lib.rs", "fn a() {}", "fn a() -> u8 { 1 }"),
+    ]);
+    let obs = offline(&b).observations;
+    assert!(obs.len() >= 2, "{obs:#?}");
+    let config = format!("{ROOT}/src/config.rs");
+    let change = obs
+        .iter()
+        .find(|o| !o.files_modified.is_empty())
+        .expect("the edit is kept");
+    assert!(change.files_read.contains(&config), "{obs:#?}");
+    for o in obs.iter().filter(|o| o.files_modified.is_empty()) {
+        assert!(!o.files_read.contains(&config), "{obs:#?}");
+    }
+}

@@ -271,9 +271,10 @@ pub fn record_doc(conn: &Connection, id: ItemRef) -> Result<Doc> {
 }
 
 /// How much of its relevance a record keeps for what it is, whatever the
-/// query: 1 for now. The one place where a per-record penalty belongs (a
-/// record whose files changed or were deleted since it was written ranks
-/// lower; supersession is applied after ranking, see `crate::supersede`).
+/// query: 1 for now. The one place for a penalty known before the hits
+/// are read; freshness is known only for the hits shown, and applied to
+/// them (`search::demote_stale`), supersession after ranking (see
+/// `crate::supersede`).
 pub fn record_factor(_doc: &Doc) -> f64 {
     1.0
 }

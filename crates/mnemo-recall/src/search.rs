@@ -237,6 +237,7 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
     let relaxed = terms.len() > 1 && !scored.iter().any(|r| r.coverage >= 1.0 - 1e-9);
     let mut hits = hits_of(conn, &scored)?;
     crate::fresh::mark_hits(conn, &mut hits)?;
+    demote_stale(&mut hits);
     Ok(SearchResults {
         query: req.query.clone(),
         fts_query: Some(any),
@@ -576,19 +577,38 @@ fn created_at(conn: &Connection, id: i64) -> Result<i64> {
 /// Best first: scores bucketed on a log scale (2% wide) so that near-equal
 /// scores tie whatever the store's size, and the newer item wins the tie.
 fn order(scored: &mut [Scored]) {
-    let key = |r: &Scored| {
-        if r.score > 0.0 {
-            -(r.score.ln() * 50.0).round() as i64
-        } else {
-            i64::MAX
-        }
-    };
     scored.sort_by(|a, b| {
-        key(a)
-            .cmp(&key(b))
+        bucket(a.score)
+            .cmp(&bucket(b.score))
             .then(b.created_at.cmp(&a.created_at))
             .then(b.id.id.cmp(&a.id.id))
     });
+}
+
+/// A score's place in the order: log-scale buckets 2% wide, best first.
+fn bucket(score: f64) -> i64 {
+    if score > 0.0 {
+        -(score.ln() * 50.0).round() as i64
+    } else {
+        i64::MAX
+    }
+}
+
+/// A hit whose files changed or were deleted since it was written keeps
+/// less of its score ([`Freshness::rank_factor`]) and moves below the hits
+/// it now ties with or trails; the order among the rest is kept (a stable
+/// sort), so freshness breaks ties and never filters.
+///
+/// [`Freshness::rank_factor`]: mnemo_store::freshness::Freshness::rank_factor
+fn demote_stale(hits: &mut [Hit]) {
+    if hits.iter().all(|h| h.freshness.is_none()) {
+        return;
+    }
+    for h in hits.iter_mut() {
+        let factor = mnemo_store::freshness::Freshness::rank_factor(h.freshness);
+        h.score = (h.score * factor * 1e6).round() / 1e6 + 0.0;
+    }
+    hits.sort_by_key(|h| bucket(h.score));
 }
 
 /// The display rows of ranked ids, with their scores.
@@ -1117,6 +1137,53 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mnemo_store::freshness::Freshness;
+
+    fn scored_hit(id: i64, score: f64, freshness: Option<Freshness>) -> Hit {
+        Hit {
+            id: ItemRef {
+                kind: Kind::Observation,
+                id,
+            },
+            kind: Kind::Observation,
+            obs_type: None,
+            title: format!("hit {id}"),
+            subtitle: String::new(),
+            file: None,
+            created_at: String::new(),
+            created_at_ms: 0,
+            project: None,
+            session: None,
+            score,
+            superseded_by: None,
+            freshness,
+        }
+    }
+
+    fn ids(hits: &[Hit]) -> Vec<i64> {
+        hits.iter().map(|h| h.id.id).collect()
+    }
+
+    #[test]
+    fn a_stale_hit_moves_below_the_fresh_ones_it_now_trails_and_stays_listed() {
+        let mut hits = vec![
+            scored_hit(1, 1.0, Some(Freshness::Changed)),
+            scored_hit(2, 0.9, Some(Freshness::Current)),
+            scored_hit(3, 0.6, None),
+            scored_hit(4, 0.55, Some(Freshness::Deleted)),
+            scored_hit(5, 0.4, None),
+        ];
+        demote_stale(&mut hits);
+        assert_eq!(ids(&hits), [2, 1, 3, 5, 4]);
+        assert!((hits[1].score - 0.75).abs() < 1e-9);
+    }
+
+    #[test]
+    fn without_freshness_the_order_is_untouched() {
+        let mut hits = vec![scored_hit(7, 0.2, None), scored_hit(8, 0.9, None)];
+        demote_stale(&mut hits);
+        assert_eq!(ids(&hits), [7, 8]);
+    }
 
     #[test]
     fn file_filters_cover_absolute_relative_and_suffix_forms() {

@@ -13,7 +13,7 @@ impl Analysis<'_> {
         self.explain(&mut drafts);
         if drafts.is_empty() && !self.events.is_empty() {
             drafts.push(self.context_draft());
-        } else if let Some(primary) = drafts.iter_mut().find(|d| d.kind != "decision") {
+        } else if let Some(primary) = context_owner(&mut drafts) {
             self.fold_context(primary);
         }
         for d in &mut drafts {
@@ -190,4 +190,16 @@ impl Analysis<'_> {
             d.narrative.insert(0, format!("{s}."));
         }
     }
+}
+
+/// The draft that takes what the turn read and looked up: the first that
+/// changed files (what was read was read for that work), else the first that
+/// is not a decision. A command run beside the edits (a tracker update, a
+/// commit) is then not tagged with files it never touched.
+fn context_owner(drafts: &mut [Draft]) -> Option<&mut Draft> {
+    let changed = drafts
+        .iter()
+        .position(|d| d.kind != "decision" && !d.files_modified.is_empty());
+    let index = changed.or_else(|| drafts.iter().position(|d| d.kind != "decision"))?;
+    drafts.get_mut(index)
 }
