@@ -133,6 +133,8 @@ struct Candidate {
     agent: Option<String>,
     /// Whether its files changed since (for the lines shown).
     freshness: Option<Freshness>,
+    /// The later decision that replaced it (see [`crate::supersede`]).
+    superseded_by: Option<i64>,
 }
 
 /// Builds the index for one project.
@@ -346,6 +348,7 @@ fn candidate_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Candidate> {
         duplicates: 0,
         active_file: false,
         freshness: None,
+        superseded_by: r.get(8)?,
     })
 }
 
@@ -354,9 +357,13 @@ fn agent_filter(n: usize) -> String {
     format!("(?{n} IS NULL OR o.session_id IN (SELECT id FROM sessions WHERE platform = ?{n}))")
 }
 
+/// What a replaced decision keeps of its score in the index.
+const SUPERSEDED_FACTOR: f64 = 0.25;
+
 /// The columns [`candidate_from`] reads, for `observations o`.
 const CANDIDATE_COLUMNS: &str = "o.id, o.type, o.title, o.files_modified, o.files_read, \
-     o.created_at, (SELECT s.platform FROM sessions s WHERE s.id = o.session_id), o.pinned";
+     o.created_at, (SELECT s.platform FROM sessions s WHERE s.id = o.session_id), o.pinned, \
+     o.superseded_by";
 
 fn latest_observations(
     conn: &Connection,
@@ -583,6 +590,10 @@ fn score(
     if c.pinned {
         s += PINNED_BONUS;
     }
+    // A replaced decision is history: the decision in force comes first.
+    if c.superseded_by.is_some() {
+        s *= SUPERSEDED_FACTOR;
+    }
     c.score = s;
 }
 
@@ -800,6 +811,9 @@ fn observation_line(c: &Candidate, clock: &Clock, root: &Path) -> String {
     }
     if c.pinned {
         line.push_str(" [pinned]");
+    }
+    if let Some(next) = c.superseded_by {
+        line.push_str(&format!(" [superseded by #{next}]"));
     }
     line.push_str(Freshness::marker(c.freshness));
     line.push_str(&crate::agents::tag(c.agent.as_deref(), true));

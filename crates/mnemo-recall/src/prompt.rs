@@ -546,7 +546,8 @@ type Ranked = Vec<(ItemRef, f64)>;
 type Freshnesses = HashMap<i64, Freshness>;
 
 /// Lowers the score of observations whose files changed or are gone since
-/// they were recorded (`stat` only: this runs on the hook path), re-sorts.
+/// they were recorded (`stat` only: this runs on the hook path) and of
+/// decisions a later decision replaced, re-sorts.
 fn stale_last(
     conn: &Connection,
     req: &PromptRequest<'_>,
@@ -559,13 +560,33 @@ fn stale_last(
         .collect();
     let root = req.root.to_string_lossy();
     let fresh = freshness::of_observations(conn, &ids, Some(&root), Check::StatOnly)?;
+    let replaced = superseded(conn, &ids)?;
     for (item, score) in ranked.iter_mut() {
         if item.kind == Kind::Observation {
             *score *= Freshness::rank_factor(fresh.get(&item.id).copied());
+            if replaced.contains(&item.id) {
+                *score *= SUPERSEDED_FACTOR;
+            }
         }
     }
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(b.0.id.cmp(&a.0.id)));
     Ok(fresh)
+}
+
+/// What a replaced decision keeps of its score: the one in force first.
+const SUPERSEDED_FACTOR: f64 = 0.25;
+
+/// Which of `ids` are decisions a later decision replaced.
+fn superseded(conn: &Connection, ids: &[i64]) -> Result<std::collections::HashSet<i64>> {
+    let mut stmt = conn
+        .prepare_cached("SELECT 1 FROM observations WHERE id = ?1 AND superseded_by IS NOT NULL")?;
+    let mut out = std::collections::HashSet::new();
+    for &id in ids {
+        if stmt.exists([id])? {
+            out.insert(id);
+        }
+    }
+    Ok(out)
 }
 
 /// What a line says, without its id and age (`- #12 3d …`).
@@ -612,7 +633,8 @@ fn observation_line(
 ) -> Result<Option<String>> {
     let row = conn
         .prepare_cached(
-            "SELECT type, title, subtitle, facts, files_modified, files_read, created_at
+            "SELECT type, title, subtitle, facts, files_modified, files_read, created_at,
+                    superseded_by
              FROM observations WHERE id = ?1 AND project_id = ?2
                AND session_id IS NOT ?3",
         )?
@@ -625,10 +647,11 @@ fn observation_line(
                 r.get::<_, String>(4)?,
                 r.get::<_, String>(5)?,
                 r.get::<_, i64>(6)?,
+                r.get::<_, Option<i64>>(7)?,
             ))
         })
         .optional()?;
-    let Some((kind, title, subtitle, facts, modified, read, at)) = row else {
+    let Some((kind, title, subtitle, facts, modified, read, at, replaced_by)) = row else {
         return Ok(None);
     };
     let mut line = format!(
@@ -651,6 +674,9 @@ fn observation_line(
     let detail = one_line(&detail, 160);
     if !detail.is_empty() && detail != one_line(&title, 160) {
         line.push_str(&format!(": {detail}"));
+    }
+    if let Some(next) = replaced_by {
+        line.push_str(&format!(" [superseded by #{next}]"));
     }
     Ok(Some(line))
 }

@@ -485,3 +485,68 @@ fn records_that_give_the_agent_orders_are_never_handed_on() {
     assert!(!text.contains("previous instructions"), "{text}");
     assert!(!text.contains("| sh"), "{text}");
 }
+
+#[test]
+fn a_replaced_decision_comes_after_the_one_in_force_and_says_so() {
+    let env = Env::new();
+    let p = project(&env, "app");
+    let decision = |title: &str, ago: i64| {
+        json!({"kind": "observation", "project": p, "type": "decision", "title": title,
+               "facts": ["session storage"], "files_modified": [p.join("src/sessions.rs")],
+               "created_at": at(ago)})
+    };
+    let mut records = vec![
+        decision(
+            "Sessions are stored in Redis with a one-day expiry",
+            5 * HOUR,
+        ),
+        decision("Sessions move from Redis to Postgres for durability", HOUR),
+    ];
+    for i in 0..30 {
+        records.push(
+            json!({"kind": "observation", "project": p, "type": "change",
+                   "title": format!("Routine change {i}"), "created_at": at(2 * HOUR)}),
+        );
+    }
+    import(&env, &records);
+    let old = obs_id(&env, "Sessions are stored in Redis with a one-day expiry");
+    let new = obs_id(&env, "Sessions move from Redis to Postgres for durability");
+    // The link the worker writes when it stores the later decision.
+    env.db()
+        .execute(
+            "UPDATE observations SET superseded_by = ?1 WHERE id = ?2",
+            [new, old],
+        )
+        .unwrap();
+    let start = hook(
+        &env,
+        &p,
+        "now",
+        "SessionStart",
+        json!({"source": "startup"}),
+    );
+    let index = context_of(&start).unwrap();
+    assert!(index.contains(&format!("#{new} ")), "{index}");
+    for line in index.lines().filter(|l| l.contains(&format!("#{old} "))) {
+        assert!(line.contains(&format!("[superseded by #{new}]")), "{index}");
+    }
+    let text = prompt(
+        &env,
+        &p,
+        "later",
+        "where are sessions stored, redis or postgres?",
+    )
+    .expect("the session storage decisions");
+    let at_new = text
+        .find(&format!("#{new} "))
+        .expect("the decision in force");
+    // The replaced one is still there to read, marked: history, not hidden.
+    assert!(
+        index.contains(&format!("#{old} ")) || text.contains(&format!("#{old} ")),
+        "{index}\n{text}"
+    );
+    if let Some(at_old) = text.find(&format!("#{old} ")) {
+        assert!(at_new < at_old, "{text}");
+        assert!(text.contains(&format!("[superseded by #{new}]")), "{text}");
+    }
+}
