@@ -2,8 +2,9 @@
 //! real store, signed in through `mnemo open --print`: the feed updates
 //! live when a hook captures an event, search finds and highlights, an
 //! edit shows up in `mnemo show`, a forgotten observation is gone from
-//! search, the context preview is what `mnemo context` prints, and a page
-//! on another loopback origin can neither read nor change the memory.
+//! search, the context preview is what `mnemo context` prints, a page
+//! on another loopback origin can neither read nor change the memory, and
+//! a server on another loopback port receives nothing that opens it.
 //!
 //! Each test has its own browser, one test at a time. Without
 //! Chromium the tests say SKIPPED, unless `CI` is set, where that fails.
@@ -17,7 +18,7 @@ mod worker_support;
 use std::io::{BufRead, BufReader, Write};
 use std::net::TcpListener;
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use common::*;
@@ -60,6 +61,31 @@ fn open_link(env: &Env) -> String {
     let link = String::from_utf8(out.stdout).unwrap().trim().to_owned();
     assert!(link.starts_with("http://127.0.0.1:"), "{link}");
     link
+}
+
+/// Redeems a sign-in link as the sign-in page's script does (`POST /login`):
+/// status, headers and body.
+fn redeem(port: u16, link: &str) -> (u16, String, String) {
+    let secret = link.split("t=").nth(1).unwrap_or("");
+    let body = json!({ "t": secret }).to_string();
+    raw(
+        port,
+        &format!(
+            "POST /login HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        ),
+    )
+}
+
+/// The session secret the viewer's tab holds (in its `sessionStorage`).
+fn tab_session(b: &Browser) -> String {
+    let id = b
+        .execute("return sessionStorage.getItem('mnemo-session')", json!([]))
+        .unwrap();
+    let id = id.as_str().unwrap_or_default().to_owned();
+    assert!(id.len() >= 32, "no session in the tab: {id:?}");
+    id
 }
 
 /// Signs the browser in to `w` and waits for the viewer's page.
@@ -135,28 +161,19 @@ fn sign_in_is_one_time_and_the_feed_updates_live_from_a_hook() {
     let link = open_link(&env);
     b.goto(&link).unwrap();
     b.wait("#live", T).unwrap();
+    // The session is in the tab's sessionStorage, not in a cookie (cookies
+    // ignore ports).
     let cookies = b.cookies().unwrap();
-    let session = cookies
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == "mnemo_session")
-        .unwrap_or_else(|| panic!("no session cookie in {cookies}"));
-    assert_eq!(session["httpOnly"], true, "{session}");
-    assert_eq!(session["sameSite"], "Strict", "{session}");
+    assert_eq!(cookies, json!([]), "no cookie at all");
+    let session = tab_session(&b);
+    assert_ne!(session, w.token);
     assert!(
         !link.contains(&w.token),
         "the API token never goes to the browser"
     );
-    let script_sees = b.execute("return document.cookie", json!([])).unwrap();
-    assert!(!script_sees.as_str().unwrap().contains("mnemo_session"));
 
     // A link works once.
-    let (status, _) = get(
-        w.port,
-        link.trim_start_matches(&format!("http://127.0.0.1:{}", w.port)),
-        None,
-    );
+    let (status, _, _) = redeem(w.port, &link);
     assert_eq!(status, 403, "a used link is refused");
 
     // The feed is live: a hook captures a turn, the worker compresses it,
@@ -474,17 +491,26 @@ fn fmt_thousands(n: usize) -> String {
     out
 }
 
-/// Serves `page` as HTML on another loopback port until the test ends.
-fn foreign_origin(page: String) -> u16 {
+/// The request heads a [`foreign_origin`] server received.
+type Heads = Arc<Mutex<Vec<String>>>;
+
+/// Serves `page` as HTML on another loopback port until the test ends,
+/// recording the head of every request it receives.
+fn foreign_origin(page: String) -> (u16, Heads) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
+    let heads = Heads::default();
+    let seen = heads.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let mut reader = BufReader::new(&stream);
             let mut line = String::new();
+            let mut head = String::new();
             while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                head.push_str(&line);
                 line.clear();
             }
+            seen.lock().unwrap().push(head);
             let mut stream = &stream;
             let _ = write!(
                 stream,
@@ -493,7 +519,7 @@ fn foreign_origin(page: String) -> u16 {
             );
         }
     });
-    port
+    (port, heads)
 }
 
 #[test]
@@ -502,8 +528,7 @@ fn a_page_on_another_origin_can_neither_read_nor_change_the_memory() {
     let env = Env::new();
     remembered(&env);
     let w = Worker::start(&env, |_| {});
-    // The user is signed in: the browser holds a valid session cookie (and
-    // cookies are shared across the ports of 127.0.0.1).
+    // The user is signed in: the viewer's tab holds a valid session.
     sign_in(&b, &env, &w, "feed");
     b.wait("#feed .item", T).unwrap();
 
@@ -532,7 +557,7 @@ async function attempt(name, f) {{
 }})();
 </script>"#
     );
-    let port = foreign_origin(page);
+    let (port, _) = foreign_origin(page);
     b.goto(&format!("http://127.0.0.1:{port}/")).unwrap();
     let report = b
         .wait_until("the foreign page's attempts", T, || {
@@ -560,6 +585,87 @@ async function attempt(name, f) {{
     assert_eq!((code, page["total"].as_i64()), (200, Some(3)), "{page}");
 }
 
+/// `head`'s header lines (not its request line) as they would be sent
+/// again, without `Host` and `Connection`, and without the browser's
+/// `Sec-Fetch-*` and `Origin` unless `as_browser`.
+fn replayable(head: &str, as_browser: bool) -> String {
+    head.lines()
+        .skip(1)
+        .filter(|l| {
+            let name = l
+                .split(':')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            let browser_only = name.starts_with("sec-fetch-") || name == "origin";
+            !name.is_empty()
+                && name != "host"
+                && name != "connection"
+                && (as_browser || !browser_only)
+        })
+        .map(|l| format!("{}\r\n", l.trim_end()))
+        .collect()
+}
+
+#[test]
+fn a_server_on_another_loopback_port_receives_nothing_that_opens_the_memory() {
+    let Some(b) = browser() else { return };
+    let env = Env::new();
+    remembered(&env);
+    let w = Worker::start(&env, |_| {});
+    sign_in(&b, &env, &w, "feed");
+    b.wait("#feed .item", T).unwrap();
+    let session = tab_session(&b);
+
+    // The user then visits a dev server on another port of 127.0.0.1,
+    // which records every request the browser makes to it.
+    let page = r#"<!doctype html><title>dev server</title><p id="out">dev</p>
+<img src="/pixel.png" alt=""><script>fetch("/api", {credentials: "include"});</script>"#;
+    let (port, heads) = foreign_origin(page.to_owned());
+    b.goto(&format!("http://127.0.0.1:{port}/")).unwrap();
+    b.wait("#out", T).unwrap();
+    b.wait_until("the page's own requests", T, || {
+        Ok((heads.lock().unwrap().len() >= 3).then_some(()))
+    })
+    .unwrap();
+    let heads = heads.lock().unwrap().clone();
+
+    // Nothing it received, replayed at the worker's API from outside a
+    // browser or with the browser's own headers, opens the memory.
+    for head in &heads {
+        assert!(!head.contains(&session), "the session leaked: {head}");
+        assert!(!head.contains(&w.token), "the token leaked: {head}");
+        for as_browser in [true, false] {
+            let replay = replayable(head, as_browser);
+            for path in ["/api/observations", "/api/stream"] {
+                let (code, _, body) = raw(
+                    w.port,
+                    &format!(
+                        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\n{replay}Connection: close\r\n\r\n",
+                        w.port
+                    ),
+                );
+                assert!(
+                    code == 401 || code == 403,
+                    "{path} with {replay:?}: {code} {body}"
+                );
+            }
+        }
+    }
+    // The session itself, sent as the viewer sends it, does open it: the
+    // refusals above are about what the dev server got, not a dead session.
+    let (code, _, body) = raw(
+        w.port,
+        &format!(
+            "GET /api/observations HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nX-Mnemo-Session: {session}\r\n\
+             Connection: close\r\n\r\n",
+            w.port
+        ),
+    );
+    assert_eq!(code, 200, "{body}");
+}
+
 // ---- the same rules over raw HTTP (no browser needed) ----
 
 fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
@@ -570,7 +676,7 @@ fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
 }
 
 #[test]
-fn pages_carry_a_strict_csp_and_the_session_cookie_serves_only_the_viewer() {
+fn pages_carry_a_strict_csp_and_the_session_header_serves_only_the_viewer() {
     let env = Env::new();
     remembered(&env);
     let w = Worker::start(&env, |_| {});
@@ -579,7 +685,14 @@ fn pages_carry_a_strict_csp_and_the_session_cookie_serves_only_the_viewer() {
     let send = |req: String| raw(p, &format!("{req}Connection: close\r\n\r\n"));
 
     // The page and its assets are public and locked down.
-    for path in ["/", "/assets/js/app.js", "/assets/style.css", "/api/health"] {
+    for path in [
+        "/",
+        "/login",
+        "/assets/js/app.js",
+        "/assets/js/login.js",
+        "/assets/style.css",
+        "/api/health",
+    ] {
         let (code, head, _) = send(format!("GET {path} HTTP/1.1\r\n{host}"));
         assert_eq!(code, 200, "{path}");
         let csp = header(&head, "content-security-policy").unwrap_or_default();
@@ -612,39 +725,40 @@ fn pages_carry_a_strict_csp_and_the_session_cookie_serves_only_the_viewer() {
         "POST /api/viewer/link HTTP/1.1\r\n{host}Content-Length: 0\r\n"
     ));
     assert_eq!(code, 401);
-    let (code, _, _) = send(format!("GET /login?t=0123abcd HTTP/1.1\r\n{host}"));
-    assert_eq!(code, 403);
-    let (code, _, _) = send(format!("GET /login HTTP/1.1\r\n{host}"));
-    assert_eq!(code, 403);
+    assert_eq!(redeem(p, "/login?t=0123abcd").0, 403);
+    assert_eq!(redeem(p, "/login").0, 403);
 
-    // A link: 303 to / with the cookie; the cookie reads the API.
+    // A link: the sign-in page's exchange answers a session secret and
+    // sets no cookie; the secret, as a header, reads the API.
     let link = open_link(&env);
-    let path = link.trim_start_matches(&format!("http://127.0.0.1:{p}"));
-    let (code, head, _) = send(format!("GET {path} HTTP/1.1\r\n{host}"));
-    assert_eq!(code, 303);
-    assert_eq!(header(&head, "location"), Some("/"));
-    let set = header(&head, "set-cookie").unwrap();
-    for attr in ["HttpOnly", "SameSite=Strict", "Path=/"] {
-        assert!(set.contains(attr), "{set}");
-    }
-    let session = set.split(';').next().unwrap();
-    assert!(!session.contains(&w.token));
-    let cookie = format!("Cookie: theme=dark; {session}\r\n");
-    let (code, _, body) = send(format!("GET /api/observations HTTP/1.1\r\n{host}{cookie}"));
+    let (code, head, body) = redeem(p, &link);
+    assert_eq!(code, 200, "{body}");
+    assert_eq!(header(&head, "set-cookie"), None, "{head}");
+    let answer: Value = serde_json::from_str(&body).unwrap();
+    let id = answer["session"].as_str().unwrap().to_owned();
+    assert!(!id.contains(&w.token));
+    assert_eq!(redeem(p, &link).0, 403, "a link works once");
+    // The secret as a cookie opens nothing: cookies are no credential.
+    let (code, _, _) = send(format!(
+        "GET /api/observations HTTP/1.1\r\n{host}Cookie: mnemo_session={id}\r\n"
+    ));
+    assert_eq!(code, 401);
+    let session = format!("X-Mnemo-Session: {id}\r\n");
+    let (code, _, body) = send(format!("GET /api/observations HTTP/1.1\r\n{host}{session}"));
     assert_eq!(code, 200, "{body}");
     let (code, _, _) = send(format!(
-        "GET /api/observations HTTP/1.1\r\n{host}{cookie}Sec-Fetch-Site: same-origin\r\n"
+        "GET /api/observations HTTP/1.1\r\n{host}{session}Sec-Fetch-Site: same-origin\r\n"
     ));
     assert_eq!(code, 200);
     // Another port of 127.0.0.1 is same-site, not same-origin: refused.
     let (code, _, body) = send(format!(
-        "GET /api/observations HTTP/1.1\r\n{host}{cookie}Sec-Fetch-Site: same-site\r\n"
+        "GET /api/observations HTTP/1.1\r\n{host}{session}Sec-Fetch-Site: same-site\r\n"
     ));
     assert_eq!(code, 403, "{body}");
-    // A mutation on the cookie must come with the viewer's Origin.
+    // A mutation on the session must come with the viewer's Origin.
     let retry = |extra: &str| {
         send(format!(
-            "POST /api/queue/retry HTTP/1.1\r\n{host}{cookie}{extra}Content-Type: application/json\r\n\
+            "POST /api/queue/retry HTTP/1.1\r\n{host}{session}{extra}Content-Type: application/json\r\n\
              Content-Length: 12\r\n\r\n{{\"all\":true}}"
         ))
         .0
@@ -662,7 +776,7 @@ fn pages_carry_a_strict_csp_and_the_session_cookie_serves_only_the_viewer() {
             "POST /api/viewer/link HTTP/1.1\r\n{host}{extra}Content-Length: 0\r\n"
         ))
     };
-    let (code, _, body) = mint(&format!("{cookie}Origin: http://127.0.0.1:{p}\r\n"));
+    let (code, _, body) = mint(&format!("{session}Origin: http://127.0.0.1:{p}\r\n"));
     assert_eq!(code, 403, "{body}");
     let (code, _, body) = mint(&format!("Authorization: Bearer {}\r\n", w.token));
     assert_eq!(code, 200, "{body}");
@@ -673,7 +787,7 @@ fn pages_carry_a_strict_csp_and_the_session_cookie_serves_only_the_viewer() {
     ));
     assert_eq!(code, 401);
     let (code, _, body) = send(format!(
-        "GET /api/stats HTTP/1.1\r\n{host}Cookie: mnemo_session=stale\r\n"
+        "GET /api/stats HTTP/1.1\r\n{host}X-Mnemo-Session: stale\r\n"
     ));
     assert_eq!(code, 401);
     assert!(body.contains("mnemo open"), "{body}");
@@ -725,19 +839,12 @@ fn mnemo_open_starts_the_worker_and_hands_the_link_to_the_browser() {
         .and_then(|rest| rest.split('"').next())
         .unwrap_or_else(|| panic!("{html}"))
         .to_owned();
-    let path = link
-        .strip_prefix(&format!("http://127.0.0.1:{port}"))
-        .unwrap_or_else(|| panic!("{link}"));
-    let (code, head, _) = raw(
-        port,
-        &format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"),
-    );
-    assert_eq!(code, 303);
     assert!(
-        header(&head, "set-cookie")
-            .unwrap()
-            .starts_with("mnemo_session=")
+        link.starts_with(&format!("http://127.0.0.1:{port}/login?t=")),
+        "{link}"
     );
+    let (code, _, body) = redeem(port, &link);
+    assert_eq!(code, 200, "the link signs in: {body}");
 
     // A browser that cannot start: the link is printed instead.
     let out = env

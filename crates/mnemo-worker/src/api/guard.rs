@@ -19,15 +19,16 @@
 //! - every route but `/api/health` (and the viewer's page shell, assets and
 //!   login link) needs the token from `worker.json` (mode 0600, so other
 //!   users of the machine cannot read it) as `Authorization: Bearer …`, or
-//!   the viewer's session cookie from a one-time link
-//!   ([`crate::viewer::login`]). Comparisons take the same time wherever
-//!   they differ;
-//! - a request that rides on the cookie must come from the viewer's own
+//!   the viewer's session secret from a one-time link in the
+//!   `X-Mnemo-Session` header ([`crate::viewer::login`]). Cookies are never
+//!   a credential: they ignore ports, so the browser would hand them to
+//!   every other service on 127.0.0.1. Comparisons take the same time
+//!   wherever they differ;
+//! - a request that rides on the session must come from the viewer's own
 //!   pages: a browser that says where a request comes from
 //!   (`Sec-Fetch-Site`) must say `same-origin` (a page on another port of
 //!   127.0.0.1 is `same-site`, and refused), and a mutation must carry our
-//!   `Origin`. The cookie is `SameSite=Strict` besides, so other sites'
-//!   requests do not carry it at all.
+//!   `Origin`.
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, Method, StatusCode, header};
@@ -157,10 +158,8 @@ enum Credentials {
 }
 
 fn presented(headers: &HeaderMap) -> Credentials {
-    if let Some(value) = headers
-        .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-    {
+    let text = |name| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Some(value) = text(header::AUTHORIZATION.as_str()) {
         let value = value.trim();
         let token = value
             .strip_prefix("Bearer ")
@@ -168,19 +167,12 @@ fn presented(headers: &HeaderMap) -> Credentials {
             .unwrap_or("");
         return Credentials::Bearer(token.trim().to_owned());
     }
-    headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(name, _)| *name == login::COOKIE)
-        .map_or(Credentials::None, |(_, value)| {
-            Credentials::Session(value.trim().to_owned())
-        })
+    text(login::HEADER).map_or(Credentials::None, |id| {
+        Credentials::Session(id.trim().to_owned())
+    })
 }
 
-/// Why a cookie-authenticated request is refused as cross-site, if it is.
+/// Why a session-authenticated request is refused as cross-site, if it is.
 /// (`local_only` has already refused a foreign `Origin`.)
 fn cross_site(request: &Request) -> Option<String> {
     let headers = request.headers();
@@ -245,16 +237,19 @@ mod tests {
     }
 
     #[test]
-    fn token_from_header_or_session_from_cookie() {
+    fn token_or_session_from_headers_never_from_cookies() {
         let mut h = HeaderMap::new();
         assert_eq!(presented(&h), Credentials::None);
-        h.insert(header::COOKIE, "a=b; mnemo_token=xyz".parse().unwrap());
+        h.insert(
+            header::COOKIE,
+            "mnemo_token=xyz; mnemo_session=xyz".parse().unwrap(),
+        );
         assert_eq!(
             presented(&h),
             Credentials::None,
-            "the old token cookie is gone"
+            "cookies are no credential"
         );
-        h.insert(header::COOKIE, "a=b; mnemo_session=xyz".parse().unwrap());
+        h.insert(login::HEADER, "xyz".parse().unwrap());
         assert_eq!(presented(&h), Credentials::Session("xyz".into()));
         h.insert(header::AUTHORIZATION, "Bearer abc".parse().unwrap());
         assert_eq!(presented(&h), Credentials::Bearer("abc".into()));

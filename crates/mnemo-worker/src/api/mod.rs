@@ -5,7 +5,7 @@
 //! - [`conn`]: accepting connections, bounded in number and in how long a
 //!   client may take to send a request;
 //! - [`guard`]: what every request must pass (Host and Origin checks against
-//!   DNS rebinding and foreign pages; the bearer token or cookie);
+//!   DNS rebinding and foreign pages; the bearer token or the viewer's session header);
 //! - [`records`]: sessions, observations, summaries, prompts (lists with
 //!   filters and paging, one by id, a batch by ids);
 //! - [`recall`]: search, timeline and the context index, through

@@ -39,9 +39,12 @@ const ASSETS: &[Asset] = &[
     asset!("js/projects.js", JS),
     asset!("js/health.js", JS),
     asset!("js/context.js", JS),
+    asset!("js/login.js", JS),
 ];
 
 const INDEX: &str = include_str!("../../assets/viewer/index.html");
+const LOGIN: &str = include_str!("../../assets/viewer/login.html");
+const HTML: &str = "text/html; charset=utf-8";
 
 /// Every file of a first load, for size checks: (path, bytes).
 pub fn first_load() -> impl Iterator<Item = (&'static str, usize)> {
@@ -50,7 +53,13 @@ pub fn first_load() -> impl Iterator<Item = (&'static str, usize)> {
 
 /// `GET /`: the page shell.
 pub async fn index() -> Response {
-    serve("text/html; charset=utf-8", INDEX)
+    serve(HTML, INDEX)
+}
+
+/// `GET /login?t=…`: the sign-in page (no data; its script redeems the
+/// link, see [`super::login`]).
+pub async fn login() -> Response {
+    serve(HTML, LOGIN)
 }
 
 /// `GET /assets/{path}`.
@@ -79,7 +88,7 @@ mod tests {
         let all: String = ASSETS
             .iter()
             .map(|a| a.body)
-            .chain([INDEX])
+            .chain([INDEX, LOGIN])
             .collect::<Vec<_>>()
             .join("\n");
         for line in all.lines() {
@@ -100,7 +109,7 @@ mod tests {
         for (name, text) in ASSETS
             .iter()
             .map(|a| (a.path, a.body))
-            .chain([("index", INDEX)])
+            .chain([("index", INDEX), ("login", LOGIN)])
         {
             assert!(!text.contains(" style=\""), "{name} has a style attribute");
             assert!(!text.contains("onclick="), "{name} has an inline handler");
@@ -109,7 +118,9 @@ mod tests {
                 "{name} writes HTML from strings"
             );
         }
-        assert!(!INDEX.contains("<script>"), "inline script in index.html");
-        assert!(!INDEX.contains("<style"), "inline style in index.html");
+        for page in [INDEX, LOGIN] {
+            assert!(!page.contains("<script>"), "inline script in a page");
+            assert!(!page.contains("<style"), "inline style in a page");
+        }
     }
 }

@@ -1,23 +1,26 @@
-//! Signing in to the viewer: one-time links and the session cookies they
+//! Signing in to the viewer: one-time links and the session secrets they
 //! become.
 //!
 //! `mnemo open` (holding the API token from `worker.json`) asks
-//! `POST /api/viewer/link` for a link `/login?t=…`. The link works once,
-//! within [`LINK_TTL_MS`]; following it sets the `mnemo_session` cookie
-//! (`HttpOnly; SameSite=Strict; Path=/`: scripts cannot read it and other
-//! sites' requests do not carry it) and redirects to the viewer. Sessions
-//! live in memory, so they end with the worker, and end sooner when unused
-//! for [`SESSION_IDLE_MS`]; the API token itself never reaches the browser,
-//! and a session cannot ask for a new link (only the token can).
+//! `POST /api/viewer/link` for a link `/login?t=…`. Following it loads a
+//! page whose script (`js/login.js`) trades the link, once and within
+//! [`LINK_TTL_MS`], for a session secret with a same-origin
+//! `POST /login`. The secret is never a cookie: cookies ignore ports, so
+//! every other service on 127.0.0.1 the browser visits would receive it.
+//! The page keeps it in `sessionStorage` (scoped to scheme, host and port)
+//! and sends it as the [`HEADER`] header on every API request, which only
+//! the viewer's own scripts can do. Sessions live in memory, so they end
+//! with the worker, and end sooner when unused for [`SESSION_IDLE_MS`];
+//! the API token itself never reaches the browser, and a session cannot
+//! ask for a new link (only the token can).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use axum::Json;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::extract::State;
+use axum::extract::rejection::JsonRejection;
+use axum::http::StatusCode;
 use mnemo_core::time::now_ms;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -29,8 +32,8 @@ use crate::info::{constant_time_eq, new_token};
 pub const LINK_TTL_MS: i64 = 120_000;
 /// How long a session stays open without a request.
 pub const SESSION_IDLE_MS: i64 = 8 * 3_600_000;
-/// The name of the session cookie.
-pub const COOKIE: &str = "mnemo_session";
+/// The request header that carries the viewer's session secret.
+pub const HEADER: &str = "x-mnemo-session";
 /// At most this many unused links and open sessions are kept (the oldest go).
 const MAX_KEPT: usize = 64;
 
@@ -126,38 +129,27 @@ pub async fn link(
     })))
 }
 
+/// The body of `POST /login`: the one-time link's secret.
 #[derive(Debug, Deserialize)]
-pub struct LinkQuery {
-    t: Option<String>,
+pub struct Redeem {
+    t: String,
 }
 
-/// `GET /login?t=…`: sets the session cookie and redirects to the viewer.
+/// `POST /login` `{"t": …}` (from the sign-in page's own script): uses up
+/// the link and answers `{"session": …}`, which the page keeps in its
+/// `sessionStorage`. No cookie is set.
 pub async fn redeem(
     State(app): State<AppState>,
-    q: Result<Query<LinkQuery>, QueryRejection>,
-) -> Response {
-    let secret = q.ok().and_then(|Query(q)| q.t).unwrap_or_default();
+    body: Result<Json<Redeem>, JsonRejection>,
+) -> Result<Json<Value>, ApiError> {
+    let secret = body.map(|Json(b)| b.t).unwrap_or_default();
     match app.logins.redeem(&secret, now_ms()) {
-        Ok(Some(session)) => {
-            let cookie = format!("{COOKIE}={session}; HttpOnly; SameSite=Strict; Path=/");
-            let mut response = (StatusCode::SEE_OTHER, "signed in").into_response();
-            let h = response.headers_mut();
-            h.insert(header::LOCATION, HeaderValue::from_static("/"));
-            if let Ok(v) = HeaderValue::from_str(&cookie) {
-                h.insert(header::SET_COOKIE, v);
-            }
-            response
-        }
-        Ok(None) => (
+        Ok(Some(session)) => Ok(Json(json!({ "session": session }))),
+        Ok(None) => Err(ApiError::new(
             StatusCode::FORBIDDEN,
-            "This sign-in link was already used or has expired. Run `mnemo open` for a new one.\n",
-        )
-            .into_response(),
-        Err(e) => (
-            StatusCode::INTERNAL_SERVER_ERROR,
-            format!("cannot open a session: {e}\n"),
-        )
-            .into_response(),
+            "This sign-in link was already used or has expired. Run `mnemo open` for a new one.",
+        )),
+        Err(e) => Err(ApiError::internal(format!("cannot open a session: {e}"))),
     }
 }
 

@@ -1,5 +1,16 @@
-// The worker's HTTP API, as the viewer calls it. The session cookie goes
-// with every same-origin request; the API token never reaches the page.
+// The worker's HTTP API, as the viewer calls it. The session secret lives
+// in this tab's sessionStorage (scoped to the viewer's origin, port
+// included) and goes with every request as the X-Mnemo-Session header; no
+// cookie is involved, so no other service on 127.0.0.1 ever receives it.
+// The API token never reaches the page.
+
+const SESSION = "mnemo-session";
+
+/// The header that carries the session, when this tab has one.
+function auth() {
+  const id = sessionStorage.getItem(SESSION);
+  return id ? { "X-Mnemo-Session": id } : {};
+}
 
 export class ApiError extends Error {
   constructor(status, message) {
@@ -9,7 +20,7 @@ export class ApiError extends Error {
 }
 
 async function call(method, path, body) {
-  const init = { method, headers: { Accept: "application/json" } };
+  const init = { method, headers: { Accept: "application/json", ...auth() } };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
@@ -44,13 +55,58 @@ export const post = (path, body) => call("POST", path, body);
 export const patch = (path, body) => call("PATCH", path, body);
 export const put = (path, body) => call("PUT", path, body);
 
-/// Server-sent events of new observations and summaries.
+/// Trades a one-time sign-in link's secret for a session, kept in this
+/// tab's sessionStorage.
+export async function signIn(link) {
+  const { session } = await post("/login", { t: link });
+  sessionStorage.setItem(SESSION, session);
+}
+
+/// Server-sent events of new observations and summaries, read with fetch()
+/// (EventSource cannot send the session header). Reconnects until closed.
 export function stream(onEvent, onState) {
-  const source = new EventSource("/api/stream");
-  source.addEventListener("ready", () => onState("live"));
-  source.addEventListener("observation", (e) => onEvent("observation", JSON.parse(e.data)));
-  source.addEventListener("summary", (e) => onEvent("summary", JSON.parse(e.data)));
-  source.addEventListener("lagged", () => onState("lagged"));
-  source.onerror = () => onState("reconnecting");
-  return source;
+  const abort = new AbortController();
+  const dispatch = (type, data) => {
+    if (type === "ready") onState("live");
+    else if (type === "lagged") onState("lagged");
+    else if (type === "observation" || type === "summary") onEvent(type, JSON.parse(data));
+  };
+  (async () => {
+    while (!abort.signal.aborted) {
+      try {
+        const headers = { Accept: "text/event-stream", ...auth() };
+        const res = await fetch("/api/stream", { headers, signal: abort.signal });
+        if (res.ok) await readEvents(res.body, dispatch);
+      } catch {
+        // dropped or aborted: retried below unless closed
+      }
+      if (abort.signal.aborted) return;
+      onState("reconnecting");
+      await new Promise((ok) => setTimeout(ok, 3000));
+    }
+  })();
+  return { close: () => abort.abort() };
+}
+
+/// Reads a text/event-stream body, calling dispatch(type, data) per event.
+async function readEvents(body, dispatch) {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) return;
+    buffer += value.replace(/\r/g, "");
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let type = "message";
+      const data = [];
+      for (const line of block.split("\n")) {
+        if (line.startsWith("event:")) type = line.slice(6).trim();
+        else if (line.startsWith("data:")) data.push(line.slice(5).replace(/^ /, ""));
+      }
+      if (data.length || type !== "message") dispatch(type, data.join("\n"));
+    }
+  }
 }
