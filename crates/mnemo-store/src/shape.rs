@@ -95,6 +95,11 @@ pub struct ObservationRecord {
     pub prompt_number: Option<i64>,
     /// The user's prompt of that turn.
     pub prompt: Option<String>,
+    /// What that prompt is when the host wrote it, not the user
+    /// (`background task finished: ...`, [`mnemo_core::host_text::describe`]);
+    /// omitted for the user's own words.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_host_text: Option<String>,
     /// The user changed it (`mnemo edit`, the viewer, the API).
     pub edited: bool,
     /// Always in its project's SessionStart index (`mnemo pin`).
@@ -250,6 +255,10 @@ pub fn observation_row(r: &Row<'_>) -> rusqlite::Result<ObservationRecord> {
         created_at_ms: created,
         project: project_at(r, 12)?,
         prompt_number: r.get(14)?,
+        prompt_host_text: r
+            .get::<_, Option<String>>(15)?
+            .as_deref()
+            .and_then(mnemo_core::host_text::describe),
         prompt: r.get(15)?,
         edited: r.get(16)?,
         pinned: r.get(17)?,

@@ -195,7 +195,38 @@ fn host_notifications_show_as_what_they_are_in_show_and_search() {
         "text": text,
         "created_at": "2026-11-02T10:00:00Z",
     });
-    import(&env, &[prompt.to_string()]);
+    let work = serde_json::json!({
+        "kind": "observation",
+        "uid": "o-host-1",
+        "project": env.dir.path().join("bg-project"),
+        "session": {"platform": "claude-code", "session_id": "s-bg"},
+        "prompt_number": 2,
+        "type": "discovery",
+        "title": "Read the failed task's output",
+        "created_at": "2026-11-02T10:01:00Z",
+    });
+    import(&env, &[prompt.to_string(), work.to_string()]);
+    // The observation's record says what its turn's prompt is (the viewer's
+    // detail shows that), and keeps the stored text whole.
+    let (code, json, err) = run(&env, &["search", "--all", "--json", "failed", "output"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&json).unwrap();
+    let obs = v["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["kind"] == "observation")
+        .map(|h| h["ref"].as_str().unwrap().to_owned())
+        .expect("the observation is found");
+    let (_, json, _) = run(&env, &["show", "--json", &obs]);
+    let v: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["records"][0]["prompt"], text, "{json}");
+    assert!(
+        v["records"][0]["prompt_host_text"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("background task failed")),
+        "{json}"
+    );
     let (code, out, err) = run(&env, &["search", "--all", "rebase", "branch"]);
     assert_eq!(code, 0, "{err}");
     assert!(

@@ -45,7 +45,7 @@ function view(o) {
           `${o.session.platform} ${o.session.session_id}`, o.prompt_number ? `, turn ${o.prompt_number}` : "")
         : "—",
     ),
-    field("Prompt of its turn", o.prompt ? h("pre", { id: "o-prompt" }, o.prompt) : h("span", { class: "muted" }, "not recorded")),
+    field("Prompt of its turn", turnPrompt(o)),
     field("uid", h("code", {}, o.uid)),
   );
 }
@@ -151,4 +151,12 @@ function stale(freshness, id) {
   if (freshness !== "changed" && freshness !== "deleted") return null;
   const tip = freshness === "changed" ? "its files changed since it was recorded" : "its files are gone";
   return h("span", { class: `badge ${freshness}`, id, title: tip }, freshness);
+}
+
+// The turn's prompt as the user wrote it; a prompt the host wrote (a
+// background task's notification) as what it is, not as raw markup.
+function turnPrompt(o) {
+  if (o.prompt_host_text) return h("span", { id: "o-prompt", class: "muted" }, o.prompt_host_text);
+  if (o.prompt) return h("pre", { id: "o-prompt" }, o.prompt);
+  return h("span", { class: "muted" }, "not recorded");
 }
