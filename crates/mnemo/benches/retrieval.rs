@@ -12,7 +12,7 @@
 //! ```
 //!
 //! Datasets: the real transcripts of `../shared/fixtures/transcripts/`
-//! (spotter with `quality/questions.json`, entireio-cli with
+//! (spotter with `quality/questions/spotter.json`, entireio-cli with
 //! `retrieval/entireio_questions.json`), each replayed into its own store;
 //! DevMemBench when `MNEMO_DEVMEMBENCH` names its files. A dataset whose
 //! files are absent is skipped with a line saying so.
@@ -36,7 +36,7 @@ fn main() {
     let only = std::env::var("MNEMO_RETRIEVAL_ONLY").unwrap_or_default();
     let wanted = |name: &str| name.to_lowercase().contains(&only.to_lowercase());
     for (name, questions) in [
-        ("spotter", here.join("quality/questions.json")),
+        ("spotter", here.join("quality/questions/spotter.json")),
         (
             "entireio-cli",
             here.join("retrieval/entireio_questions.json"),

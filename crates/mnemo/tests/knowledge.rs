@@ -358,7 +358,11 @@ fn a_changed_or_deleted_file_is_marked_in_every_interface() {
         serde_json::from_str(&mnemo_out(&env, &p, &["search", "--json", "legacy footer"])).unwrap();
     let hit = hits["hits"]
         .as_array()
-        .and_then(|h| h.iter().find(|h| h["id"] == legacy))
+        .and_then(|h| {
+            // Ids are per kind: a turn summary can carry the same number.
+            h.iter()
+                .find(|h| h["kind"] == "observation" && h["id"] == legacy)
+        })
         .unwrap_or_else(|| panic!("the legacy observation is found: {hits}"));
     assert_eq!(hit["freshness"], "deleted");
 }
