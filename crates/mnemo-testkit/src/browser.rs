@@ -42,6 +42,27 @@ fn find_program(names: &[&str]) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// A home of the browser's own inside its profile folder: Chromium writes
+/// crash-report settings, desktop menus and MIME data under `$HOME` and the
+/// XDG folders whatever its `--user-data-dir`, and a test leaves the real
+/// home as it found it.
+fn scratch_home(profile: &Path) -> Result<Vec<(&'static str, PathBuf)>> {
+    let vars = [
+        ("HOME", "home"),
+        ("XDG_CONFIG_HOME", "home/.config"),
+        ("XDG_CACHE_HOME", "home/.cache"),
+        ("XDG_DATA_HOME", "home/.local/share"),
+        ("XDG_STATE_HOME", "home/.local/state"),
+    ];
+    let mut envs = Vec::with_capacity(vars.len());
+    for (var, dir) in vars {
+        let path = profile.join(dir);
+        std::fs::create_dir_all(&path)?;
+        envs.push((var, path));
+    }
+    Ok(envs)
+}
+
 fn free_port() -> Result<u16> {
     Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
 }
@@ -64,14 +85,15 @@ impl Browser {
 
     fn start(driver: &Path, chromium: &Path) -> Result<Browser> {
         let port = free_port()?;
+        let profile = tempfile::tempdir()?;
         let child = Command::new(driver)
             .arg(format!("--port={port}"))
+            .envs(scratch_home(profile.path())?)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .with_context(|| format!("starting {}", driver.display()))?;
-        let profile = tempfile::tempdir()?;
         let mut browser = Browser {
             driver: child,
             port,
