@@ -20,8 +20,7 @@
 //! for Claude Code; privacy is applied with the same rules ([`crate::clean`]).
 
 use std::collections::HashMap;
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufRead, BufReader};
 use std::path::Path;
 
 use mnemo_core::privacy::Sanitizer;
@@ -32,14 +31,15 @@ use crate::clean;
 use crate::codex::{MAX_BYTES, stated_exit_code};
 use crate::model::{Note, Origin, Session, ToolCall, Turn};
 
-/// Reads a rollout file; at most [`MAX_BYTES`] of it.
+/// Reads a rollout file; at most [`MAX_BYTES`] of it, and only when it is
+/// a regular file ([`mnemo_core::files`]).
 pub fn read_rollout(path: &Path, sanitizer: &Sanitizer) -> io::Result<Session> {
-    let file = File::open(path)?;
+    let file = mnemo_core::files::read_capped(path, MAX_BYTES)?;
     let stem = path
         .file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    read_rollout_lines(BufReader::new(file).take(MAX_BYTES), sanitizer, &stem)
+    read_rollout_lines(BufReader::new(file), sanitizer, &stem)
 }
 
 /// Reads rollout lines from any reader; `fallback_id` names the session

@@ -85,8 +85,10 @@ pub enum Command {
         /// directory); without it, such lines are refused.
         #[arg(long, conflicts_with = "from")]
         project: Option<PathBuf>,
-        /// Build memory from Claude Code's transcripts in DIR (default
-        /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`).
+        /// Build memory from Claude Code's transcripts and Codex's rollouts
+        /// in DIR (default both `$CLAUDE_CONFIG_DIR/projects`, else
+        /// `~/.claude/projects`, and `$CODEX_HOME/sessions`, else
+        /// `~/.codex/sessions`).
         #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["file", "project", "from"])]
         transcripts: Option<Option<PathBuf>>,
         /// Import another memory tool's database (read-only, even while it runs).

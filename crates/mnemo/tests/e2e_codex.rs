@@ -523,3 +523,92 @@ fn a_message_typed_during_a_codex_turn_joins_the_turn() {
     );
     assert_eq!(env.count("SELECT prompt_count FROM sessions"), 1);
 }
+
+/// Per event of a store: tool call id, tool, kind, files read and modified
+/// (tool calls only), and the sessions, turns and turn ends.
+type Shape = (Vec<(String, String, String, String, String)>, [i64; 3]);
+
+fn shape(db_path: &std::path::Path) -> anyhow::Result<Shape> {
+    let db = rusqlite::Connection::open(db_path)?;
+    let events = db
+        .prepare(
+            "SELECT tool_use_id, tool_name, kind, files_read, files_modified FROM events
+             WHERE tool_use_id IS NOT NULL ORDER BY tool_use_id",
+        )?
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    let count = |sql: &str| db.query_row(sql, [], |r| r.get::<_, i64>(0));
+    let counts = [
+        count("SELECT count(*) FROM sessions WHERE platform = 'codex'")?,
+        count("SELECT count(*) FROM prompts")?,
+        count("SELECT count(*) FROM events WHERE kind = 'turn_end'")?,
+    ];
+    Ok((events, counts))
+}
+
+/// The real Codex writes the rollout: `mnemo import --transcripts` finds it
+/// under `~/.codex/sessions` and, into an empty store, gives what the live
+/// hooks captured (every call with its tool, kind and files; the turn and
+/// its end); imported over the live capture it adds nothing.
+#[test]
+fn a_real_codex_rollout_imports_as_its_hooks_captured_it() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    write_files(
+        &project,
+        &[
+            (
+                "src/parser.rs",
+                "pub fn parse(text: &str) -> Vec<String> {\n    vec![text.to_owned()]\n}\n",
+            ),
+            (
+                "src/lexer.rs",
+                "pub fn lex(text: &str) -> Vec<String> {\n    vec![text.to_owned()]\n}\n",
+            ),
+        ],
+    )?;
+    install(&sandbox, "codex")?;
+    let server = StandIn::with_script([
+        Step::bash("cat src/lexer.rs"),
+        Step::tool(
+            "apply_patch",
+            serde_json::json!({"patch": three_file_patch(&project)}),
+        ),
+        Step::bash("python3 -c 'import sys; sys.exit(2)'"),
+        Step::text("Parser and lexer share src/token.rs."),
+    ]);
+    codex(
+        &sandbox,
+        &server,
+        "give the parser and the lexer one token type",
+    )
+    .env("MNEMO_NO_WORKER", "1")
+    .run()?
+    .expect_success();
+    let live = shape(&sandbox.data().join("mnemo.db"))?;
+    assert_eq!(live.0.len(), 3, "{live:?}");
+    assert_eq!(live.1, [1, 1, 1], "{live:?}");
+
+    let import = |data: &std::path::Path| -> anyhow::Result<()> {
+        let out = common::sandbox_mnemo(&sandbox)
+            .env("MNEMO_DATA_DIR", data)
+            .env("MNEMO_NO_WORKER", "1")
+            .args(["import", "--transcripts"])
+            .output()?;
+        anyhow::ensure!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(())
+    };
+    let fresh = tempfile::tempdir()?;
+    import(fresh.path())?;
+    assert_eq!(shape(&fresh.path().join("mnemo.db"))?, live);
+    import(&sandbox.data())?;
+    assert_eq!(shape(&sandbox.data().join("mnemo.db"))?, live);
+    Ok(())
+}

@@ -597,3 +597,203 @@ fn the_worker_reads_the_why_from_a_real_claude_code_transcript() -> anyhow::Resu
     );
     Ok(())
 }
+
+// ---- Codex rollouts ----
+
+/// Rollouts recorded with the real `codex` binary (0.169, against the test
+/// kit's stand-in model): one patch of a file, a three-file patch with a
+/// shell read and a search with no match, shell reads of every form and a
+/// patch that moves, deletes and adds.
+fn codex_fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../mnemo-transcript/tests/fixtures/codex")
+}
+
+/// `$CODEX_HOME` with the recorded rollouts laid out as Codex does
+/// (`sessions/YYYY/MM/DD/rollout-<time>-<name>.jsonl`), each one's working
+/// directory moved to a folder of this test named like the original.
+fn codex_home(env: &Env) -> (PathBuf, PathBuf) {
+    let home = env.dir.path().join("codex-home");
+    let day = home.join("sessions/2026/11/27");
+    std::fs::create_dir_all(&day).unwrap();
+    for (i, entry) in std::fs::read_dir(codex_fixtures()).unwrap().enumerate() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let meta: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        let cwd = meta["payload"]["cwd"].as_str().unwrap();
+        let moved = project(env, Path::new(cwd).file_name().unwrap().to_str().unwrap());
+        let name = format!("rollout-2026-11-27T10-0{i}-00-fixture{i}.jsonl");
+        std::fs::write(day.join(name), text.replace(cwd, moved.to_str().unwrap())).unwrap();
+    }
+    (home, day)
+}
+
+/// A rollout with two lines that are not JSON among good ones: its one turn
+/// is kept, the two lines are skipped and said so.
+fn broken_rollout(day: &Path, project: &Path) -> PathBuf {
+    let line = |kind: &str, payload: Value| {
+        json!({"timestamp": "2026-11-27T11:00:00.000Z", "type": kind, "payload": payload})
+            .to_string()
+    };
+    let lines = [
+        line(
+            "session_meta",
+            json!({"id": "broken-rollout-1", "cwd": project}),
+        ),
+        "this line is not JSON".to_owned(),
+        line(
+            "event_msg",
+            json!({"type": "item_completed", "turn_id": "t1", "item": {"type": "UserMessage",
+                   "content": [{"type": "text", "text": "rename the ledger module"}]}}),
+        ),
+        r#"{"timestamp": "2026-11-27T11:00:01.000Z", "type": "response_item", "payl"#.to_owned(),
+        line(
+            "response_item",
+            json!({"type": "message", "role": "assistant",
+                   "content": [{"type": "output_text", "text": "Renamed it."}]}),
+        ),
+    ];
+    let path = day.join("rollout-2026-11-27T11-00-00-broken.jsonl");
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    path
+}
+
+fn import_codex(env: &Env, codex_home: &Path) -> Output {
+    let out = env
+        .mnemo()
+        .args(["import", "--transcripts"])
+        .env("CODEX_HOME", codex_home)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Without a directory, `import --transcripts` finds Codex's rollouts under
+/// `$CODEX_HOME/sessions`: each is a Codex session of its working
+/// directory's project, with every file of every patch, shell reads as
+/// reads, the rollout remembered for the worker; a broken line is skipped
+/// and said, a FIFO named like a rollout is refused at once, and importing
+/// again adds nothing.
+#[test]
+fn codex_rollouts_import_as_the_sessions_codex_hooks_capture() {
+    let env = Env::new();
+    let (home, day) = codex_home(&env);
+    let ledger = project(&env, "ledger");
+    broken_rollout(&day, &ledger);
+    #[cfg(unix)]
+    {
+        let fifo = day.join("rollout-2026-11-27T12-00-00-fifo.jsonl");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+    // A shell read is a read of a file that is on disk.
+    let tokens = project(&env, "project");
+    for name in ["README.md", "src/parser.rs", "src/lexer.rs"] {
+        std::fs::create_dir_all(tokens.join(name).parent().unwrap()).unwrap();
+        std::fs::write(tokens.join(name), "").unwrap();
+    }
+    let out = import_codex(&env, &home);
+    let (said, warned) = (
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(said.contains("imported 4 sessions, 4 turns"), "{said}");
+    assert!(said.contains("2 lines skipped"), "{said}");
+    assert!(
+        warned.contains("broken.jsonl: not JSON objects"),
+        "{warned}"
+    );
+    #[cfg(unix)]
+    assert!(
+        warned.contains("fifo.jsonl") && warned.contains("FIFO"),
+        "{warned}"
+    );
+
+    assert_eq!(
+        env.strings("SELECT DISTINCT platform FROM sessions"),
+        ["codex"]
+    );
+    let roots = env.strings(
+        "SELECT DISTINCT p.root FROM sessions s JOIN projects p ON p.id = s.project_id ORDER BY 1",
+    );
+    let names: Vec<&str> = roots.iter().filter_map(|r| r.rsplit('/').next()).collect();
+    assert_eq!(names, ["acme-billing", "ledger", "project"], "{roots:?}");
+    let paths = env.strings("SELECT transcript_path FROM sessions");
+    assert!(paths.iter().all(|p| is_rollout_file(p)), "{paths:?}");
+    assert_eq!(
+        env.strings("SELECT DISTINCT tool_name FROM events WHERE tool_name IS NOT NULL ORDER BY 1"),
+        ["Bash", "apply_patch"]
+    );
+    let modified = env
+        .strings("SELECT files_modified FROM events WHERE tool_name = 'apply_patch'")
+        .join(" ");
+    for name in [
+        "hello.py",
+        "parser.rs",
+        "lexer.rs",
+        "token.rs",
+        "naming.rs",
+        "old_util.rs",
+    ] {
+        assert!(modified.contains(name), "{name} not kept: {modified}");
+    }
+    let read = env
+        .strings("SELECT files_read FROM events WHERE tool_name = 'Bash'")
+        .join(" ");
+    for name in ["parser.rs", "lexer.rs", "README.md"] {
+        assert!(read.contains(name), "{name} not read: {read}");
+    }
+    let prompt = env.strings("SELECT text FROM prompts WHERE text LIKE '%ledger%'");
+    assert_eq!(prompt, ["rename the ledger module"]);
+
+    let before = counts(&env);
+    let again = import_codex(&env, &home);
+    assert!(
+        stdout(&again).contains("imported 0 sessions, 0 turns, 0 events"),
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(counts(&env), before);
+}
+
+fn is_rollout_file(path: &str) -> bool {
+    let path = Path::new(path);
+    path.is_absolute()
+        && path.is_file()
+        && path
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("rollout-"))
+}
+
+/// The worker compresses imported Codex turns as live ones: the why said
+/// before a patch comes from the rollout, and a search that found nothing
+/// (exit 1) is no failure.
+#[test]
+fn imported_codex_turns_are_compressed_with_their_why() {
+    let env = Env::new();
+    let (home, _) = codex_home(&env);
+    import_codex(&env, &home);
+    let _worker = Worker::start(&env, |_| {});
+    wait_for("the imported turns compressed", T, || {
+        (env.count("SELECT count(*) FROM events WHERE status != 'done'") == 0).then_some(())
+    });
+    let memory = env
+        .strings("SELECT title || ' ' || narrative FROM observations")
+        .join("\n");
+    assert!(
+        memory.contains("share one type"),
+        "the why is missing: {memory}"
+    );
+    assert_eq!(
+        env.count(
+            "SELECT count(*) FROM events WHERE kind = 'tool_failure' AND input LIKE '%rg -n%'"
+        ),
+        0
+    );
+    assert_eq!(env.count("SELECT count(*) FROM summaries"), 3);
+}

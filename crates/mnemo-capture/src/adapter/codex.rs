@@ -35,9 +35,17 @@ pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
     if payload.get("type").and_then(Value::as_str) == Some("agent-turn-complete") {
         return parse_notify(payload, env);
     }
-    let mut input = claude_code::parse(payload, event_arg, env);
+    let input = claude_code::parse(payload, event_arg, env);
+    as_codex_hook(input, lenient_string(payload.get("turn_id")))
+}
+
+/// An event in Claude Code's terms (as the Claude-style parse, or an
+/// imported rollout, gives it) made what Codex's hook of turn `turn_id`
+/// yields: Codex's platform, tool names in the common vocabulary, patches
+/// read, the turn id as prompt id, and a tool whose output states a
+/// non-zero exit code a failure.
+pub fn as_codex_hook(mut input: HookInput, turn_id: Option<String>) -> HookInput {
     input.platform = Platform::Codex;
-    let turn_id = lenient_string(payload.get("turn_id"));
     normalize_event(&mut input.event, host(Platform::Codex), turn_id);
     input.event = failure_of(input.event);
     input

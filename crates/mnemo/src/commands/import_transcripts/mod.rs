@@ -1,14 +1,15 @@
 //! `mnemo import --transcripts [DIR]`: the memory of past sessions, built
-//! from the host's transcripts (Claude Code's `~/.claude/projects`, or
-//! `$CLAUDE_CONFIG_DIR/projects`). Each session file is read
-//! ([`mnemo_transcript`]), replayed as the captures its hooks would have
-//! made ([`replay`]) and stored in one transaction; the worker then
+//! from the hosts' transcripts: Claude Code's (`~/.claude/projects`, or
+//! `$CLAUDE_CONFIG_DIR/projects`) and Codex's rollouts
+//! (`~/.codex/sessions`, or `$CODEX_HOME/sessions`). Each session file is
+//! read ([`mnemo_transcript`]), replayed as the captures its hooks would
+//! have made ([`replay`]) and stored in one transaction; the worker then
 //! compresses the imported turns like live ones.
 
 mod replay;
 
 use std::io::{IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use mnemo_capture::worker_start;
@@ -17,45 +18,113 @@ use mnemo_core::privacy::Sanitizer;
 use mnemo_core::words::{count_s, size};
 use mnemo_store::capture::Applied;
 use mnemo_store::{CaptureOp, Store};
-use mnemo_transcript::files;
+use mnemo_transcript::{Session, files};
 
 use crate::output::{data_and_config, open_store};
 
+/// One session file to import, and the host that wrote it.
+type Found = (Platform, PathBuf);
+
 /// After `mnemo install`: imports past sessions when asked to (`yes`), or
-/// asks on a terminal when Claude Code has transcripts; elsewhere only says
-/// how. Never asks when stdin is not a terminal.
+/// asks on a terminal when Claude Code or Codex has transcripts; elsewhere
+/// only says how. Never asks when stdin is not a terminal.
 pub fn offer(yes: bool) -> anyhow::Result<()> {
-    let Some(dir) = files::default_dir() else {
-        return Ok(());
-    };
-    let count = files::session_files(&dir).map_or(0, |f| f.len());
-    if count == 0 {
+    let found = default_sessions().unwrap_or_default();
+    if found.is_empty() {
         return Ok(());
     }
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let import = yes || (interactive && ask(count, &dir));
+    let import = yes || (interactive && ask(&found));
     if import {
-        run(Some(&dir))?;
+        run(None)?;
     } else if !interactive {
-        println!(
-            "  history:  {count} past Claude Code sessions in {}; `mnemo import --transcripts` makes them memory",
-            dir.display()
-        );
+        for (host, count, dir) in per_host(&found) {
+            println!(
+                "  history:  {count} past {host} sessions in {}; `mnemo import --transcripts` makes them memory",
+                dir.display()
+            );
+        }
     }
     Ok(())
 }
 
-fn ask(count: usize, dir: &Path) -> bool {
-    eprint!(
-        "Import {count} past Claude Code sessions from {} into mnemo's memory? [y/N] ",
-        dir.display()
-    );
+fn ask(found: &[Found]) -> bool {
+    let hosts: Vec<String> = per_host(found)
+        .into_iter()
+        .map(|(host, count, dir)| format!("{count} past {host} sessions from {}", dir.display()))
+        .collect();
+    eprint!("Import {} into mnemo's memory? [y/N] ", hosts.join(" and "));
     let _ = std::io::stderr().flush();
     let mut answer = String::new();
     if std::io::stdin().read_line(&mut answer).is_err() {
         return false;
     }
     matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
+}
+
+/// Per host that has sessions: its name, how many, and its directory.
+fn per_host(found: &[Found]) -> Vec<(&'static str, usize, PathBuf)> {
+    let mut hosts = Vec::new();
+    for (platform, dir) in default_dirs() {
+        let count = found.iter().filter(|(p, _)| *p == platform).count();
+        if count > 0 {
+            hosts.push((host_title(platform), count, dir));
+        }
+    }
+    hosts
+}
+
+fn host_title(platform: Platform) -> &'static str {
+    mnemo_core::host::host(platform).name
+}
+
+/// The hosts' default transcript directories that can be named.
+fn default_dirs() -> Vec<(Platform, PathBuf)> {
+    [
+        (Platform::ClaudeCode, files::default_dir()),
+        (Platform::Codex, files::codex_default_dir()),
+    ]
+    .into_iter()
+    .filter_map(|(p, d)| Some((p, d?)))
+    .collect()
+}
+
+/// Every session in the hosts' default directories (those that exist).
+fn default_sessions() -> anyhow::Result<Vec<Found>> {
+    let dirs = default_dirs();
+    if dirs.is_empty() {
+        anyhow::bail!("cannot find the hosts' transcripts: HOME is not set; name the directory");
+    }
+    let existing: Vec<_> = dirs.iter().filter(|(_, d)| d.exists()).collect();
+    if existing.is_empty() {
+        let names: Vec<String> = dirs.iter().map(|(_, d)| d.display().to_string()).collect();
+        anyhow::bail!("no transcripts at {}", names.join(" nor "));
+    }
+    let mut found = Vec::new();
+    for (platform, dir) in existing {
+        found.extend(sessions_in(dir, Some(*platform))?);
+    }
+    Ok(found)
+}
+
+/// The sessions under `dir`: of one host, or of any when `only` is None.
+/// Paths are made absolute: sessions remember their transcript's path for
+/// the worker, which runs elsewhere.
+fn sessions_in(dir: &Path, only: Option<Platform>) -> anyhow::Result<Vec<Found>> {
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let listing = |e: std::io::Error| {
+        anyhow::Error::new(e).context(format!("cannot list transcripts in {}", dir.display()))
+    };
+    let mut found = Vec::new();
+    if only.is_none_or(|p| p == Platform::ClaudeCode) {
+        let claude = files::session_files(&dir).map_err(listing)?;
+        found.extend(claude.into_iter().map(|p| (Platform::ClaudeCode, p)));
+    }
+    if only.is_none_or(|p| p == Platform::Codex) {
+        let codex = files::rollout_files(&dir).map_err(listing)?;
+        found.extend(codex.into_iter().map(|p| (Platform::Codex, p)));
+    }
+    Ok(found)
 }
 
 /// What an import did.
@@ -71,27 +140,22 @@ struct Totals {
 }
 
 pub fn run(dir: Option<&Path>) -> anyhow::Result<i32> {
-    let dir = match dir {
-        Some(d) => d.to_path_buf(),
-        None => files::default_dir().context(
-            "cannot find Claude Code's transcripts: HOME is not set; name the directory",
-        )?,
+    let paths = match dir {
+        Some(d) if !d.exists() => anyhow::bail!("no transcripts at {}", d.display()),
+        Some(d) => sessions_in(d, None)?,
+        None => default_sessions()?,
     };
-    if !dir.exists() {
-        anyhow::bail!("no transcripts at {}", dir.display());
-    }
-    // Sessions remember their transcript's path for the worker, which runs
-    // elsewhere: it must not be relative.
-    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-    let paths = files::session_files(&dir)
-        .with_context(|| format!("cannot list transcripts in {}", dir.display()))?;
     let (data, config) = data_and_config()?;
     let mut store = open_store(&data, &config)?;
     let sanitizer = Sanitizer::new(&config.privacy);
     let mut bar = Bar::new(paths.len());
     let mut totals = Totals::default();
-    for path in &paths {
-        import_file(path, &mut store, &config, &sanitizer, &mut totals)?;
+    for (platform, path) in &paths {
+        let source = replay::Source {
+            platform: *platform,
+            transcript: path,
+        };
+        import_file(source, &mut store, &config, &sanitizer, &mut totals)?;
         bar.show(&totals);
     }
     bar.done();
@@ -124,14 +188,15 @@ pub fn run(dir: Option<&Path>) -> anyhow::Result<i32> {
 }
 
 fn import_file(
-    path: &Path,
+    source: replay::Source<'_>,
     store: &mut Store,
     config: &mnemo_core::Config,
     sanitizer: &Sanitizer,
     totals: &mut Totals,
 ) -> anyhow::Result<()> {
+    let path = source.transcript;
     totals.files += 1;
-    let session = match mnemo_transcript::read_session(path, sanitizer) {
+    let session = match read(source, sanitizer) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("mnemo: warning: skipped {}: {e}", path.display());
@@ -139,6 +204,13 @@ fn import_file(
             return Ok(());
         }
     };
+    if session.stats.skipped > 0 {
+        eprintln!(
+            "mnemo: warning: skipped {} of {}: not JSON objects",
+            count_s(session.stats.skipped, "line"),
+            path.display()
+        );
+    }
     if session.stats.unreadable_files > 0 {
         eprintln!(
             "mnemo: warning: skipped {} subagent file(s) of {}: not regular files, or unreadable",
@@ -152,8 +224,8 @@ fn import_file(
     if session.turns.is_empty() {
         return Ok(());
     }
-    let progress = store.session_progress(Platform::ClaudeCode.as_str(), &session.session_id)?;
-    let captures = replay::captures(&session, path, progress, config, sanitizer);
+    let progress = store.session_progress(source.platform.as_str(), &session.session_id)?;
+    let captures = replay::captures(&session, source, progress, config, sanitizer);
     let applied = store
         .apply_all(&captures)
         .with_context(|| format!("storing {}", path.display()))?;
@@ -175,6 +247,14 @@ fn import_file(
         totals.sessions += 1;
     }
     Ok(())
+}
+
+/// A session file read by its host's reader.
+fn read(source: replay::Source<'_>, sanitizer: &Sanitizer) -> std::io::Result<Session> {
+    match source.platform {
+        Platform::Codex => mnemo_transcript::read_rollout(source.transcript, sanitizer),
+        _ => mnemo_transcript::read_session(source.transcript, sanitizer),
+    }
 }
 
 /// A one-line progress bar on stderr, when stderr is a terminal.

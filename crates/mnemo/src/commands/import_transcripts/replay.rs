@@ -4,6 +4,12 @@
 //! Each goes through the capture's own handler, so privacy, priorities,
 //! file lists and size caps are those of live capture.
 //!
+//! A Codex rollout is replayed as Codex's hooks deliver a session: each
+//! event carries its turn's id, a tool call's output comes as its response
+//! whatever its exit code (the worker reads the codes from the rollout, as
+//! for a live session), and the Codex adapter reads patches and names tools
+//! ([`mnemo_capture::adapter::codex::as_codex_hook`]).
+//!
 //! A session the store already knows goes on where the store stands: turns
 //! before its last recorded one are skipped, the last one's tool calls are
 //! replayed (the store keeps one row per tool call id) and later turns are
@@ -17,6 +23,7 @@
 
 use std::path::Path;
 
+use mnemo_capture::adapter::codex::as_codex_hook;
 use mnemo_capture::event::{HookEvent, HookInput, ToolCall};
 use mnemo_capture::handler::{Context, plan};
 use mnemo_core::Config;
@@ -30,19 +37,28 @@ use serde_json::Value;
 /// Where the store stands on a session: (turns recorded, last one ended).
 pub type Progress = Option<(i64, bool)>;
 
+/// Where a session comes from: its host and its transcript file.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    pub platform: Platform,
+    pub transcript: &'a Path,
+}
+
 /// The captures of one session, in order.
 pub fn captures(
     session: &Session,
-    transcript: &Path,
+    source: Source<'_>,
     progress: Progress,
     config: &Config,
     sanitizer: &Sanitizer,
 ) -> Vec<Capture> {
     let mut out = Replayer {
         session,
-        transcript: transcript.display().to_string(),
+        platform: source.platform,
+        transcript: source.transcript.display().to_string(),
         config,
         sanitizer,
+        turn_id: None,
         captures: Vec::new(),
     };
     let known = progress.is_some();
@@ -62,6 +78,7 @@ pub fn captures(
         if n < done {
             continue;
         }
+        out.turn_id = turn.uuid.clone();
         let opens = i == 0 || turn.origin != Origin::Compaction;
         if n > done && opens {
             out.prompt(turn);
@@ -101,9 +118,12 @@ pub fn captures(
 
 struct Replayer<'a> {
     session: &'a Session,
+    platform: Platform,
     transcript: String,
     config: &'a Config,
     sanitizer: &'a Sanitizer,
+    /// The host's id of the turn being replayed (Codex's `turn_id`).
+    turn_id: Option<String>,
     captures: Vec<Capture>,
 }
 
@@ -127,6 +147,11 @@ impl Replayer<'_> {
             duration_ms: None,
         };
         let event = match &call.error {
+            // Codex has no failure hook: its output is the response.
+            Some(error) if self.platform == Platform::Codex => HookEvent::PostToolUse {
+                call: tool,
+                response: Value::String(error.clone()),
+            },
             Some(error) => HookEvent::PostToolUseFailure {
                 call: tool,
                 error: error.clone(),
@@ -142,7 +167,7 @@ impl Replayer<'_> {
 
     /// Plans `event` as the hook would, dated `at` (now when unknown).
     fn push(&mut self, event: HookEvent, at: i64) {
-        let input = HookInput {
+        let mut input = HookInput {
             platform: Platform::ClaudeCode,
             event,
             session_id: Some(self.session.session_id.clone()),
@@ -151,6 +176,9 @@ impl Replayer<'_> {
             transcript_path: Some(self.transcript.clone()),
             oversized: None,
         };
+        if self.platform == Platform::Codex {
+            input = as_codex_hook(input, self.turn_id.clone());
+        }
         let ctx = Context {
             config: self.config,
             sanitizer: self.sanitizer,
