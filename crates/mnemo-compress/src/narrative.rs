@@ -533,14 +533,15 @@ pub(crate) fn merge(earlier: &[SummaryDraft], last: SummaryDraft) -> SummaryDraf
             || ((item.starts_with("make ") || item.contains(" fails"))
                 && check_intent(item).is_some_and(|k| passing.contains(&k)))
     };
-    let field = |get: fn(&SummaryDraft) -> &str, max: usize| {
+    let all = |get: fn(&SummaryDraft) -> &str| {
         let mut all: Vec<String> = Vec::new();
         for s in earlier {
             all.extend(items(get(s)).filter(|i| !settled(i)).map(str::to_owned));
         }
         all.extend(items(get(&last)).map(str::to_owned));
-        text::join_within(all, max)
+        all
     };
+    let field = |get: fn(&SummaryDraft) -> &str, max: usize| text::join_within(all(get), max);
     let request = if last.request.trim().is_empty() {
         earlier
             .iter()
@@ -554,10 +555,72 @@ pub(crate) fn merge(earlier: &[SummaryDraft], last: SummaryDraft) -> SummaryDraf
         request,
         investigated: field(|s| &s.investigated, 800),
         learned: field(|s| &s.learned, 1000),
-        completed: field(|s| &s.completed, 1200),
+        completed: text::join_within(fold_completed(all(|s| &s.completed)), 1200),
         next_steps: field(|s| &s.next_steps, 600),
         notes: field(|s| &s.notes, 600),
     }
+}
+
+/// Most file names a merged `created` or `changed` item lists.
+const MERGED_FILES: usize = 24;
+
+/// A long turn's `completed` items from all its pieces, folded so that each
+/// file is named once and first: one `created …` and one `changed …` item
+/// (a file created and then changed counts as created), then the rest in
+/// order with only the last pass of each check (an earlier pass of the same
+/// check says nothing more). Without this, the pieces' repeated checks
+/// crowd the files out of the field's budget.
+fn fold_completed(all: Vec<String>) -> Vec<String> {
+    let (mut created, mut changed, mut rest) = (Vec::new(), Vec::new(), Vec::new());
+    for item in all {
+        if let Some(names) = item.strip_prefix("created ") {
+            add_names(&mut created, names);
+        } else if let Some(names) = item.strip_prefix("changed ") {
+            add_names(&mut changed, names);
+        } else {
+            rest.push(item);
+        }
+    }
+    changed.retain(|n| !created.contains(n));
+    let mut seen_checks = Vec::new();
+    let mut later_first: Vec<String> = Vec::new();
+    for item in rest.into_iter().rev() {
+        let pass = item.ends_with(" passes") || item.contains(" passes (");
+        match check_intent(&item).filter(|_| pass) {
+            Some(key) if seen_checks.contains(&key) => continue,
+            Some(key) => seen_checks.push(key),
+            None => {}
+        }
+        later_first.push(item);
+    }
+    let mut out = Vec::new();
+    for (verb, names) in [("created", created), ("changed", changed)] {
+        if !names.is_empty() {
+            out.push(format!("{verb} {}", text::list_some(&names, MERGED_FILES)));
+        }
+    }
+    out.extend(later_first.into_iter().rev());
+    out
+}
+
+/// The names of a `created a, b and c` item's list, added once each (a
+/// list's "N more" is not a name).
+fn add_names(into: &mut Vec<String>, list: &str) {
+    let names = list
+        .split(", ")
+        .flat_map(|part| part.split(" and "))
+        .map(str::trim)
+        .filter(|n| !n.is_empty() && !is_more_count(n));
+    for name in names {
+        if !into.iter().any(|n| n == name) {
+            into.push(name.to_owned());
+        }
+    }
+}
+
+fn is_more_count(name: &str) -> bool {
+    name.strip_suffix(" more")
+        .is_some_and(|n| n.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// A check (test, build, lint) an earlier piece of the turn left failing,
@@ -727,6 +790,35 @@ mod tests {
         };
         let m = merge(&[failing], passed);
         assert_eq!(m.next_steps, "make `git push` pass (rejected)");
+    }
+
+    #[test]
+    fn merged_files_come_once_and_first_and_a_check_passes_once() {
+        let piece = |completed: &str| SummaryDraft {
+            completed: completed.into(),
+            ..Default::default()
+        };
+        let checks: Vec<String> = (0..30)
+            .map(|i| format!("closed task-{i} (done with step {i} of the plan)"))
+            .collect();
+        let m = merge(
+            &[
+                piece("created a.ex and b.ex; changed c.ex; `mix test` passes (3 tests)"),
+                piece(&format!(
+                    "changed a.ex, c.ex and d.ex; {}",
+                    checks.join("; ")
+                )),
+            ],
+            piece("changed e.ex; `mix test 2>&1` passes (9 tests); committed \"Add e\""),
+        );
+        assert!(
+            m.completed
+                .starts_with("created a.ex and b.ex; changed c.ex, d.ex and e.ex; closed task-0"),
+            "{}",
+            m.completed
+        );
+        assert!(!m.completed.contains("(3 tests)"), "{}", m.completed);
+        assert!(m.completed.len() <= 1200);
     }
 
     #[test]

@@ -252,8 +252,9 @@ pub(crate) fn exit_code_in(text: &str) -> Option<i64> {
 
 /// Prose split into sentences: one per line or bullet, and lines split after
 /// `. `, `! ` or `? ` when a capital letter or a backtick follows. Markdown
-/// markers (bullets, numbering, emphasis, headings) are removed, code blocks
-/// and table rows skipped.
+/// markers (quotes, bullets, numbering, emphasis) are removed; code blocks, table
+/// rows and headings (a `#` line, a line that is all bold) skipped: a
+/// heading labels what follows and says nothing by itself.
 pub(crate) fn sentences(text: &str, max_sentences: usize) -> Vec<String> {
     let mut out = Vec::new();
     let mut in_code = false;
@@ -266,7 +267,17 @@ pub(crate) fn sentences(text: &str, max_sentences: usize) -> Vec<String> {
         if in_code || trimmed.is_empty() || trimmed.starts_with('|') {
             continue;
         }
-        let mut l = trimmed.trim_start_matches('#').trim();
+        // A quoted line (`> text`) is read as its text.
+        let mut l = trimmed;
+        while let Some(rest) = l
+            .strip_prefix("> ")
+            .or_else(|| l.strip_prefix('>').filter(|r| r.is_empty()))
+        {
+            l = rest.trim_start();
+        }
+        if l.is_empty() || is_heading(l) {
+            continue;
+        }
         for bullet in ["- ", "* ", "• ", "+ "] {
             if let Some(rest) = l.strip_prefix(bullet) {
                 l = rest.trim();
@@ -311,6 +322,25 @@ pub(crate) fn sentences(text: &str, max_sentences: usize) -> Vec<String> {
         }
     }
     out
+}
+
+/// A markdown heading line (`## Root cause`), or a line that is one bold
+/// label (`**Root cause**`, `**What changed:**`).
+fn is_heading(line: &str) -> bool {
+    let hashes = line.chars().take_while(|&c| c == '#').count();
+    if (1..=6).contains(&hashes) && line[hashes..].starts_with(' ') {
+        return true;
+    }
+    let label = line.trim_end_matches(':');
+    for mark in ["**", "__"] {
+        if let Some(inner) = label
+            .strip_prefix(mark)
+            .and_then(|l| l.trim_end_matches(':').strip_suffix(mark))
+        {
+            return !inner.contains(mark) && !inner.contains(". ");
+        }
+    }
+    false
 }
 
 fn push_sentence(out: &mut Vec<String>, s: &str) {
@@ -418,6 +448,21 @@ mod tests {
                 "The migration uses `ALTER TABLE ... ADD` without a default.",
                 "It fails.",
                 "Wait... Then it works."
+            ]
+        );
+    }
+
+    #[test]
+    fn headings_are_not_sentences() {
+        let s = sentences(
+            "## Root cause analysis\n**The problem**\n**Fixed:** the parser skips blank lines.\n> - #3 was the cause because the loop ended early.",
+            10,
+        );
+        assert_eq!(
+            s,
+            [
+                "Fixed: the parser skips blank lines.",
+                "#3 was the cause because the loop ended early."
             ]
         );
     }
