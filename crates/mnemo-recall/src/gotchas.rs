@@ -11,6 +11,9 @@
 //! `bugfix` observation that followed a failure in its session and names the
 //! command or the file, else a later successful run of the same intent in
 //! another form (`git push` failed, `git push -u origin x` worked).
+//! Paths under a temporary directory (`/tmp/TestX123/001/a.json`) read as
+//! `<tmp>/…/a.json`, so that the same failure in two scratch directories is
+//! one gotcha and reads without the random part.
 
 use std::collections::HashMap;
 
@@ -138,7 +141,7 @@ fn failure(
     let input: Value = input
         .and_then(|i| serde_json::from_str(i).ok())
         .unwrap_or(Value::Null);
-    let headline = error_headline(error);
+    let headline = without_temp_paths(&error_headline(error));
     let field = |k: &str| input.get(k).and_then(Value::as_str).map(str::to_owned);
     if let Some(command) = field("command") {
         let intent = command_intent(&command)?;
@@ -156,7 +159,8 @@ fn failure(
     let file = field("file_path")
         .or_else(|| field("notebook_path"))
         .or_else(|| field("path"))?;
-    let name = file.rsplit('/').next().unwrap_or(&file).to_owned();
+    let name = file.rsplit(['/', '\\']).next().unwrap_or(&file).to_owned();
+    let file = without_temp_paths(&file);
     Some(Failure {
         session,
         key: format!("file:{tool}:{file}:{}", headline.to_lowercase()),
@@ -260,6 +264,88 @@ fn error_headline(error: &str) -> String {
         .or_else(|| lines().next())
         .unwrap_or("failed");
     one_line(line, 90)
+}
+
+/// Where temporary directories are: a path holding one of these is a
+/// scratch path (Unix, macOS's per-user folders, Windows' `%TEMP%`).
+const TEMP_MARKERS: &[&str] = &[
+    "/tmp/",
+    "/var/folders/",
+    "\\AppData\\Local\\Temp\\",
+    "\\Windows\\Temp\\",
+];
+
+/// `text` with every scratch path (a word holding a [`TEMP_MARKERS`] part)
+/// written `<tmp>/…/<file name>`, or `<tmp>/<name>` when the name sits right
+/// in the temporary directory.
+fn without_temp_paths(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = next_temp_path(rest) {
+        let end = start
+            + rest[start..]
+                .find(|c: char| c.is_whitespace() || "\"'`,;()<>[]{}".contains(c))
+                .unwrap_or(rest.len() - start);
+        let path = &rest[start..end];
+        // `path:3:` or `path.` at a sentence's end: the name stops before.
+        let path = path.trim_end_matches([':', '.']);
+        // (After a drive's `C:`.)
+        let path = match path.get(2..).and_then(|p| p.find(':')) {
+            Some(i) => &path[..i + 2],
+            None => path,
+        };
+        out.push_str(&rest[..start]);
+        out.push_str(&scratch_name(path));
+        rest = &rest[start + path.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where the next scratch path in `text` begins: the start of the word
+/// holding a temporary-directory marker (a Unix one only at the word's
+/// start, or after `/private`: `src/tmp/a.rs` is no scratch path).
+fn next_temp_path(text: &str) -> Option<usize> {
+    let mut best: Option<usize> = None;
+    for marker in TEMP_MARKERS {
+        let mut from = 0;
+        while let Some(i) = text[from..].find(marker) {
+            let at = from + i;
+            let start = text[..at]
+                .rfind(|c: char| c.is_whitespace() || "\"'`,;(<[{=".contains(c))
+                .map_or(0, |i| i + 1);
+            let prefix = &text[start..at];
+            if prefix.is_empty() || prefix == "/private" || marker.starts_with('\\') {
+                best = Some(best.map_or(start, |b| b.min(start)));
+                break;
+            }
+            from = at + marker.len();
+        }
+    }
+    best
+}
+
+fn scratch_name(path: &str) -> String {
+    let parts: Vec<&str> = path.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
+    let marker = TEMP_MARKERS
+        .iter()
+        .map(|m| m.trim_matches(['/', '\\']))
+        .filter_map(|m| {
+            let last = m.rsplit(['/', '\\']).next()?;
+            parts.iter().position(|p| p.eq_ignore_ascii_case(last))
+        })
+        .min()
+        .unwrap_or(0);
+    // macOS: /var/folders/xx/yyyy/T/<name>: the scratch part ends at `T`.
+    let below = match parts.iter().rposition(|p| *p == "T") {
+        Some(t) if path.contains("/var/folders/") => t + 1,
+        _ => marker + 1,
+    };
+    match parts.len().saturating_sub(below) {
+        0 => "<tmp>".to_owned(),
+        1 => format!("<tmp>/{}", parts[parts.len() - 1]),
+        _ => format!("<tmp>/…/{}", parts[parts.len() - 1]),
+    }
 }
 
 /// `<tool_use_error>File does not exist.</tool_use_error>` → the text.
@@ -383,6 +469,47 @@ mod tests {
         ));
         let make = Some(r#"{"command":"make check"}"#);
         assert!(!found_nothing(make, "Exit code 1\nerror"));
+    }
+
+    #[test]
+    fn scratch_paths_read_as_tmp_and_the_file_name() {
+        assert_eq!(
+            without_temp_paths(
+                "open /tmp/TestLoad4012/001/settings.json: no such file or directory"
+            ),
+            "open <tmp>/…/settings.json: no such file or directory"
+        );
+        assert_eq!(
+            without_temp_paths(
+                "cannot read '/private/var/folders/x1/abc/T/go-build77/b001/a.go:3:'"
+            ),
+            "cannot read '<tmp>/…/a.go:3:'"
+        );
+        assert_eq!(
+            without_temp_paths(r"copy C:\Users\ana\AppData\Local\Temp\x.txt failed"),
+            "copy <tmp>/x.txt failed"
+        );
+        assert_eq!(
+            without_temp_paths("src/tmp/a.rs failed"),
+            "src/tmp/a.rs failed"
+        );
+        assert_eq!(
+            without_temp_paths("rm /tmp/ then /tmp/a b"),
+            "rm <tmp> then <tmp>/a b"
+        );
+    }
+
+    #[test]
+    fn the_same_failure_in_two_scratch_directories_is_one_gotcha() {
+        let f = |dir: &str| {
+            let input = format!(r#"{{"file_path":"/tmp/{dir}/cfg.json"}}"#);
+            let error = format!("open /tmp/{dir}/cfg.json: permission denied");
+            failure(1, Some("Read"), Some(&input), &error, 0).unwrap()
+        };
+        let (a, b) = (f("TestA991"), f("TestB123/002"));
+        assert_eq!(a.key, b.key);
+        assert_eq!(a.error, "open <tmp>/…/cfg.json: permission denied");
+        assert_eq!(a.what, "Read cfg.json");
     }
 
     #[test]
