@@ -4,7 +4,8 @@
 //! Everything comes from generic shapes, never from a project's words:
 //! - what the project is: the ecosystems whose manifest files (`Cargo.toml`,
 //!   `package.json`, `go.mod`, ...) its sessions touched or its root holds,
-//!   and the directories most worked in;
+//!   with what the root's manifest says of it ([`crate::manifest`]), and
+//!   the directories most worked in;
 //! - how to work in it: build, test, lint and run commands that passed, by
 //!   shape (program and subcommand: `cargo test`, `go test ./...`, `npm run
 //!   build`), counted across sessions; and what the user asked to be done
@@ -314,7 +315,11 @@ fn stack_items(root: &Path, calls: &[Call]) -> Vec<KnowledgeItem> {
         .iter()
         .map(|((_, eco), t)| {
             let files: Vec<&str> = t.files.iter().take(3).map(String::as_str).collect();
-            t.item(store::STACK, eco, format!("{eco} ({})", files.join(", ")))
+            let mut text = format!("{eco} ({})", files.join(", "));
+            if let Some(said) = root_manifest_says(root, &t.files) {
+                text.push_str(&format!(": {said}"));
+            }
+            t.item(store::STACK, eco, text)
         })
         .collect();
     if !tools.is_empty() {
@@ -338,6 +343,18 @@ fn stack_items(root: &Path, calls: &[Call]) -> Vec<KnowledgeItem> {
         ));
     }
     items
+}
+
+/// What the first of `files` that sits at the root says of the project
+/// ([`crate::manifest`]); None without a root.
+fn root_manifest_says(root: &Path, files: &BTreeSet<String>) -> Option<String> {
+    if root.as_os_str().is_empty() {
+        return None;
+    }
+    files
+        .iter()
+        .filter(|f| !f.contains(['/', '\\']))
+        .find_map(|f| crate::manifest::describe(root, f))
 }
 
 /// The languages of the source files the sessions touched, most files first.

@@ -25,6 +25,7 @@ pub mod knowledge;
 mod last_read;
 pub mod lock;
 pub mod logging;
+mod manifest;
 pub mod narrative;
 pub mod orphans;
 pub mod service;

@@ -213,7 +213,8 @@ fn knowledge_names_the_stack_and_the_commands_of_a_rust_and_a_go_node_project() 
 
     let r = context(&env, &rust, false);
     let stack = line_with(&r, "- stack:");
-    assert!(stack.contains("Rust (Cargo.toml)"), "{r}");
+    // What the root's manifest says the project is.
+    assert!(stack.contains("Rust (Cargo.toml): ledger"), "{r}");
     assert!(!stack.contains("Go") && !stack.contains("Node"), "{r}");
     let commands = line_with(&r, "- commands that passed:");
     assert!(commands.contains("`cargo test`"), "{r}");
@@ -227,7 +228,10 @@ fn knowledge_names_the_stack_and_the_commands_of_a_rust_and_a_go_node_project() 
 
     let g = context(&env, &go, false);
     let stack = line_with(&g, "- stack:");
-    assert!(stack.contains("Go (go.mod)"), "{g}");
+    assert!(
+        stack.contains("Go (go.mod): module example.com/relay (Go 1.22)"),
+        "{g}"
+    );
     assert!(
         stack.contains("JavaScript/Node.js (web/package.json)"),
         "{g}"
