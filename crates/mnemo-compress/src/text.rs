@@ -324,9 +324,16 @@ pub(crate) fn sentences(text: &str, max_sentences: usize) -> Vec<String> {
     out
 }
 
-/// A markdown heading line (`## Root cause`), or a line that is one bold
-/// label (`**Root cause**`, `**What changed:**`).
+/// A markdown heading line (`## Root cause`), a line that is one bold
+/// label (`**Root cause**`, `**What changed:**`), or a rule (`---`).
 fn is_heading(line: &str) -> bool {
+    if line.len() >= 3
+        && line
+            .chars()
+            .all(|c| matches!(c, '-' | '*' | '_' | '=' | ' '))
+    {
+        return true;
+    }
     let hashes = line.chars().take_while(|&c| c == '#').count();
     if (1..=6).contains(&hashes) && line[hashes..].starts_with(' ') {
         return true;
@@ -455,7 +462,7 @@ mod tests {
     #[test]
     fn headings_are_not_sentences() {
         let s = sentences(
-            "## Root cause analysis\n**The problem**\n**Fixed:** the parser skips blank lines.\n> - #3 was the cause because the loop ended early.",
+            "## Root cause analysis\n**The problem**\n---\n**Fixed:** the parser skips blank lines.\n> - #3 was the cause because the loop ended early.",
             10,
         );
         assert_eq!(

@@ -5,11 +5,18 @@
 //! ```text
 //! cargo bench --profile dev -p mnemo --bench codex_replay
 //! MNEMO_CODEX_ROLLOUTS=dir …   # another directory of rollout-*.jsonl / *.jsonl
+//! MNEMO_CODEX_QUESTIONS=file … # another question set (quality/questions format)
 //! MNEMO_BENCH_BIN=path …       # another mnemo binary (a build of main: the baseline)
 //! ```
 //!
 //! The default rollouts are the ones recorded with the real `codex` binary
-//! in `crates/mnemo-transcript/tests/fixtures/codex`. Each becomes the hooks
+//! in `crates/mnemo-transcript/tests/fixtures/codex` and the longer session
+//! of `benches/quality/codex` (a small rate-limiter project: a multi-file
+//! patch after shell reads, a failing then passing test, a choice the user
+//! stated, a question answered from the code), whose questions
+//! (`quality/questions/codex-limiter.json`, written before reading mnemo's
+//! output) are asked of `mnemo search` and of a plain BM25 over the same
+//! records, as in the quality bench. Each becomes the hooks
 //! Codex sends (SessionStart; per turn UserPromptSubmit with its turn id,
 //! PostToolUse per call with its output, Stop), with `transcript_path` a
 //! copy of the rollout whose working directory is the replay's project.
@@ -37,21 +44,28 @@ fn main() {
     let Some((bin, _)) = support::settings(1) else {
         return;
     };
-    let dir = std::env::var_os("MNEMO_CODEX_ROLLOUTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../mnemo-transcript/tests/fixtures/codex")
-        });
-    let mut rollouts: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    rollouts.retain(|p| p.extension().is_some_and(|x| x == "jsonl"));
-    rollouts.sort();
-    println!(
-        "codex_replay: {} rollouts from {}",
-        rollouts.len(),
-        dir.display()
-    );
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dirs = match std::env::var_os("MNEMO_CODEX_ROLLOUTS") {
+        Some(dir) => vec![PathBuf::from(dir)],
+        None => vec![
+            manifest.join("../mnemo-transcript/tests/fixtures/codex"),
+            manifest.join("benches/quality/codex"),
+        ],
+    };
+    let mut rollouts: Vec<PathBuf> = Vec::new();
+    for dir in &dirs {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
+            .unwrap_or_default();
+        found.retain(|p| p.extension().is_some_and(|x| x == "jsonl"));
+        found.sort();
+        println!(
+            "codex_replay: {} rollouts from {}",
+            found.len(),
+            dir.display()
+        );
+        rollouts.extend(found);
+    }
     let mut replay = Replay {
         dir: tempfile::tempdir().expect("temp dir"),
         bin,
@@ -76,6 +90,80 @@ fn main() {
         println!("codex_replay: hook misbehaved: {bad}");
     }
     print_scores(&score(&replay, &sessions));
+    ask_questions(&replay);
+}
+
+/// The question set asked of mnemo and of BM25, and the decision records.
+fn ask_questions(replay: &Replay) {
+    let path = std::env::var_os("MNEMO_CODEX_QUESTIONS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(quality::QUESTION_DIR).join("codex-limiter.json"));
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        println!("codex_replay: no questions at {}", path.display());
+        return;
+    };
+    let questions = quality::questions::load(&text);
+    let memory = quality::memory::Memory::load(&replay.db()).expect("read the records");
+    let ranked = quality::questions::rank_all(replay, &memory, &questions);
+    let answerable = ranked.iter().filter(|r| r.answerable).count();
+    println!(
+        "\n{} questions ({answerable} have a matching record stored)\n",
+        ranked.len()
+    );
+    println!("| ranking | top-1 | top-3 | MRR |\n|---|---:|---:|---:|");
+    let row = |name: &str, (t1, t3, mrr): (f64, f64, f64)| {
+        println!(
+            "| {name} | {:.0}% | {:.0}% | {mrr:.2} |",
+            100.0 * t1,
+            100.0 * t3
+        );
+    };
+    row(
+        "mnemo search",
+        quality::questions::summary(ranked.iter().map(|r| r.mnemo)),
+    );
+    row(
+        "plain BM25 (FTS5, words ORed)",
+        quality::questions::summary(ranked.iter().map(|r| r.bm25)),
+    );
+    println!("\n| question | mnemo | BM25 | answerable |\n|---|---:|---:|:---:|");
+    let rank = |r: Option<usize>| r.map_or("–".to_owned(), |r| r.to_string());
+    for r in &ranked {
+        let yes = if r.answerable { "yes" } else { "no" };
+        println!(
+            "| {} | {} | {} | {yes} |",
+            r.question,
+            rank(r.mnemo),
+            rank(r.bm25)
+        );
+    }
+    print_decisions(&memory, &ranked);
+}
+
+/// Decision records, how many are decisions, and the decisions asked about
+/// that a record keeps.
+fn print_decisions(memory: &quality::memory::Memory, ranked: &[quality::questions::Ranked]) {
+    let prompts: Vec<String> = memory.prompts.iter().map(|p| p.text.clone()).collect();
+    let decisions: Vec<&str> = memory
+        .observations
+        .iter()
+        .filter(|o| o.kind == "decision")
+        .map(|o| o.title.as_str())
+        .collect();
+    let real = decisions
+        .iter()
+        .filter(|t| !quality::score::not_a_decision(t, &prompts))
+        .count();
+    let asked: Vec<_> = ranked.iter().filter(|r| r.decision).collect();
+    let kept = asked.iter().filter(|r| r.answerable).count();
+    println!(
+        "\ndecision records: {} ({real} real decisions); decisions asked about and kept: {kept}/{}",
+        decisions.len(),
+        asked.len()
+    );
+    for title in decisions {
+        println!("- decision: {title}");
+    }
 }
 
 /// Copies the rollout with the project as its working directory, reads it,

@@ -612,3 +612,130 @@ fn a_real_codex_rollout_imports_as_its_hooks_captured_it() -> anyhow::Result<()>
     assert_eq!(shape(&sandbox.data().join("mnemo.db"))?, live);
     Ok(())
 }
+
+/// The limiter project's files before the longer session.
+const LIMITER: &[(&str, &str)] = &[
+    (
+        "limiter.py",
+        "import time\n\n\nclass Limiter:\n    def __init__(self, rate):\n        self.rate = rate\n        self.tokens = rate\n        self.last = time.monotonic()\n\n    def allow(self):\n        now = time.monotonic()\n        self.tokens = min(self.rate, self.tokens + (now - self.last) * self.rate)\n        self.last = now\n        if self.tokens >= 1:\n            self.tokens -= 1\n            return True\n        return False\n",
+    ),
+    (
+        "README.md",
+        "# limiter\nRate limiting for the billing API.\n",
+    ),
+];
+
+/// The patch that splits `limiter.py` into a clock and a bucket module.
+fn split_patch(project: &std::path::Path) -> String {
+    let p = |name: &str| project.join(name).to_string_lossy().into_owned();
+    format!(
+        "*** Begin Patch\n*** Add File: {}\n+import time\n+\n+\n+def now_ms():\n+    return int(time.monotonic() * 1000)\n\
+         *** Add File: {}\n+from clock import now_ms\n+\n+\n+class TokenBucket:\n+    def __init__(self, capacity, per_second):\n\
+         +        self.capacity = capacity\n+        self.per_second = per_second\n+        self.tokens = capacity\n+        self.last = now_ms()\n+\n\
+         +    def refill(self, elapsed_ms):\n+        self.tokens = min(self.capacity, self.tokens + elapsed_ms * self.per_second)\n+\n\
+         +    def take(self):\n+        now = now_ms()\n+        self.refill(now - self.last)\n+        self.last = now\n\
+         +        if self.tokens >= 1:\n+            self.tokens -= 1\n+            return True\n+        return False\n\
+         *** Update File: {}\n@@\n-import time\n+from bucket import TokenBucket\n*** End Patch\n",
+        p("clock.py"),
+        p("bucket.py"),
+        p("limiter.py"),
+    )
+}
+
+/// Records the Codex session of the quality bench's Codex question set
+/// (`MNEMO_RECORD_ROLLOUT=dir cargo test -p mnemo --test e2e_codex --
+/// --ignored longer`): four `codex exec` runs in one project against the
+/// stand-in: a multi-file patch after shell reads, a failing then passing
+/// test, a choice the user states between two approaches, and a question
+/// answered from the code. Each run's rollout is copied to the directory.
+#[test]
+#[ignore = "records the quality bench's Codex session; run by hand"]
+fn a_longer_codex_session_for_the_quality_bench() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    write_files(&project, LIMITER)?;
+    install(&sandbox, "codex")?;
+    let record = std::env::var_os("MNEMO_RECORD_ROLLOUT");
+    for (i, (prompt, script)) in limiter_runs(&project).into_iter().enumerate() {
+        let server = StandIn::with_script(script);
+        codex(&sandbox, &server, prompt)
+            .env("MNEMO_NO_WORKER", "1")
+            .run()?
+            .expect_success();
+        let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+        let path: String = db.query_row(
+            "SELECT transcript_path FROM sessions ORDER BY id DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )?;
+        if let Some(dir) = &record {
+            std::fs::copy(
+                &path,
+                std::path::Path::new(dir).join(format!("rollout.limiter{}.jsonl", i + 1)),
+            )?;
+        }
+    }
+    assert!(project.join("bucket.py").exists() && project.join("api_limits.py").exists());
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    let sessions: i64 = db.query_row("SELECT count(*) FROM sessions", [], |r| r.get(0))?;
+    assert_eq!(sessions, 4);
+    Ok(())
+}
+
+/// The prompts and stand-in scripts of the longer session's four runs.
+fn limiter_runs(project: &std::path::Path) -> Vec<(&'static str, Vec<Step>)> {
+    let test_file = project.join("test_bucket.py");
+    vec![
+        (
+            "split the limiter into a clock module and a token bucket module",
+            vec![
+                Step::bash("cat limiter.py").with_text("Reading the limiter before splitting it."),
+                Step::bash("rg -n 'monotonic' ."),
+                Step::tool("apply_patch", serde_json::json!({"patch": split_patch(project)}))
+                    .with_text("The clock goes to clock.py so tests can fake time; the bucket logic goes to bucket.py."),
+                Step::text("Split done: clock.py holds now_ms(), bucket.py holds TokenBucket, limiter.py imports it."),
+            ],
+        ),
+        (
+            "add a unit test for the refill rate and make it pass",
+            vec![
+                Step::write(
+                    &test_file,
+                    "import unittest\nfrom bucket import TokenBucket\n\n\nclass RefillTest(unittest.TestCase):\n    def test_refills_per_second(self):\n        b = TokenBucket(capacity=10, per_second=2)\n        b.tokens = 0\n        b.refill(1000)\n        self.assertEqual(b.tokens, 2)\n\n\nif __name__ == '__main__':\n    unittest.main()\n",
+                ),
+                Step::bash("python3 -m unittest test_bucket"),
+                Step::bash("sed -n '1,20p' bucket.py").with_text(
+                    "The refill multiplies milliseconds by a per-second rate, so one second adds 2000 tokens instead of 2.",
+                ),
+                Step::tool(
+                    "apply_patch",
+                    serde_json::json!({"patch": format!(
+                        "*** Begin Patch\n*** Update File: {}\n@@\n-        self.tokens = min(self.capacity, self.tokens + elapsed_ms * self.per_second)\n+        self.tokens = min(self.capacity, self.tokens + elapsed_ms * self.per_second / 1000)\n*** End Patch\n",
+                        project.join("bucket.py").display()
+                    )}),
+                ),
+                Step::bash("python3 -m unittest test_bucket"),
+                Step::text("test_bucket passes: refill now converts milliseconds to seconds."),
+            ],
+        ),
+        (
+            "for the billing API use the token bucket, not a fixed window counter: the nightly invoice export sends bursts that must get through",
+            vec![
+                Step::bash("grep -rn 'TokenBucket' --include=*.py ."),
+                Step::write(
+                    project.join("api_limits.py"),
+                    "from bucket import TokenBucket\n\n# Token bucket, not a fixed window: the nightly invoice export bursts.\nBILLING_API = TokenBucket(capacity=50, per_second=5)\n",
+                ),
+                Step::text("api_limits.py gives the billing API a TokenBucket of capacity 50 refilling 5 per second, so the export's bursts pass."),
+            ],
+        ),
+        (
+            "how many requests per second does the billing api allow over time",
+            vec![
+                Step::bash("cat api_limits.py"),
+                Step::text("Five per second on average, with bursts of up to 50 (BILLING_API in api_limits.py)."),
+            ],
+        ),
+    ]
+}
