@@ -20,7 +20,7 @@
 //! words; `episodes` pairs failures with the runs that settled them;
 //! `fixes` drafts a bugfix per episode; `files` drafts the work per file and
 //! `work` groups it under the commits that recorded it and turns answers
-//! into decisions; `commands` settles every other run and drafts the
+//! (and a choice the prompt states, `stated_choice`) into decisions; `commands` settles every other run and drafts the
 //! failures nobody fixed; `finish` orders, explains and clamps the drafts;
 //! `summary` writes the turn's summary.
 
@@ -40,6 +40,7 @@ mod episodes;
 mod files;
 mod finish;
 mod fixes;
+mod stated_choice;
 mod summary;
 mod work;
 

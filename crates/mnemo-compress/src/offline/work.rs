@@ -5,8 +5,8 @@
 //! words right before a change explain it and, where a title would only
 //! name a file, say what it was for.
 
-use super::decision;
 use super::{Analysis, Draft, Run, TITLE_MAX, Tally, code_span, file_name};
+use super::{decision, stated_choice};
 use crate::command;
 use crate::concrete;
 use crate::narrative;
@@ -144,27 +144,27 @@ impl Analysis<'_> {
         })
     }
 
-    /// A `decision` for each question the user's answer settled.
+    /// A `decision` for each question the user's answer settled, and for
+    /// a choice the turn's prompt states (read once, with the turn's first
+    /// piece).
     pub(super) fn decision_drafts(&self) -> Vec<Draft> {
-        self.questions
+        let mut drafts: Vec<Draft> = self
+            .questions
             .iter()
             .filter_map(|(index, q)| {
                 let dec = decision::decide(q, TITLE_MAX)?;
-                let mut d = Draft {
-                    first: *index,
-                    events: vec![*index],
-                    kind: "decision",
-                    title: dec.title,
-                    subtitle: dec.subtitle,
-                    narrative: vec![dec.narrative],
-                    ..Default::default()
-                };
-                for f in dec.facts {
-                    d.fact(f);
-                }
-                Some(d)
+                Some(decision_draft(dec, vec![*index]))
             })
-            .collect()
+            .collect();
+        let prompt = self
+            .batch
+            .prompt
+            .as_deref()
+            .filter(|p| self.batch.earlier_pieces.is_empty() && !narrative::is_host_text(p));
+        if let Some(dec) = prompt.and_then(|p| stated_choice::stated_choice(p, TITLE_MAX)) {
+            drafts.push(decision_draft(dec, Vec::new()));
+        }
+        drafts
     }
 
     /// Puts the assistant's explanations into the observations they
@@ -296,4 +296,22 @@ fn is_bare_title(title: &str) -> bool {
         .any(|p| title.starts_with(p))
         || (title.starts_with("Changed ") && !title.contains('`'))
         || (title.starts_with("Created ") && !title.contains(" with "))
+}
+
+/// The `decision` draft of `dec`, telling of `events` (none for a choice
+/// the prompt stated).
+fn decision_draft(dec: decision::Decision, events: Vec<usize>) -> Draft {
+    let mut d = Draft {
+        first: events.first().copied().unwrap_or(0),
+        events,
+        kind: "decision",
+        title: dec.title,
+        subtitle: dec.subtitle,
+        narrative: vec![dec.narrative],
+        ..Default::default()
+    };
+    for f in dec.facts {
+        d.fact(f);
+    }
+    d
 }
