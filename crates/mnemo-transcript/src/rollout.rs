@@ -3,6 +3,7 @@
 //! that a Codex turn gets its narrative and its why too.
 //!
 //! A rollout's lines are `{"timestamp", "type", "payload"}`. What is kept:
+//! - the session's id, working directory and git branch (`session_meta`);
 //! - the user's own messages: `event_msg` `item_completed` items of type
 //!   `UserMessage` (older versions: `event_msg` `user_message`), each with
 //!   its turn id. The first opens the turn; one sent while the turn ran
@@ -115,6 +116,13 @@ impl Builder<'_> {
         }
         if self.session.cwd.is_none() {
             self.session.cwd = str_at(payload, &["cwd"]).map(str::to_owned);
+        }
+        // `git: {branch, commit_hash}`: the directory was a git checkout.
+        if self.session.git_branch.is_none() {
+            self.session.git_branch = payload
+                .get("git")
+                .and_then(|g| str_at(g, &["branch"]))
+                .map(str::to_owned);
         }
     }
 
@@ -336,6 +344,7 @@ mod tests {
     fn the_observed_rollout_is_one_turn_with_its_calls_and_report() {
         let session = read(OBSERVED);
         assert_eq!(session.session_id, "01a202e8-dbf1-72f3-a124-f2541708f0fb");
+        assert!(session.cwd.is_some());
         assert_eq!(session.turns.len(), 1, "{:?}", session.turns);
         let turn = &session.turns[0];
         assert_eq!(
@@ -407,6 +416,22 @@ mod tests {
             Some("Bounded at 512; the test passes now.")
         );
         assert!(!format!("{session:?}").contains("zzz"));
+    }
+
+    #[test]
+    fn the_session_meta_gives_the_working_directory_and_the_git_branch() {
+        let text = [
+            line(
+                "session_meta",
+                json!({"id": "s1", "cwd": "/w/app", "git": {"commit_hash": "c0ffee", "branch": "fix-login"}}),
+            ),
+            user("t1", "go"),
+        ]
+        .join("\n");
+        let session = read(&text);
+        assert_eq!(session.session_id, "s1");
+        assert_eq!(session.cwd.as_deref(), Some("/w/app"));
+        assert_eq!(session.git_branch.as_deref(), Some("fix-login"));
     }
 
     #[test]

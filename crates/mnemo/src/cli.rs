@@ -484,8 +484,8 @@ pub struct InstallArgs {
     /// Show what would change without writing anything.
     #[arg(long)]
     pub dry_run: bool,
-    /// install: also import past sessions from Claude Code's transcripts,
-    /// without asking.
+    /// install: also import past sessions from the transcripts of the
+    /// hosts installed (Claude Code's, Codex's rollouts), without asking.
     #[arg(long, conflicts_with = "no_import")]
     pub import_transcripts: bool,
     /// install: do not offer to import past sessions.

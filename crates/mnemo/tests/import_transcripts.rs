@@ -630,10 +630,7 @@ fn codex_home(env: &Env) -> (PathBuf, PathBuf) {
 /// A rollout with two lines that are not JSON among good ones: its one turn
 /// is kept, the two lines are skipped and said so.
 fn broken_rollout(day: &Path, project: &Path) -> PathBuf {
-    let line = |kind: &str, payload: Value| {
-        json!({"timestamp": "2026-11-27T11:00:00.000Z", "type": kind, "payload": payload})
-            .to_string()
-    };
+    let line = rollout_line;
     let lines = [
         line(
             "session_meta",
@@ -655,6 +652,77 @@ fn broken_rollout(day: &Path, project: &Path) -> PathBuf {
     let path = day.join("rollout-2026-11-27T11-00-00-broken.jsonl");
     std::fs::write(&path, lines.join("\n")).unwrap();
     path
+}
+
+/// One rollout line of `kind` with `payload`.
+fn rollout_line(kind: &str, payload: Value) -> String {
+    json!({"timestamp": "2026-11-27T11:00:00.000Z", "type": kind, "payload": payload}).to_string()
+}
+
+/// A Codex session in a git worktree that is gone (its rollout says it was
+/// a checkout of a branch) joins its repository's project, as it did while
+/// the worktree lived.
+#[test]
+fn a_codex_session_in_a_gone_worktree_joins_its_repository() {
+    let env = Env::new();
+    let repo = project(&env, "shop");
+    std::fs::create_dir_all(repo.join(".git")).unwrap();
+    let gone = repo.join(".worktrees/fix-login");
+    let day = env.dir.path().join("codex-home/sessions/2026/11/27");
+    std::fs::create_dir_all(&day).unwrap();
+    let lines = [
+        rollout_line(
+            "session_meta",
+            json!({"id": "wt-1", "cwd": gone, "git": {"branch": "fix-login"}}),
+        ),
+        rollout_line(
+            "event_msg",
+            json!({"type": "item_completed", "turn_id": "t1", "item": {"type": "UserMessage",
+                   "content": [{"type": "text", "text": "fix the login redirect"}]}}),
+        ),
+    ];
+    std::fs::write(
+        day.join("rollout-2026-11-27T11-00-00-wt.jsonl"),
+        lines.join("\n"),
+    )
+    .unwrap();
+    import_codex(&env, &env.dir.path().join("codex-home"));
+    assert_eq!(
+        env.strings("SELECT p.root FROM sessions s JOIN projects p ON p.id = s.project_id"),
+        [repo.display().to_string()]
+    );
+}
+
+/// `mnemo install` offers Codex's past sessions too: it names them when not
+/// on a terminal, and imports them when asked.
+#[test]
+fn install_offers_codex_sessions_too() {
+    let env = Env::new();
+    let (home, _) = codex_home(&env);
+    let install = |extra: &[&str]| {
+        let out = env
+            .mnemo()
+            .arg("install")
+            .args(extra)
+            .env("CODEX_HOME", &home)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        stdout(&out)
+    };
+    let plain = install(&[]);
+    assert!(plain.contains("3 past Codex CLI sessions"), "{plain}");
+    assert_eq!(env.count("SELECT count(*) FROM sessions"), 0);
+    let imported = install(&["--import-transcripts"]);
+    assert!(imported.contains("imported 3 sessions"), "{imported}");
+    assert_eq!(
+        env.strings("SELECT DISTINCT platform FROM sessions"),
+        ["codex"]
+    );
 }
 
 fn import_codex(env: &Env, codex_home: &Path) -> Output {

@@ -172,8 +172,9 @@ pub fn install(args: &InstallArgs) -> anyhow::Result<i32> {
     let claude_code = hosts
         .iter()
         .any(|h| h.host().platform == Platform::ClaudeCode);
-    if !args.no_import && claude_code {
-        crate::commands::import_transcripts::offer(args.import_transcripts)?;
+    let platforms: Vec<Platform> = hosts.iter().map(|h| h.host().platform).collect();
+    if !args.no_import {
+        crate::commands::import_transcripts::offer(args.import_transcripts, &platforms)?;
     }
     if claude_code {
         crate::commands::switch_claude_mem::offer(args.no_import)?;

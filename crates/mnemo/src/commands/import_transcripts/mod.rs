@@ -25,18 +25,20 @@ use crate::output::{data_and_config, open_store};
 /// One session file to import, and the host that wrote it.
 type Found = (Platform, PathBuf);
 
-/// After `mnemo install`: imports past sessions when asked to (`yes`), or
-/// asks on a terminal when Claude Code or Codex has transcripts; elsewhere
-/// only says how. Never asks when stdin is not a terminal.
-pub fn offer(yes: bool) -> anyhow::Result<()> {
-    let found = default_sessions().unwrap_or_default();
+/// After `mnemo install` of `hosts`: imports their past sessions when asked
+/// to (`yes`), or asks on a terminal when Claude Code or Codex has
+/// transcripts; elsewhere only says how. Never asks when stdin is not a
+/// terminal.
+pub fn offer(yes: bool, hosts: &[Platform]) -> anyhow::Result<()> {
+    let mut found = default_sessions().unwrap_or_default();
+    found.retain(|(p, _)| hosts.contains(p));
     if found.is_empty() {
         return Ok(());
     }
     let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let import = yes || (interactive && ask(&found));
     if import {
-        run(None)?;
+        import_all(&found)?;
     } else if !interactive {
         for (host, count, dir) in per_host(&found) {
             println!(
@@ -145,12 +147,17 @@ pub fn run(dir: Option<&Path>) -> anyhow::Result<i32> {
         Some(d) => sessions_in(d, None)?,
         None => default_sessions()?,
     };
+    import_all(&paths)
+}
+
+/// Imports every session of `paths`, then starts the worker for them.
+fn import_all(paths: &[Found]) -> anyhow::Result<i32> {
     let (data, config) = data_and_config()?;
     let mut store = open_store(&data, &config)?;
     let sanitizer = Sanitizer::new(&config.privacy);
     let mut bar = Bar::new(paths.len());
     let mut totals = Totals::default();
-    for (platform, path) in &paths {
+    for (platform, path) in paths {
         let source = replay::Source {
             platform: *platform,
             transcript: path,
