@@ -143,8 +143,11 @@ impl Store {
             },
         )?;
         self.each(
-            &format!("SELECT {OBSERVATION_SELECT} FROM {OBSERVATION_FROM} ORDER BY o.id"),
-            |r| Ok(to_value(observation_row(r)?)),
+            &format!(
+                "SELECT {OBSERVATION_SELECT}, {OBSERVATION_CURATION} FROM {OBSERVATION_FROM}
+                 ORDER BY o.id"
+            ),
+            |r| with_curation(to_value(observation_row(r)?), r),
             |v| {
                 counts.observations += 1;
                 emit(v, out).map_err(io)
@@ -221,6 +224,7 @@ impl Store {
                 Outcome::Invalid(problem) => report.invalid.push((number, problem)),
             }
         }
+        restore_links(&tx).map_err(|e| crate::sql_err(&path, e))?;
         tx.commit().map_err(|e| crate::sql_err(&path, e))?;
         Ok(report)
     }
@@ -245,6 +249,7 @@ impl Store {
             let outcome = import_one(&tx, value, sanitizer, None)?;
             each(i, &outcome);
         }
+        restore_links(&tx).map_err(|e| crate::sql_err(&path, e))?;
         if commit {
             tx.commit().map_err(|e| crate::sql_err(&path, e))?;
         }
@@ -369,6 +374,26 @@ fn bump(c: &mut ExportCounts, kind: &str) {
 }
 
 /// A record of [`crate::shape`] as a JSON object (they always serialize).
+/// What an observation's record in the one shape does not carry but a
+/// backup must: when it was edited, and the decision that replaced it (by
+/// uid: its row id may differ in the store it is restored into).
+const OBSERVATION_CURATION: &str = "o.edited_at AS backup_edited_at,
+     (SELECT n.uid FROM observations n WHERE n.id = o.superseded_by) AS backup_superseded_by";
+
+fn with_curation(mut record: Value, r: &Row<'_>) -> rusqlite::Result<Value> {
+    let edited: Option<i64> = r.get("backup_edited_at")?;
+    let successor: Option<String> = r.get("backup_superseded_by")?;
+    if let Value::Object(map) = &mut record {
+        if let Some(at) = edited {
+            map.insert("edited_at_ms".into(), json!(at));
+        }
+        if let Some(uid) = successor {
+            map.insert("superseded_by_uid".into(), json!(uid));
+        }
+    }
+    Ok(record)
+}
+
 fn to_value(record: impl serde::Serialize) -> Value {
     serde_json::to_value(record).unwrap_or(Value::Null)
 }
@@ -506,8 +531,8 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
             tx.execute(
                 "INSERT INTO sessions (platform, platform_session_id, project_id, cwd, source,
                         transcript_path, status, end_reason, prompt_count, started_at, updated_at,
-                        ended_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
+                        ended_at, id)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12)",
                 params![
                     platform,
                     sid,
@@ -519,9 +544,13 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
                     f.str("end_reason"),
                     f.int("prompt_count").unwrap_or(0),
                     started,
-                    f.opt_time("ended_at")?
+                    f.opt_time("ended_at")?,
+                    free_id(tx, "sessions", f.int("id"))?
                 ],
             )?;
+            if let Some(earlier) = f.str("continues") {
+                link_later(tx, "session", &sid, &earlier, Some(&platform))?;
+            }
             Ok(Some("session"))
         }
         "prompt" => {
@@ -695,7 +724,11 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
                 created_at: created,
             };
             if let Some(id) = insert_summary(tx, &summary)? {
-                keep_id(tx, "summaries", id, &f)?;
+                let id = keep_id(tx, "summaries", id, &f)?;
+                tx.execute(
+                    "UPDATE summaries SET author = ?2 WHERE id = ?1",
+                    params![id, f.str("author")],
+                )?;
             }
             Ok(Some("summary"))
         }
@@ -705,11 +738,15 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
     }
 }
 
-/// Moves the row just inserted as `id` to the record's exported `id` when
-/// that one is free; the id the row ends with.
-fn keep_id(tx: &Transaction<'_>, table: &str, id: i64, f: &Fields<'_>) -> rusqlite::Result<i64> {
-    let Some(wanted) = f.int("id").filter(|&w| w > 0 && w != id) else {
-        return Ok(id);
+/// The record's exported row id when no row of `table` holds it (None:
+/// the table numbers the row).
+fn free_id(
+    tx: &Transaction<'_>,
+    table: &str,
+    wanted: Option<i64>,
+) -> rusqlite::Result<Option<i64>> {
+    let Some(wanted) = wanted.filter(|&w| w > 0) else {
+        return Ok(None);
     };
     let taken = tx
         .query_row(
@@ -719,24 +756,84 @@ fn keep_id(tx: &Transaction<'_>, table: &str, id: i64, f: &Fields<'_>) -> rusqli
         )
         .optional()?
         .is_some();
-    if taken {
+    Ok((!taken).then_some(wanted))
+}
+
+/// Moves the row just inserted as `id` to the record's exported `id` when
+/// that one is free; the id the row ends with.
+fn keep_id(tx: &Transaction<'_>, table: &str, id: i64, f: &Fields<'_>) -> rusqlite::Result<i64> {
+    let wanted = f.int("id").filter(|&w| w != id);
+    let Some(wanted) = free_id(tx, table, wanted)? else {
         return Ok(id);
-    }
+    };
     crate::curate::move_row_id(tx, table, id, wanted)?;
     Ok(wanted)
 }
 
-/// An exported observation's pin and edit mark.
+/// An exported observation's pin, edit time and author, and the decision
+/// that replaced it (linked once the whole file is read: it comes later).
 fn restore_curation(tx: &Transaction<'_>, id: i64, f: &Fields<'_>) -> rusqlite::Result<()> {
     let flag = |k: &str| f.0.get(k).and_then(Value::as_bool).unwrap_or(false);
     let (pinned, edited) = (flag("pinned"), flag("edited"));
-    if pinned || edited {
-        let edited_at = edited.then(|| f.int("edited_at_ms").unwrap_or_else(now_ms));
-        tx.execute(
-            "UPDATE observations SET pinned = ?2, edited_at = ?3 WHERE id = ?1",
-            params![id, pinned, edited_at],
-        )?;
+    let edited_at = edited.then(|| f.int("edited_at_ms").unwrap_or_else(now_ms));
+    tx.execute(
+        "UPDATE observations SET pinned = ?2, edited_at = ?3, author = ?4 WHERE id = ?1",
+        params![id, pinned, edited_at, f.str("author")],
+    )?;
+    if let Some(successor) = f.str("superseded_by_uid") {
+        let uid: String =
+            tx.query_row("SELECT uid FROM observations WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })?;
+        link_later(tx, "observation", &uid, &successor, None)?;
     }
+    Ok(())
+}
+
+/// Links an import restores once every record is stored (the record linked
+/// to may come later in the file): `kind` `observation` (superseded by the
+/// observation of uid `to`) or `session` (continues the session `to` of the
+/// same platform).
+const IMPORT_LINKS: &str = "CREATE TEMP TABLE IF NOT EXISTS import_links (
+    kind TEXT NOT NULL, from_key TEXT NOT NULL, to_key TEXT NOT NULL, platform TEXT)";
+
+fn link_later(
+    tx: &Transaction<'_>,
+    kind: &str,
+    from: &str,
+    to: &str,
+    platform: Option<&str>,
+) -> rusqlite::Result<()> {
+    tx.execute(IMPORT_LINKS, [])?;
+    tx.execute(
+        "INSERT INTO temp.import_links (kind, from_key, to_key, platform) VALUES (?1, ?2, ?3, ?4)",
+        params![kind, from, to, platform],
+    )?;
+    Ok(())
+}
+
+/// Restores the links [`link_later`] kept, to records now stored; a link
+/// to a record the file did not hold is dropped.
+fn restore_links(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute(IMPORT_LINKS, [])?;
+    tx.execute(
+        "UPDATE observations SET superseded_by = (
+            SELECT n.id FROM temp.import_links l JOIN observations n ON n.uid = l.to_key
+            WHERE l.kind = 'observation' AND l.from_key = observations.uid)
+         WHERE uid IN (SELECT from_key FROM temp.import_links WHERE kind = 'observation')",
+        [],
+    )?;
+    tx.execute(
+        "UPDATE sessions SET continues = (
+            SELECT c.id FROM temp.import_links l JOIN sessions c
+              ON c.platform = l.platform AND c.platform_session_id = l.to_key
+            WHERE l.kind = 'session' AND l.platform = sessions.platform
+              AND l.from_key = sessions.platform_session_id)
+         WHERE EXISTS (SELECT 1 FROM temp.import_links l WHERE l.kind = 'session'
+              AND l.platform = sessions.platform AND l.from_key = sessions.platform_session_id)",
+        [],
+    )?;
+    tx.execute("DROP TABLE temp.import_links", [])?;
     Ok(())
 }
 

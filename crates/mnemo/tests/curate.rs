@@ -936,3 +936,102 @@ fn a_backup_restored_into_an_empty_store_keeps_ids_pins_and_edits() {
     assert!(ok, "{err}");
     assert_eq!(observation_states(&restored), before);
 }
+
+/// Every line `mnemo export` writes for `env`, parsed, in order.
+fn exported(env: &Env, dir: &Path, file: &Path) -> Vec<Value> {
+    let (ok, _, err) = cli(env, dir, &["export", "-o", file.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Row ids, curation state and links as the store holds them.
+fn curation_rows(env: &Env) -> Vec<String> {
+    let db = env.db();
+    let queries = [
+        "SELECT 'obs', id, uid, pinned, edited_at, superseded_by, author FROM observations",
+        "SELECT 'sum', id, uid, session_id, prompt_number, author, NULL FROM summaries",
+        "SELECT 'prompt', id, uid, session_id, prompt_number, NULL, NULL FROM prompts",
+        "SELECT 'session', id, platform_session_id, continues, project_id, status, NULL FROM sessions",
+    ];
+    let mut out = Vec::new();
+    for sql in queries {
+        let mut stmt = db.prepare(&format!("{sql} ORDER BY 2")).unwrap();
+        let rows = stmt
+            .query_map([], |r| {
+                let cells: Vec<String> = (0..7)
+                    .map(|i| {
+                        r.get::<_, rusqlite::types::Value>(i)
+                            .map(|v| format!("{v:?}"))
+                    })
+                    .collect::<rusqlite::Result<_>>()?;
+                Ok(cells.join(" "))
+            })
+            .unwrap();
+        out.extend(rows.map(Result::unwrap));
+    }
+    out
+}
+
+#[test]
+fn a_round_trip_keeps_every_record_its_ids_curation_and_links() {
+    let env = Env::new();
+    let (w, proj) = two_sessions(&env);
+    // A session started by /clear continues the one before it.
+    hook(
+        &env,
+        "SessionStart",
+        &payload("SessionStart.json", &proj, "sess-gamma", "", |v| {
+            v["source"] = json!("clear");
+        }),
+        |_| {},
+    );
+    drop(w);
+    let first = first_observation(&env, "sess-alpha");
+    let second = first_observation(&env, "sess-beta");
+    for args in [
+        vec!["pin".to_owned(), first.to_string()],
+        vec![
+            "edit".to_owned(),
+            second.to_string(),
+            "--title".to_owned(),
+            "Corrected".to_owned(),
+        ],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (ok, _, err) = cli(&env, &proj, &args);
+        assert!(ok, "{args:?}: {err}");
+    }
+    let (ok, _, err) = cli(&env, &proj, &["forget", &format!("#{}", first + 1)]);
+    assert!(ok, "{err}");
+    // What only the worker and sync write: a decision replaced by a later
+    // one, and a record another person wrote.
+    env.db()
+        .execute_batch(&format!(
+            "UPDATE observations SET superseded_by = {second}, author = 'ana@example.org'
+             WHERE id = {first}"
+        ))
+        .unwrap();
+    let links = env.count("SELECT count(*) FROM sessions WHERE continues IS NOT NULL");
+    assert_eq!(links, 1, "the /clear session continues the one before");
+    let before = exported(&env, &proj, &env.dir.path().join("a.jsonl"));
+    let rows = curation_rows(&env);
+
+    let restored = Env::new();
+    let backup = env.dir.path().join("a.jsonl");
+    let (ok, _, err) = cli(
+        &restored,
+        restored.dir.path(),
+        &["import", backup.to_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(curation_rows(&restored), rows);
+    let after = exported(&restored, &proj, &restored.dir.path().join("b.jsonl"));
+    assert_eq!(after.len(), before.len());
+    for (a, b) in before.iter().zip(&after) {
+        assert_eq!(a, b);
+    }
+}
