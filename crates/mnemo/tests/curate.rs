@@ -1035,3 +1035,121 @@ fn a_round_trip_keeps_every_record_its_ids_curation_and_links() {
         assert_eq!(a, b);
     }
 }
+
+/// Writes `mnemo export -o file` in `dir`.
+fn export_to(env: &Env, dir: &Path, file: &Path) {
+    let (ok, _, err) = cli(env, dir, &["export", "-o", file.to_str().unwrap()]);
+    assert!(ok, "{err}");
+}
+
+/// Sends a Bash tool call of `session` while the database is locked, so
+/// that it waits in the spool.
+fn spooled_bash(env: &Env, proj: &Path, session: &str, command: &str) {
+    let holder = env.db();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let out = env.hook_with("PostToolUse", &bash_payload(proj, session, command), |c| {
+        c.env("MNEMO_STORE_BUSY_TIMEOUT_MS", "100");
+    });
+    assert_hook_ok(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("event spooled"),
+        "{out:?}"
+    );
+    holder.execute_batch("COMMIT").unwrap();
+}
+
+#[test]
+fn a_forgotten_session_is_gone_from_every_file_mnemo_keeps_or_named() {
+    let env = Env::new();
+    let proj = project(&env, "vault");
+    let secret = "amber-quill-7731";
+    let gone = format!("sess-{secret}");
+    let w = Worker::start(&env, |_| {});
+    for session in [gone.as_str(), "sess-kept"] {
+        session_start(&env, &proj, session);
+        turn(&env, &proj, session, 1, &[&format!("{session}.rs")]);
+    }
+    wait_all_done(&env, T);
+    drop(w);
+    // Every kind of copy: two exports (one then moved away), a repair copy
+    // of the database, a record the spool set aside, a log line, and a
+    // capture still waiting in the spool.
+    let (kept, moved) = (
+        env.dir.path().join("a.jsonl"),
+        env.dir.path().join("b.jsonl"),
+    );
+    export_to(&env, &proj, &kept);
+    export_to(&env, &proj, &moved);
+    let elsewhere = env.dir.path().join("moved.jsonl");
+    std::fs::rename(&moved, &elsewhere).unwrap();
+    env.db()
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    std::fs::copy(
+        env.db_path(),
+        env.data().join("mnemo.db.corrupt-1700000000000"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.data().join("spool")).unwrap();
+    std::fs::write(
+        env.data().join("spool/rejected.jsonl"),
+        format!("{{\"capture_id\":\"torn\",\"session_id\":\"{gone}\",\"op\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.data().join("logs")).unwrap();
+    std::fs::write(
+        env.data().join("logs/worker.log"),
+        format!("2026-11-27T00:00:00Z  INFO compressed 1 event of session {gone}\n"),
+    )
+    .unwrap();
+    spooled_bash(&env, &proj, &gone, "ls");
+    let holding = files_holding(&env, secret);
+    assert!(holding.len() >= 5, "{holding:?}");
+
+    let (ok, out, err) = cli(&env, &proj, &["forget", "--session", &gone, "--json"]);
+    assert!(ok, "{err}");
+    let forgot: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(forgot["removed"]["sessions"], 1, "{forgot}");
+    assert_eq!(
+        files_holding(&env, secret),
+        Vec::<std::path::PathBuf>::new()
+    );
+    let export = std::fs::read_to_string(&kept).unwrap();
+    assert!(!export.contains(secret), "{export}");
+    assert!(export.contains("sess-kept"), "the rest of the export stays");
+    // The moved export is out of reach, and said to be.
+    let remaining: Vec<&str> = forgot["remaining"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(remaining.len(), 1, "{forgot}");
+    assert!(remaining[0].contains(moved.to_str().unwrap()), "{forgot}");
+    assert!(err.contains(moved.to_str().unwrap()), "{err}");
+    assert!(env.count("SELECT count(*) FROM observations") >= 1);
+}
+
+#[test]
+fn a_forgotten_observation_leaves_an_export_mnemo_wrote() {
+    let env = Env::new();
+    let shop = imported_project(&env, 3);
+    let id = id_of(&env, "Step 1 of the rollout");
+    let backup = env.dir.path().join("backup.jsonl");
+    export_to(&env, &shop, &backup);
+    let (ok, out, err) = cli(&env, &shop, &["forget", &format!("#{id}")]);
+    assert!(ok && err.is_empty(), "{out}{err}");
+    assert!(out.contains(backup.to_str().unwrap()), "{out}");
+    let written = std::fs::read_to_string(&backup).unwrap();
+    assert!(!written.contains("Step 1 of the rollout"), "{written}");
+    assert!(written.contains("Step 2 of the rollout"), "{written}");
+    // Restoring that backup does not bring it back.
+    let restored = Env::new();
+    let (ok, _, err) = cli(
+        &restored,
+        restored.dir.path(),
+        &["import", backup.to_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(restored.count("SELECT count(*) FROM observations"), 2);
+}
