@@ -51,29 +51,23 @@ impl Store {
         data: &DataDir,
         text: &str,
     ) -> Result<Redacted, CurateError> {
-        let mut remaining = self.ingest_spool_first(data);
+        let mut reach = Reach::default();
+        reach.remaining = self.ingest_spool_first(data);
         let mut redacted = self.redact(text)?;
         let masker = Masker::new(needles(text));
         let exports = export_ledger::written(data);
-        let files = files_to_scrub(data).into_iter().chain(
-            exports
-                .iter()
-                .filter(|e| e.path.exists())
-                .map(|e| e.path.clone()),
-        );
-        for file in files {
-            match masker.scrub_file(&file) {
-                Ok(0) => {}
-                Ok(n) => {
-                    redacted.replaced += n;
-                    redacted.files.insert(file.display().to_string(), n);
-                }
-                Err(e) => remaining.push(format!("{} ({e})", file.display())),
-            }
+        let present = exports.iter().filter(|e| e.path.exists());
+        for file in files_to_scrub(data)
+            .into_iter()
+            .chain(present.map(|e| e.path.clone()))
+        {
+            reach.note(&file, masker.scrub_file(&file));
         }
-        remaining.extend(exports_gone(&exports));
-        remaining.extend(masker.spooled(data));
-        redacted.remaining.extend(remaining);
+        reach.remaining.extend(exports_gone(&exports));
+        reach.remaining.extend(masker.spooled(data));
+        redacted.replaced += reach.files.values().sum::<usize>();
+        redacted.files = reach.files;
+        redacted.remaining = reach.remaining;
         Ok(redacted)
     }
 
@@ -85,48 +79,40 @@ impl Store {
         what: &Forget,
         dry_run: bool,
     ) -> Result<Forgotten, CurateError> {
-        let mut remaining = if dry_run {
-            Vec::new()
-        } else {
-            self.ingest_spool_first(data)
-        };
-        let (removed, gone) = self.forget_collecting(what, dry_run)?;
-        let mut forgotten = Forgotten {
-            removed,
-            ..Forgotten::default()
-        };
         if dry_run {
-            return Ok(forgotten);
+            let (removed, _) = self.forget_collecting(what, true)?;
+            return Ok(Forgotten {
+                removed,
+                ..Forgotten::default()
+            });
         }
+        let mut reach = Reach::default();
+        reach.remaining = self.ingest_spool_first(data);
+        let (removed, gone) = self.forget_collecting(what, false)?;
         let masker = Masker::new(gone.texts.iter().flat_map(|t| needles(t)).collect());
         for copy in repair_copies(data) {
-            // Best effort: the masking below still runs, and names the copy
-            // when some of it is out of reach.
-            let _ = forget_in_copy(&copy, &gone);
+            // The masking below still runs on a copy SQLite cannot change.
+            if let Err(e) = forget_in_copy(&copy, &gone) {
+                reach.remaining.push(format!(
+                    "{} (the records could not be deleted there: {e}; what they held was masked where found whole)",
+                    copy.display()
+                ));
+            }
         }
         for file in files_to_scrub(data) {
-            match masker.scrub_file(&file) {
-                Ok(0) => {}
-                Ok(n) => {
-                    forgotten.files.insert(file.display().to_string(), n);
-                }
-                Err(e) => remaining.push(format!("{} ({e})", file.display())),
-            }
+            reach.note(&file, masker.scrub_file(&file));
         }
         let exports = export_ledger::written(data);
         for export in exports.iter().filter(|e| e.path.exists()) {
-            match drop_forgotten_lines(&export.path, &gone) {
-                Ok(0) => {}
-                Ok(n) => {
-                    forgotten.files.insert(export.path.display().to_string(), n);
-                }
-                Err(e) => remaining.push(format!("{} ({e})", export.path.display())),
-            }
+            reach.note(&export.path, drop_forgotten_lines(&export.path, &gone));
         }
-        remaining.extend(exports_gone(&exports));
-        remaining.extend(masker.spooled(data));
-        forgotten.remaining = remaining;
-        Ok(forgotten)
+        reach.remaining.extend(exports_gone(&exports));
+        reach.remaining.extend(masker.spooled(data));
+        Ok(Forgotten {
+            removed,
+            files: reach.files,
+            remaining: reach.remaining,
+        })
     }
 
     /// Ingests what waits in the spool, so that the operation to come
@@ -135,6 +121,26 @@ impl Store {
         match self.ingest_spool_until(data, Some(Instant::now() + SPOOL_WAIT)) {
             Ok(_) => Vec::new(),
             Err(e) => vec![format!("the spool could not be read in ({e})")],
+        }
+    }
+}
+
+/// The files outside the database an operation changed (with how many
+/// places in each), and the copies it could not reach (with why).
+#[derive(Debug, Default)]
+struct Reach {
+    files: BTreeMap<String, usize>,
+    remaining: Vec<String>,
+}
+
+impl Reach {
+    fn note(&mut self, file: &Path, outcome: std::io::Result<usize>) {
+        match outcome {
+            Ok(0) => {}
+            Ok(n) => {
+                self.files.insert(file.display().to_string(), n);
+            }
+            Err(e) => self.remaining.push(format!("{} ({e})", file.display())),
         }
     }
 }

@@ -1153,3 +1153,29 @@ fn a_forgotten_observation_leaves_an_export_mnemo_wrote() {
     assert!(ok, "{err}");
     assert_eq!(restored.count("SELECT count(*) FROM observations"), 2);
 }
+
+#[test]
+fn a_redaction_reaches_an_export_mnemo_wrote_and_names_a_moved_one() {
+    let env = Env::new();
+    let proj = project(&env, "vault");
+    let secret = "slate-heron-2290";
+    assert_hook_ok(&env.hook(
+        "UserPromptSubmit",
+        &prompt_payload(&proj, "s1", &format!("the key is {secret}")),
+    ));
+    let (kept, moved) = (
+        env.dir.path().join("a.jsonl"),
+        env.dir.path().join("b.jsonl"),
+    );
+    export_to(&env, &proj, &kept);
+    export_to(&env, &proj, &moved);
+    std::fs::rename(&moved, env.dir.path().join("elsewhere.jsonl")).unwrap();
+    let (ok, out, err) = cli(&env, &proj, &["redact", secret, "--json"]);
+    assert!(ok, "{err}");
+    let red: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(red["files"][kept.to_str().unwrap()], 1, "{red}");
+    assert!(!std::fs::read_to_string(&kept).unwrap().contains(secret));
+    let remaining = red["remaining"].to_string();
+    assert!(remaining.contains(moved.to_str().unwrap()), "{red}");
+    assert!(err.contains(moved.to_str().unwrap()), "{err}");
+}
