@@ -51,8 +51,10 @@ impl Store {
         data: &DataDir,
         text: &str,
     ) -> Result<Redacted, CurateError> {
-        let mut reach = Reach::default();
-        reach.remaining = self.ingest_spool_first(data);
+        let mut reach = Reach {
+            remaining: self.ingest_spool_first(data),
+            ..Reach::default()
+        };
         let mut redacted = self.redact(text)?;
         let masker = Masker::new(needles(text));
         let exports = export_ledger::written(data);
@@ -86,8 +88,10 @@ impl Store {
                 ..Forgotten::default()
             });
         }
-        let mut reach = Reach::default();
-        reach.remaining = self.ingest_spool_first(data);
+        let mut reach = Reach {
+            remaining: self.ingest_spool_first(data),
+            ..Reach::default()
+        };
         let (removed, gone) = self.forget_collecting(what, false)?;
         let masker = Masker::new(gone.texts.iter().flat_map(|t| needles(t)).collect());
         for copy in repair_copies(data) {
