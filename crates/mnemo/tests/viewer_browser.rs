@@ -410,10 +410,25 @@ fn an_edit_pin_and_forget_in_the_browser_reach_the_store() {
     assert_eq!(record["pinned"], true, "{record}");
     screenshot(&b, "edit");
 
-    // Forget: asked once more, then gone from search in the page and the API.
+    // An export written, then moved where mnemo cannot follow it.
+    let export = env.dir.path().join("backup.jsonl");
+    assert_success(
+        &env.mnemo()
+            .arg("export")
+            .arg("-o")
+            .arg(&export)
+            .output()
+            .unwrap(),
+    );
+    std::fs::rename(&export, env.dir.path().join("moved.jsonl")).unwrap();
+
+    // Forget: asked once more, then gone from search in the page and the
+    // API; the page names the copy out of reach.
     b.click(&b.wait("#forget", T).unwrap()).unwrap();
     b.click(&b.wait("#forget-yes", T).unwrap()).unwrap();
     b.wait("#forgotten", T).unwrap();
+    let left = b.text_of("#remaining").unwrap();
+    assert!(left.contains(export.to_str().unwrap()), "{left}");
     let (code, _) = w.get(&format!("/api/observations/{id}"));
     assert_eq!(code, 404);
     b.goto(&format!(
