@@ -553,6 +553,11 @@ const EVENT_TEXTS: &str = "RETURNING uid, input, response, error";
 /// the database (a shorter one would hit unrelated text).
 const GONE_TEXT_MIN_CHARS: usize = 8;
 
+/// The most text of forgotten rows looked for in the files outside the
+/// database (a project of years holds gigabytes of raw payloads); past it,
+/// [`Gone::partial`] says the search was partial.
+pub(crate) const GONE_TEXT_MAX_BYTES: usize = 64 << 20;
+
 /// What a forget deleted, for the copies outside the database: the texts
 /// of the deleted rows and the keys an export file names them by.
 #[derive(Debug, Default)]
@@ -566,6 +571,9 @@ pub(crate) struct Gone {
     pub sessions: HashSet<(String, String)>,
     /// Roots of deleted projects.
     pub roots: HashSet<String>,
+    /// Texts left out past [`GONE_TEXT_MAX_BYTES`].
+    pub partial: bool,
+    bytes: usize,
 }
 
 impl Gone {
@@ -610,8 +618,13 @@ impl Gone {
 
     fn text(&mut self, text: &str) {
         let text = text.trim();
-        if text.chars().count() >= GONE_TEXT_MIN_CHARS {
-            self.texts.insert(text.to_owned());
+        if text.chars().count() < GONE_TEXT_MIN_CHARS {
+            return;
+        }
+        if self.bytes + text.len() > GONE_TEXT_MAX_BYTES {
+            self.partial = true;
+        } else if self.texts.insert(text.to_owned()) {
+            self.bytes += text.len();
         }
     }
 }
@@ -1363,5 +1376,16 @@ mod tests {
         assert!(size.by_kind["events"] > 0);
         assert_eq!(size.by_project[0].project, "/p");
         assert_eq!(size.by_project[0].events, 3);
+    }
+
+    #[test]
+    fn forgotten_texts_are_kept_up_to_a_bound_and_short_ones_not_at_all() {
+        let mut gone = Gone::default();
+        gone.text("short");
+        assert!(gone.texts.is_empty());
+        let big = "x".repeat(GONE_TEXT_MAX_BYTES / 2);
+        gone.text(&big);
+        gone.text(&format!("{big}y"));
+        assert_eq!((gone.texts.len(), gone.partial), (1, true));
     }
 }

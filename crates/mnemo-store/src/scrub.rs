@@ -19,7 +19,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::Store;
-use crate::curate::{CurateError, Forget, Gone, Redacted, Removed, forget_in_copy, needles};
+use crate::curate::{
+    CurateError, Forget, GONE_TEXT_MAX_BYTES, Gone, Redacted, Removed, forget_in_copy, needles,
+};
 use crate::export_ledger::{self, ExportWritten};
 use crate::spool::{REJECTED_FILE, spool_files};
 
@@ -94,6 +96,12 @@ impl Store {
         };
         let (removed, gone) = self.forget_collecting(what, false)?;
         let masker = Masker::new(gone.texts.iter().flat_map(|t| needles(t)).collect());
+        if gone.partial {
+            reach.remaining.push(format!(
+                "rejected.jsonl and the logs (searched for the first {} MiB of what was forgotten only)",
+                GONE_TEXT_MAX_BYTES >> 20
+            ));
+        }
         for copy in repair_copies(data) {
             // The masking below still runs on a copy SQLite cannot change.
             if let Err(e) = forget_in_copy(&copy, &gone) {
