@@ -554,9 +554,10 @@ const EVENT_TEXTS: &str = "RETURNING uid, input, response, error";
 const GONE_TEXT_MIN_CHARS: usize = 8;
 
 /// The most text of forgotten rows looked for in the files outside the
-/// database (a project of years holds gigabytes of raw payloads); past it,
-/// [`Gone::partial`] says the search was partial.
-pub(crate) const GONE_TEXT_MAX_BYTES: usize = 64 << 20;
+/// database (a project of years holds gigabytes of raw payloads, and the
+/// search automaton grows with its texts); past it, [`Gone::partial`] says
+/// the search was partial. A session of a thousand tool calls of 5 KB fits.
+pub(crate) const GONE_TEXT_MAX_BYTES: usize = 8 << 20;
 
 /// What a forget deleted, for the copies outside the database: the texts
 /// of the deleted rows and the keys an export file names them by.

@@ -9,6 +9,7 @@
 //! what it hides, so a kept database copy keeps its page layout. What
 //! cannot be reached is named in `remaining`, never passed over in silence.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -259,41 +260,66 @@ fn names_forgotten(record: &Value, gone: &Gone) -> bool {
     }
 }
 
-/// Finds and masks many texts in one pass over a file.
-struct Masker(Option<AhoCorasick>);
+/// Finds and masks many texts in one pass over a file. The automaton is
+/// built when a file to search exists (most data directories have none).
+struct Masker {
+    needles: Vec<String>,
+    automaton: OnceCell<Result<Option<AhoCorasick>, String>>,
+}
 
 impl Masker {
     fn new(needles: Vec<String>) -> Masker {
-        let needles: Vec<String> = needles.into_iter().filter(|n| !n.is_empty()).collect();
-        if needles.is_empty() {
-            return Masker(None);
+        Masker {
+            needles: needles.into_iter().filter(|n| !n.is_empty()).collect(),
+            automaton: OnceCell::new(),
         }
-        let automaton = AhoCorasick::builder()
-            .match_kind(MatchKind::LeftmostLongest)
-            .build(&needles)
-            .ok();
-        Masker(automaton)
+    }
+
+    /// The automaton of the needles (None: nothing to look for).
+    fn automaton(&self) -> std::io::Result<Option<&AhoCorasick>> {
+        let built = self.automaton.get_or_init(|| {
+            if self.needles.is_empty() {
+                return Ok(None);
+            }
+            AhoCorasick::builder()
+                .match_kind(MatchKind::LeftmostLongest)
+                .build(&self.needles)
+                .map(Some)
+                .map_err(|e| format!("cannot search for the texts: {e}"))
+        });
+        built
+            .as_ref()
+            .map(Option::as_ref)
+            .map_err(|e| std::io::Error::other(e.clone()))
     }
 
     /// Overwrites each occurrence in `bytes` with [`MASK`]; how many.
-    fn mask(&self, bytes: &mut [u8]) -> usize {
-        let Some(ac) = &self.0 else { return 0 };
+    fn mask(&self, bytes: &mut [u8]) -> std::io::Result<usize> {
+        let Some(ac) = self.automaton()? else {
+            return Ok(0);
+        };
         let found: Vec<_> = ac.find_iter(&*bytes).map(|m| m.range()).collect();
         for range in &found {
             bytes[range.clone()].fill(MASK);
         }
-        found.len()
+        Ok(found.len())
     }
 
+    /// Whether `file` holds a text (an unreadable file is said to).
     fn holds(&self, file: &Path) -> bool {
-        let Some(ac) = &self.0 else { return false };
-        read(file).is_ok_and(|bytes| ac.is_match(&bytes))
+        match read(file) {
+            Ok(bytes) if bytes.is_empty() => false,
+            Ok(bytes) => self
+                .automaton()
+                .map_or(true, |ac| ac.is_some_and(|ac| ac.is_match(&bytes))),
+            Err(e) => e.kind() != std::io::ErrorKind::NotFound && !self.needles.is_empty(),
+        }
     }
 
     /// Masks every occurrence in `file`; how many were masked. A missing
     /// file has none.
     fn scrub_file(&self, file: &Path) -> std::io::Result<usize> {
-        if self.0.is_none() {
+        if self.needles.is_empty() {
             return Ok(0);
         }
         let mut bytes = match read(file) {
@@ -301,14 +327,17 @@ impl Masker {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
             Err(e) => return Err(e),
         };
-        let masked = self.mask(&mut bytes);
+        if bytes.is_empty() {
+            return Ok(0);
+        }
+        let masked = self.mask(&mut bytes)?;
         if masked > 0 {
             std::fs::write(file, &bytes)?;
         }
         Ok(masked)
     }
 
-    /// Spool files still holding a text (captures not yet stored).
+    /// Spool files that may still hold a text (captures not yet stored).
     fn spooled(&self, data: &DataDir) -> Vec<String> {
         spool_files(data)
             .iter()
@@ -325,7 +354,10 @@ mod tests {
     #[test]
     fn every_occurrence_is_masked_at_its_length() {
         let mut b = b"a hunter22 b hunter22".to_vec();
-        assert_eq!(Masker::new(vec!["hunter22".into()]).mask(&mut b), 2);
+        assert_eq!(
+            Masker::new(vec!["hunter22".into()]).mask(&mut b).unwrap(),
+            2
+        );
         assert_eq!(b, b"a ******** b ********");
     }
 
@@ -333,7 +365,7 @@ mod tests {
     fn the_longest_of_overlapping_texts_is_masked() {
         let mut b = b"x hunter22-long y hunter22".to_vec();
         let masker = Masker::new(vec!["hunter22".into(), "hunter22-long".into()]);
-        assert_eq!(masker.mask(&mut b), 2);
+        assert_eq!(masker.mask(&mut b).unwrap(), 2);
         assert_eq!(b, b"x ************* y ********");
     }
 }
