@@ -20,8 +20,12 @@ pub struct ExportWritten {
 }
 
 /// Notes that `file` was just written by an export (the latest write of a
-/// path replaces an earlier entry).
+/// path replaces an earlier entry). A file that is not a regular one (a
+/// pipe, `/dev/stdout`) went where mnemo cannot follow, and is not noted.
 pub fn record(data: &DataDir, file: &Path) -> std::io::Result<()> {
+    if !std::fs::metadata(file).is_ok_and(|m| m.is_file()) {
+        return Ok(());
+    }
     let path = std::path::absolute(file)?;
     let mut entries = written(data);
     entries.retain(|e| e.path != path);
