@@ -1179,3 +1179,23 @@ fn a_redaction_reaches_an_export_mnemo_wrote_and_names_a_moved_one() {
     assert!(remaining.contains(moved.to_str().unwrap()), "{red}");
     assert!(err.contains(moved.to_str().unwrap()), "{err}");
 }
+
+#[test]
+fn a_damaged_repair_copy_is_masked_and_named() {
+    let env = Env::new();
+    let shop = imported_project(&env, 3);
+    let id = id_of(&env, "Step 1 of the rollout");
+    // What `doctor --fix` keeps when SQLite cannot read the file any more.
+    let copy = env.data().join("mnemo.db.corrupt-1700000000000");
+    std::fs::write(
+        &copy,
+        b"\x00garbage Step 1 of the rollout \xff\x01 Narrative 1. end",
+    )
+    .unwrap();
+    let (ok, _, err) = cli(&env, &shop, &["forget", &format!("#{id}")]);
+    assert!(ok, "{err}");
+    let bytes = std::fs::read(&copy).unwrap();
+    assert!(!contains_bytes(&bytes, b"Step 1 of the rollout"));
+    assert!(!contains_bytes(&bytes, b"Narrative 1."));
+    assert!(err.contains(copy.to_str().unwrap()), "{err}");
+}
