@@ -25,6 +25,8 @@ pub const SPOOL_DIR: &str = "spool";
 pub const WORKER_LOCK_FILE: &str = "worker.lock";
 /// The running worker's pid, port and API token (mode 0600).
 pub const WORKER_INFO_FILE: &str = "worker.json";
+/// The files `mnemo export -o` wrote: path and time, one JSON line each.
+pub const EXPORTS_FILE: &str = "exports.jsonl";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataDir {
@@ -85,6 +87,10 @@ impl DataDir {
 
     pub fn worker_info_path(&self) -> PathBuf {
         self.root.join(WORKER_INFO_FILE)
+    }
+
+    pub fn exports_path(&self) -> PathBuf {
+        self.root.join(EXPORTS_FILE)
     }
 
     pub fn spool_dir(&self) -> PathBuf {

@@ -395,9 +395,16 @@ impl MnemoServer {
         if p.forget {
             let target =
                 mnemo_store::curate::Forget::Items(curate::items(&[ItemRef::observation(id)]));
-            store.forget(&target, false).map_err(curate::curate_error)?;
+            let forgotten = store
+                .forget_everywhere(&self.options.data, &target, false)
+                .map_err(curate::curate_error)?;
+            let left = if forgotten.remaining.is_empty() {
+                String::new()
+            } else {
+                format!(" A copy may remain in: {}.", forgotten.remaining.join("; "))
+            };
             return Ok(format!(
-                "Forgot #{id} ({}); it is gone from search and the index.",
+                "Forgot #{id} ({}); it is gone from search and the index.{left}",
                 record.title
             )
             .into());

@@ -16,9 +16,13 @@
 //! [`crate::memory`] never writes that uid again, so a batch redone after
 //! the forget (a retry, a lease taken back) cannot bring it back.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
+use std::path::Path;
+
+use rusqlite::{
+    Connection, OpenFlags, OptionalExtension, Transaction, TransactionBehavior, params,
+};
 use serde::Serialize;
 
 use crate::idents::identifier_words;
@@ -133,29 +137,40 @@ impl Store {
     /// id must exist (else nothing changes). The bytes are then wiped from
     /// the file and the WAL (see the module comment).
     pub fn forget(&mut self, what: &Forget, dry_run: bool) -> Result<Removed, CurateError> {
+        Ok(self.forget_collecting(what, dry_run)?.0)
+    }
+
+    /// [`Store::forget`], with what the deleted rows held (for the copies
+    /// outside the database, [`crate::scrub`]).
+    pub(crate) fn forget_collecting(
+        &mut self,
+        what: &Forget,
+        dry_run: bool,
+    ) -> Result<(Removed, Gone), CurateError> {
         self.conn
             .execute_batch("PRAGMA secure_delete = ON")
             .map_err(|e| self.err(e))?;
         let path = self.path.clone();
-        let outcome = (|| -> Result<Removed, CurateError> {
+        let outcome = (|| -> Result<(Removed, Gone), CurateError> {
             let tx = self
                 .conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(|e| crate::sql_err(&path, e))?;
-            let removed = forget_in(&tx, what).map_err(|e| match e {
+            let mut gone = Gone::default();
+            let removed = forget_in(&tx, what, &mut gone).map_err(|e| match e {
                 Failed::Sql(e) => CurateError::Store(crate::sql_err(&path, e)),
                 Failed::Unknown(ids) => CurateError::Unknown(ids),
             })?;
             if dry_run { tx.rollback() } else { tx.commit() }
                 .map_err(|e| crate::sql_err(&path, e))?;
-            Ok(removed)
+            Ok((removed, gone))
         })();
         let _ = self.conn.execute_batch("PRAGMA secure_delete = FAST");
-        let removed = outcome?;
+        let outcome = outcome?;
         if !dry_run {
             self.truncate_wal()?;
         }
-        Ok(removed)
+        Ok(outcome)
     }
 
     /// Rewrites the database into a fresh file (after a forget: the file
@@ -331,6 +346,66 @@ impl Store {
     }
 }
 
+/// Forgets in another database file of ours (a repair copy `doctor --fix`
+/// kept) the records a forget deleted, found there by uid, session and
+/// project root; the number of rows deleted. Fails on a file SQLite cannot
+/// read or write (the caller masks it instead).
+pub(crate) fn forget_in_copy(path: &Path, gone: &Gone) -> rusqlite::Result<usize> {
+    let mut conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_WRITE)?;
+    conn.execute_batch("PRAGMA secure_delete = ON")?;
+    let tx = conn.transaction()?;
+    let in_copy = |sql: &str, keys: Vec<Vec<String>>| -> rusqlite::Result<Vec<i64>> {
+        let mut stmt = tx.prepare(sql)?;
+        let mut ids = Vec::new();
+        for key in keys {
+            ids.extend(
+                stmt.query_row(rusqlite::params_from_iter(key), |r| r.get::<_, i64>(0))
+                    .optional()?,
+            );
+        }
+        Ok(ids)
+    };
+    let uids = || {
+        gone.uids
+            .iter()
+            .map(|u| vec![u.clone()])
+            .collect::<Vec<_>>()
+    };
+    let items = Items {
+        observations: in_copy("SELECT id FROM observations WHERE uid = ?1", uids())?,
+        summaries: in_copy("SELECT id FROM summaries WHERE uid = ?1", uids())?,
+        prompts: in_copy("SELECT id FROM prompts WHERE uid = ?1", uids())?,
+    };
+    let sessions = in_copy(
+        "SELECT id FROM sessions WHERE platform = ?1 AND platform_session_id = ?2",
+        gone.sessions
+            .iter()
+            .map(|(p, s)| vec![p.clone(), s.clone()])
+            .collect(),
+    )?;
+    let projects = in_copy(
+        "SELECT id FROM projects WHERE root = ?1",
+        gone.roots.iter().map(|r| vec![r.clone()]).collect(),
+    )?;
+    let mut what = vec![Forget::Items(items), Forget::Sessions(sessions)];
+    what.extend(projects.into_iter().map(Forget::Project));
+    let mut rows = 0;
+    for what in &what {
+        let removed = forget_in(&tx, what, &mut Gone::default()).map_err(|e| match e {
+            Failed::Sql(e) => e,
+            Failed::Unknown(_) => rusqlite::Error::QueryReturnedNoRows,
+        })?;
+        rows += removed.observations
+            + removed.summaries
+            + removed.prompts
+            + removed.events
+            + removed.sessions;
+    }
+    tx.commit()?;
+    conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))?;
+    Ok(rows)
+}
+
 enum Failed {
     Sql(rusqlite::Error),
     Unknown(Vec<String>),
@@ -342,15 +417,15 @@ impl From<rusqlite::Error> for Failed {
     }
 }
 
-fn forget_in(tx: &Transaction<'_>, what: &Forget) -> Result<Removed, Failed> {
+fn forget_in(tx: &Transaction<'_>, what: &Forget, gone: &mut Gone) -> Result<Removed, Failed> {
     match what {
-        Forget::Items(items) => forget_items(tx, items),
-        Forget::Sessions(ids) => forget_sessions(tx, ids),
-        Forget::Project(id) => forget_project(tx, *id),
+        Forget::Items(items) => forget_items(tx, items, gone),
+        Forget::Sessions(ids) => forget_sessions(tx, ids, gone),
+        Forget::Project(id) => forget_project(tx, *id, gone),
     }
 }
 
-fn forget_items(tx: &Transaction<'_>, items: &Items) -> Result<Removed, Failed> {
+fn forget_items(tx: &Transaction<'_>, items: &Items, gone: &mut Gone) -> Result<Removed, Failed> {
     let mut unknown = Vec::new();
     for (table, ids, prefix) in [
         ("observations", &items.observations, "#"),
@@ -367,15 +442,19 @@ fn forget_items(tx: &Transaction<'_>, items: &Items) -> Result<Removed, Failed> 
         return Err(Failed::Unknown(unknown));
     }
     Ok(Removed {
-        events: delete_source_events(tx, &items.observations)?,
-        observations: delete_observations(tx, &items.observations)?,
-        summaries: delete_summaries(tx, &items.summaries)?,
-        prompts: delete_prompts(tx, &items.prompts)?,
+        events: delete_source_events(tx, &items.observations, gone)?,
+        observations: delete_observations(tx, &items.observations, gone)?,
+        summaries: delete_summaries(tx, &items.summaries, gone)?,
+        prompts: delete_prompts(tx, &items.prompts, gone)?,
         ..Removed::default()
     })
 }
 
-fn forget_sessions(tx: &Transaction<'_>, sessions: &[i64]) -> Result<Removed, Failed> {
+fn forget_sessions(
+    tx: &Transaction<'_>,
+    sessions: &[i64],
+    gone: &mut Gone,
+) -> Result<Removed, Failed> {
     let json = ids_json(sessions);
     // One indexed lookup per session: with `IN (json_each)` the planner
     // may scan the whole table instead of its `*_by_session` index.
@@ -390,13 +469,17 @@ fn forget_sessions(tx: &Transaction<'_>, sessions: &[i64]) -> Result<Removed, Fa
         Ok(ids)
     };
     let mut removed = Removed {
-        observations: delete_observations(tx, &in_sessions("observations")?)?,
-        summaries: delete_summaries(tx, &in_sessions("summaries")?)?,
-        prompts: delete_prompts(tx, &in_sessions("prompts")?)?,
+        observations: delete_observations(tx, &in_sessions("observations")?, gone)?,
+        summaries: delete_summaries(tx, &in_sessions("summaries")?, gone)?,
+        prompts: delete_prompts(tx, &in_sessions("prompts")?, gone)?,
         ..Removed::default()
     };
     let by_session = "WHERE session_id IN (SELECT value FROM json_each(?1))";
-    removed.events = tx.execute(&format!("DELETE FROM events {by_session}"), [&json])?;
+    removed.events = gone.rows(
+        tx,
+        &format!("DELETE FROM events {by_session} {EVENT_TEXTS}"),
+        &json,
+    )?;
     for table in ["turn_pieces", "file_context_shown", "recall_shown"] {
         tx.execute(&format!("DELETE FROM {table} {by_session}"), [&json])?;
     }
@@ -404,14 +487,16 @@ fn forget_sessions(tx: &Transaction<'_>, sessions: &[i64]) -> Result<Removed, Fa
         &format!("UPDATE llm_calls SET session_id = NULL {by_session}"),
         [&json],
     )?;
-    removed.sessions = tx.execute(
-        "DELETE FROM sessions WHERE id IN (SELECT value FROM json_each(?1))",
-        [&json],
+    removed.sessions = gone.sessions(
+        tx,
+        "DELETE FROM sessions WHERE id IN (SELECT value FROM json_each(?1))
+         RETURNING platform, platform_session_id",
+        &json,
     )?;
     Ok(removed)
 }
 
-fn forget_project(tx: &Transaction<'_>, project: i64) -> Result<Removed, Failed> {
+fn forget_project(tx: &Transaction<'_>, project: i64, gone: &mut Gone) -> Result<Removed, Failed> {
     if !exists(tx, "projects", project)? {
         return Err(Failed::Unknown(vec![format!("project {project}")]));
     }
@@ -421,19 +506,29 @@ fn forget_project(tx: &Transaction<'_>, project: i64) -> Result<Removed, Failed>
             .collect()
     };
     let sessions = ids("SELECT id FROM sessions WHERE project_id = ?1")?;
-    let mut removed = forget_sessions(tx, &sessions)?;
+    let mut removed = forget_sessions(tx, &sessions, gone)?;
     // Memory of the project outside its sessions (imported, saved).
     removed.observations += delete_observations(
         tx,
         &ids("SELECT id FROM observations WHERE project_id = ?1")?,
+        gone,
     )?;
-    removed.summaries +=
-        delete_summaries(tx, &ids("SELECT id FROM summaries WHERE project_id = ?1")?)?;
+    removed.summaries += delete_summaries(
+        tx,
+        &ids("SELECT id FROM summaries WHERE project_id = ?1")?,
+        gone,
+    )?;
     tx.execute(
         "UPDATE llm_calls SET project_id = NULL WHERE project_id = ?1",
         [project],
     )?;
-    tx.execute("DELETE FROM projects WHERE id = ?1", [project])?;
+    let root: String = tx.query_row(
+        "DELETE FROM projects WHERE id = ?1 RETURNING root",
+        [project],
+        |r| r.get(0),
+    )?;
+    gone.text(&root);
+    gone.roots.insert(root);
     Ok(removed)
 }
 
@@ -451,7 +546,91 @@ fn ids_json(ids: &[i64]) -> String {
 
 const IN_IDS: &str = "IN (SELECT value FROM json_each(?1))";
 
-fn delete_observations(conn: &Connection, ids: &[i64]) -> rusqlite::Result<usize> {
+/// What a deleted event held, after its uid (see [`Gone::rows`]).
+const EVENT_TEXTS: &str = "RETURNING uid, input, response, error";
+
+/// The shortest text of a forgotten row looked for in the files outside
+/// the database (a shorter one would hit unrelated text).
+const GONE_TEXT_MIN_CHARS: usize = 8;
+
+/// The most text of forgotten rows looked for in the files outside the
+/// database (a project of years holds gigabytes of raw payloads, and the
+/// search automaton grows with its texts); past it, [`Gone::partial`] says
+/// the search was partial. A session of a thousand tool calls of 5 KB fits.
+pub(crate) const GONE_TEXT_MAX_BYTES: usize = 8 << 20;
+
+/// What a forget deleted, for the copies outside the database: the texts
+/// of the deleted rows and the keys an export file names them by.
+#[derive(Debug, Default)]
+pub(crate) struct Gone {
+    /// Titles, narratives, facts, prompts, raw inputs and responses, session
+    /// ids, project roots (each at least [`GONE_TEXT_MIN_CHARS`]).
+    pub texts: BTreeSet<String>,
+    /// Uids of deleted observations, summaries, prompts and events.
+    pub uids: HashSet<String>,
+    /// (platform, platform session id) of deleted sessions.
+    pub sessions: HashSet<(String, String)>,
+    /// Roots of deleted projects.
+    pub roots: HashSet<String>,
+    /// Texts left out past [`GONE_TEXT_MAX_BYTES`].
+    pub partial: bool,
+    bytes: usize,
+}
+
+impl Gone {
+    /// Runs a `DELETE ... RETURNING uid, text...`, keeping what each row
+    /// held (a JSON list as its items); the number of rows deleted.
+    fn rows(&mut self, conn: &Connection, sql: &str, json: &str) -> rusqlite::Result<usize> {
+        let mut stmt = conn.prepare(sql)?;
+        let columns = stmt.column_count();
+        let mut rows = stmt.query([json])?;
+        let mut count = 0;
+        while let Some(row) = rows.next()? {
+            count += 1;
+            self.uids.insert(row.get(0)?);
+            for i in 1..columns {
+                let Some(text) = row.get::<_, Option<String>>(i)? else {
+                    continue;
+                };
+                match serde_json::from_str::<Vec<String>>(&text) {
+                    Ok(items) => items.iter().for_each(|t| self.text(t)),
+                    Err(_) => self.text(&text),
+                }
+            }
+        }
+        Ok(count)
+    }
+
+    /// Runs a `DELETE FROM sessions ... RETURNING platform,
+    /// platform_session_id`; the number of sessions deleted.
+    fn sessions(&mut self, conn: &Connection, sql: &str, json: &str) -> rusqlite::Result<usize> {
+        let mut stmt = conn.prepare(sql)?;
+        let keys = stmt
+            .query_map([json], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        for (platform, session) in &keys {
+            self.text(session);
+            self.sessions.insert((platform.clone(), session.clone()));
+        }
+        Ok(keys.len())
+    }
+
+    fn text(&mut self, text: &str) {
+        let text = text.trim();
+        if text.chars().count() < GONE_TEXT_MIN_CHARS {
+            return;
+        }
+        if self.bytes + text.len() > GONE_TEXT_MAX_BYTES {
+            self.partial = true;
+        } else if self.texts.insert(text.to_owned()) {
+            self.bytes += text.len();
+        }
+    }
+}
+
+fn delete_observations(conn: &Connection, ids: &[i64], gone: &mut Gone) -> rusqlite::Result<usize> {
     if ids.is_empty() {
         return Ok(0);
     }
@@ -467,16 +646,24 @@ fn delete_observations(conn: &Connection, ids: &[i64]) -> rusqlite::Result<usize
     )?;
     forget_shown(conn, "#", &json)?;
     tombstone(conn, "observations", &json)?;
-    conn.execute(
-        &format!("DELETE FROM observations WHERE id {IN_IDS}"),
-        [&json],
+    gone.rows(
+        conn,
+        &format!(
+            "DELETE FROM observations WHERE id {IN_IDS}
+             RETURNING uid, title, subtitle, narrative, facts"
+        ),
+        &json,
     )
 }
 
 /// Deletes the raw events an observation was compressed from (the done or
 /// failed events of its turn; one still queued stays), with the partial
 /// summaries of that turn; the number of events deleted.
-fn delete_source_events(conn: &Connection, ids: &[i64]) -> rusqlite::Result<usize> {
+fn delete_source_events(
+    conn: &Connection,
+    ids: &[i64],
+    gone: &mut Gone,
+) -> rusqlite::Result<usize> {
     if ids.is_empty() {
         return Ok(0);
     }
@@ -489,13 +676,17 @@ fn delete_source_events(conn: &Connection, ids: &[i64]) -> rusqlite::Result<usiz
     };
     let json = ids_json(ids);
     conn.execute(&of_turn("turn_pieces", ""), [&json])?;
-    conn.execute(
-        &of_turn("events", "status IN ('done', 'failed') AND"),
-        [&json],
+    gone.rows(
+        conn,
+        &format!(
+            "{} {EVENT_TEXTS}",
+            of_turn("events", "status IN ('done', 'failed') AND")
+        ),
+        &json,
     )
 }
 
-fn delete_summaries(conn: &Connection, ids: &[i64]) -> rusqlite::Result<usize> {
+fn delete_summaries(conn: &Connection, ids: &[i64], gone: &mut Gone) -> rusqlite::Result<usize> {
     if ids.is_empty() {
         return Ok(0);
     }
@@ -511,10 +702,17 @@ fn delete_summaries(conn: &Connection, ids: &[i64]) -> rusqlite::Result<usize> {
     )?;
     forget_shown(conn, "S", &json)?;
     tombstone(conn, "summaries", &json)?;
-    conn.execute(&format!("DELETE FROM summaries WHERE id {IN_IDS}"), [&json])
+    gone.rows(
+        conn,
+        &format!(
+            "DELETE FROM summaries WHERE id {IN_IDS}
+             RETURNING uid, request, investigated, learned, completed, next_steps, notes"
+        ),
+        &json,
+    )
 }
 
-fn delete_prompts(conn: &Connection, ids: &[i64]) -> rusqlite::Result<usize> {
+fn delete_prompts(conn: &Connection, ids: &[i64], gone: &mut Gone) -> rusqlite::Result<usize> {
     if ids.is_empty() {
         return Ok(0);
     }
@@ -527,7 +725,11 @@ fn delete_prompts(conn: &Connection, ids: &[i64]) -> rusqlite::Result<usize> {
         [&json],
     )?;
     forget_shown(conn, "P", &json)?;
-    conn.execute(&format!("DELETE FROM prompts WHERE id {IN_IDS}"), [&json])
+    gone.rows(
+        conn,
+        &format!("DELETE FROM prompts WHERE id {IN_IDS} RETURNING uid, text"),
+        &json,
+    )
 }
 
 /// Drops `recall_shown` rows naming the items (`#12`, `S3`, `P4`).
@@ -539,16 +741,30 @@ fn forget_shown(conn: &Connection, prefix: &str, json: &str) -> rusqlite::Result
     Ok(())
 }
 
-/// Keeps the uids of rows about to be deleted, so they are never written again.
+/// Keeps the uids of rows about to be deleted (as [`forgotten_key`]), so
+/// they are never written again.
 fn tombstone(conn: &Connection, table: &str, json: &str) -> rusqlite::Result<()> {
-    conn.execute(
-        &format!(
-            "INSERT OR IGNORE INTO forgotten (uid, forgotten_at)
-             SELECT uid, ?2 FROM {table} WHERE id {IN_IDS}"
-        ),
-        params![json, mnemo_core::time::now_ms()],
-    )?;
+    let uids: Vec<String> = conn
+        .prepare(&format!("SELECT uid FROM {table} WHERE id {IN_IDS}"))?
+        .query_map([json], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut insert =
+        conn.prepare_cached("INSERT OR IGNORE INTO forgotten (uid, forgotten_at) VALUES (?1, ?2)")?;
+    let now = mnemo_core::time::now_ms();
+    for uid in &uids {
+        insert.execute(params![forgotten_key(uid), now])?;
+    }
     Ok(())
+}
+
+/// How `forgotten` keeps a uid: a digest, so that the tombstone of a
+/// forgotten record tells nothing of it (a uid can carry a session id).
+/// Tombstones written before hold the uid itself; both are checked.
+pub fn forgotten_key(uid: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(uid.as_bytes());
+    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    format!("sha256:{hex}")
 }
 
 fn fts_delete_observations(conn: &Connection, ids: &[i64]) -> rusqlite::Result<()> {
@@ -1161,5 +1377,16 @@ mod tests {
         assert!(size.by_kind["events"] > 0);
         assert_eq!(size.by_project[0].project, "/p");
         assert_eq!(size.by_project[0].events, 3);
+    }
+
+    #[test]
+    fn forgotten_texts_are_kept_up_to_a_bound_and_short_ones_not_at_all() {
+        let mut gone = Gone::default();
+        gone.text("short");
+        assert!(gone.texts.is_empty());
+        let big = "x".repeat(GONE_TEXT_MAX_BYTES / 2);
+        gone.text(&big);
+        gone.text(&format!("{big}y"));
+        assert_eq!((gone.texts.len(), gone.partial), (1, true));
     }
 }

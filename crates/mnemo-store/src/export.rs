@@ -58,8 +58,6 @@ pub struct ImportReport {
     pub invalid: Vec<(usize, String)>,
 }
 
-const SESSION_COLUMNS: &str = "s.platform, s.platform_session_id";
-
 impl Store {
     /// Writes every record to `out`, one JSON object per line.
     pub fn export(&self, out: &mut dyn Write) -> Result<ExportCounts> {
@@ -105,46 +103,19 @@ impl Store {
             },
         )?;
         self.each(
-            &format!(
-                "SELECT e.uid, {SESSION_COLUMNS}, e.prompt_number, e.platform_prompt_id, e.kind,
-                        e.tool_name, e.tool_use_id, e.input, e.response, e.error, e.files_read,
-                        e.files_modified, e.priority, e.duration_ms, e.note, e.status, e.attempts,
-                        e.last_error, e.created_at
-                 FROM events e JOIN sessions s ON s.id = e.session_id ORDER BY e.id"
-            ),
-            |r| {
-                Ok(json!({
-                    "kind": "event",
-                    "uid": r.get::<_, String>(0)?,
-                    "platform": r.get::<_, String>(1)?,
-                    "session_id": r.get::<_, String>(2)?,
-                    "prompt_number": r.get::<_, i64>(3)?,
-                    "platform_prompt_id": r.get::<_, Option<String>>(4)?,
-                    "event_kind": r.get::<_, String>(5)?,
-                    "tool_name": r.get::<_, Option<String>>(6)?,
-                    "tool_use_id": r.get::<_, Option<String>>(7)?,
-                    "input": json_or_text(r.get(8)?),
-                    "response": json_or_text(r.get(9)?),
-                    "error": r.get::<_, Option<String>>(10)?,
-                    "files_read": parse_json_list(&r.get::<_, String>(11)?),
-                    "files_modified": parse_json_list(&r.get::<_, String>(12)?),
-                    "priority": Priority::from_i64(r.get(13)?).as_str(),
-                    "duration_ms": r.get::<_, Option<i64>>(14)?,
-                    "note": r.get::<_, Option<String>>(15)?,
-                    "status": r.get::<_, String>(16)?,
-                    "attempts": r.get::<_, i64>(17)?,
-                    "last_error": r.get::<_, Option<String>>(18)?,
-                    "created_at": format_rfc3339(r.get(19)?),
-                }))
-            },
+            &format!("SELECT {EVENT_SELECT} FROM events e JOIN sessions s ON s.id = e.session_id ORDER BY e.id"),
+            event_value,
             |v| {
                 counts.events += 1;
                 emit(v, out).map_err(io)
             },
         )?;
         self.each(
-            &format!("SELECT {OBSERVATION_SELECT} FROM {OBSERVATION_FROM} ORDER BY o.id"),
-            |r| Ok(to_value(observation_row(r)?)),
+            &format!(
+                "SELECT {OBSERVATION_SELECT}, {OBSERVATION_CURATION} FROM {OBSERVATION_FROM}
+                 ORDER BY o.id"
+            ),
+            |r| with_curation(to_value(observation_row(r)?), r),
             |v| {
                 counts.observations += 1;
                 emit(v, out).map_err(io)
@@ -221,6 +192,7 @@ impl Store {
                 Outcome::Invalid(problem) => report.invalid.push((number, problem)),
             }
         }
+        restore_links(&tx).map_err(|e| crate::sql_err(&path, e))?;
         tx.commit().map_err(|e| crate::sql_err(&path, e))?;
         Ok(report)
     }
@@ -245,6 +217,7 @@ impl Store {
             let outcome = import_one(&tx, value, sanitizer, None)?;
             each(i, &outcome);
         }
+        restore_links(&tx).map_err(|e| crate::sql_err(&path, e))?;
         if commit {
             tx.commit().map_err(|e| crate::sql_err(&path, e))?;
         }
@@ -369,6 +342,59 @@ fn bump(c: &mut ExportCounts, kind: &str) {
 }
 
 /// A record of [`crate::shape`] as a JSON object (they always serialize).
+/// Columns of [`event_value`] (`e` an event, `s` its session).
+const EVENT_SELECT: &str = "e.uid, s.platform, s.platform_session_id, e.prompt_number,
+     e.platform_prompt_id, e.kind, e.tool_name, e.tool_use_id, e.input, e.response, e.error,
+     e.files_read, e.files_modified, e.priority, e.duration_ms, e.note, e.status, e.attempts,
+     e.last_error, e.created_at";
+
+/// An exported event record.
+fn event_value(r: &Row<'_>) -> rusqlite::Result<Value> {
+    Ok(json!({
+        "kind": "event",
+        "uid": r.get::<_, String>(0)?,
+        "platform": r.get::<_, String>(1)?,
+        "session_id": r.get::<_, String>(2)?,
+        "prompt_number": r.get::<_, i64>(3)?,
+        "platform_prompt_id": r.get::<_, Option<String>>(4)?,
+        "event_kind": r.get::<_, String>(5)?,
+        "tool_name": r.get::<_, Option<String>>(6)?,
+        "tool_use_id": r.get::<_, Option<String>>(7)?,
+        "input": json_or_text(r.get(8)?),
+        "response": json_or_text(r.get(9)?),
+        "error": r.get::<_, Option<String>>(10)?,
+        "files_read": parse_json_list(&r.get::<_, String>(11)?),
+        "files_modified": parse_json_list(&r.get::<_, String>(12)?),
+        "priority": Priority::from_i64(r.get(13)?).as_str(),
+        "duration_ms": r.get::<_, Option<i64>>(14)?,
+        "note": r.get::<_, Option<String>>(15)?,
+        "status": r.get::<_, String>(16)?,
+        "attempts": r.get::<_, i64>(17)?,
+        "last_error": r.get::<_, Option<String>>(18)?,
+        "created_at": format_rfc3339(r.get(19)?),
+    }))
+}
+
+/// What an observation's record in the one shape does not carry but a
+/// backup must: when it was edited, and the decision that replaced it (by
+/// uid: its row id may differ in the store it is restored into).
+const OBSERVATION_CURATION: &str = "o.edited_at AS backup_edited_at,
+     (SELECT n.uid FROM observations n WHERE n.id = o.superseded_by) AS backup_superseded_by";
+
+fn with_curation(mut record: Value, r: &Row<'_>) -> rusqlite::Result<Value> {
+    let edited: Option<i64> = r.get("backup_edited_at")?;
+    let successor: Option<String> = r.get("backup_superseded_by")?;
+    if let Value::Object(map) = &mut record {
+        if let Some(at) = edited {
+            map.insert("edited_at_ms".into(), json!(at));
+        }
+        if let Some(uid) = successor {
+            map.insert("superseded_by_uid".into(), json!(uid));
+        }
+    }
+    Ok(record)
+}
+
 fn to_value(record: impl serde::Serialize) -> Value {
     serde_json::to_value(record).unwrap_or(Value::Null)
 }
@@ -478,238 +504,266 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
     let f = Fields(map);
     let kind = f.required("kind")?;
     match kind.as_str() {
-        "project" => {
-            let root = f.required("root")?;
-            let existed = project_by_root(tx, &root)?.is_some();
-            ensure_project(tx, &root, f.str("name"), f.time("created_at")?)?;
-            Ok((!existed).then_some("project"))
-        }
-        "session" => {
-            let (platform, sid) = session_key(&f)?;
-            if session_by_key(tx, &platform, &sid)?.is_some() {
-                return Ok(None);
-            }
-            let project_id = match f.str("project") {
-                Some(root) => Some(ensure_project(
-                    tx,
-                    &root,
-                    f.str("project_name"),
-                    f.time("started_at")?,
-                )?),
-                None => None,
-            };
-            let status = match f.str("status").as_deref() {
-                Some("ended") => "ended",
-                _ => "active",
-            };
-            let started = f.time("started_at")?;
-            tx.execute(
-                "INSERT INTO sessions (platform, platform_session_id, project_id, cwd, source,
-                        transcript_path, status, end_reason, prompt_count, started_at, updated_at,
-                        ended_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11)",
-                params![
-                    platform,
-                    sid,
-                    project_id,
-                    f.str("cwd"),
-                    f.str("source"),
-                    f.str("transcript_path"),
-                    status,
-                    f.str("end_reason"),
-                    f.int("prompt_count").unwrap_or(0),
-                    started,
-                    f.opt_time("ended_at")?
-                ],
-            )?;
-            Ok(Some("session"))
-        }
-        "prompt" => {
-            let uid = f.required("uid")?;
-            if exists(tx, "prompts", &uid)? {
-                return Ok(None);
-            }
-            let session_id = ensure_session(tx, &f)?;
-            let number = f
-                .int("prompt_number")
-                .ok_or_else(|| ImportError::Invalid("missing `prompt_number`".into()))?;
-            let text = f.required("text")?;
-            let inserted = crate::memory::insert_prompt(
-                tx,
-                &crate::memory::NewPrompt {
-                    uid: &uid,
-                    session_id,
-                    prompt_number: number,
-                    platform_prompt_id: f.str("platform_prompt_id").as_deref(),
-                    origin: &f.str("origin").unwrap_or_else(|| "user".into()),
-                    text: &text,
-                    created_at: f.time("created_at")?,
-                },
-            )?;
-            tx.execute(
-                "UPDATE sessions SET prompt_count = max(prompt_count, ?2) WHERE id = ?1",
-                params![session_id, number],
-            )?;
-            if let Some(id) = inserted {
-                keep_id(tx, "prompts", id, &f)?;
-            }
-            Ok(inserted.map(|_| "prompt"))
-        }
-        "event" => {
-            let uid = f.required("uid")?;
-            if exists(tx, "events", &uid)? {
-                return Ok(None);
-            }
-            let session_id = ensure_session(tx, &f)?;
-            let kind = f
-                .str("event_kind")
-                .and_then(|k| EventKind::parse(&k))
-                .ok_or_else(|| {
-                    ImportError::Invalid(
-                        "`event_kind` must be tool_use, tool_failure or turn_end".into(),
-                    )
-                })?;
-            let status = f
-                .str("status")
-                .and_then(|s| QueueStatus::parse(&s))
-                .unwrap_or(QueueStatus::Pending);
-            // A lease belonged to a worker of the exporting machine.
-            let status = if status == QueueStatus::Leased {
-                QueueStatus::Pending
-            } else {
-                status
-            };
-            let priority = f
-                .str("priority")
-                .and_then(|p| Priority::parse(&p))
-                .unwrap_or(Priority::Normal);
-            let inserted = tx.execute(
-                "INSERT INTO events (uid, session_id, prompt_number, platform_prompt_id, kind,
-                        tool_name, tool_use_id, input, response, error, files_read,
-                        files_modified, priority, duration_ms, note, status, attempts,
-                        last_error, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
-                         ?17, ?18, ?19)
-                 ON CONFLICT (session_id, tool_use_id) WHERE tool_use_id IS NOT NULL DO NOTHING",
-                params![
-                    uid,
-                    session_id,
-                    f.int("prompt_number").unwrap_or(0),
-                    f.str("platform_prompt_id"),
-                    kind.as_str(),
-                    f.str("tool_name"),
-                    f.str("tool_use_id"),
-                    f.json_text("input"),
-                    f.json_text("response"),
-                    f.str("error"),
-                    json_list(&f.list("files_read")),
-                    json_list(&f.list("files_modified")),
-                    priority.as_i64(),
-                    f.int("duration_ms"),
-                    f.str("note"),
-                    status.as_str(),
-                    f.int("attempts").unwrap_or(0),
-                    f.str("last_error"),
-                    f.time("created_at")?
-                ],
-            )?;
-            Ok((inserted > 0).then_some("event"))
-        }
-        "observation" => {
-            let title = f.required("title")?;
-            let project = Some(f.project()?);
-            let kind = f.str("type").unwrap_or_else(|| "discovery".into());
-            let created = f.time("created_at")?;
-            let narrative = f.str("narrative").unwrap_or_default();
-            let uid = f.str("uid").unwrap_or_else(|| {
-                content_uid(&[
-                    "observation",
-                    project.as_deref().unwrap_or(""),
-                    &kind,
-                    &title,
-                    &narrative,
-                    &created.to_string(),
-                ])
-            });
-            if exists(tx, "observations", &uid)? {
-                return Ok(None);
-            }
-            let project_id = match &project {
-                Some(root) => Some(ensure_project(tx, root, f.str("project_name"), created)?),
-                None => None,
-            };
-            let observation = NewObservation {
-                uid,
-                project_id,
-                session_id: optional_session(tx, &f)?,
-                prompt_number: f.int("prompt_number"),
-                kind,
-                title,
-                subtitle: f.str("subtitle").unwrap_or_default(),
-                narrative,
-                facts: f.list("facts"),
-                concepts: f.list("concepts"),
-                files_read: f.list("files_read"),
-                files_modified: f.list("files_modified"),
-                source: f.str("source").unwrap_or_else(|| "import".into()),
-                created_at: created,
-            };
-            if let Some(id) = insert_observation(tx, &observation)? {
-                let id = keep_id(tx, "observations", id, &f)?;
-                restore_curation(tx, id, &f)?;
-            }
-            Ok(Some("observation"))
-        }
-        "summary" => {
-            let project = Some(f.project()?);
-            let created = f.time("created_at")?;
-            let text = |k: &str| f.str(k).unwrap_or_default();
-            let uid = f.str("uid").unwrap_or_else(|| {
-                content_uid(&[
-                    "summary",
-                    project.as_deref().unwrap_or(""),
-                    &text("request"),
-                    &text("completed"),
-                    &created.to_string(),
-                ])
-            });
-            if exists(tx, "summaries", &uid)? {
-                return Ok(None);
-            }
-            let project_id = match &project {
-                Some(root) => Some(ensure_project(tx, root, f.str("project_name"), created)?),
-                None => None,
-            };
-            let summary = NewSummary {
-                uid,
-                project_id,
-                session_id: optional_session(tx, &f)?,
-                prompt_number: f.int("prompt_number"),
-                request: text("request"),
-                investigated: text("investigated"),
-                learned: text("learned"),
-                completed: text("completed"),
-                next_steps: text("next_steps"),
-                notes: text("notes"),
-                source: f.str("source").unwrap_or_else(|| "import".into()),
-                created_at: created,
-            };
-            if let Some(id) = insert_summary(tx, &summary)? {
-                keep_id(tx, "summaries", id, &f)?;
-            }
-            Ok(Some("summary"))
-        }
+        "project" => import_project(tx, &f),
+        "session" => import_session(tx, &f),
+        "prompt" => import_prompt(tx, &f),
+        "event" => import_event(tx, &f),
+        "observation" => import_observation(tx, &f),
+        "summary" => import_summary(tx, &f),
         other => Err(ImportError::Invalid(format!(
             "unknown kind `{other}` (expected project, session, prompt, event, observation or summary)"
         ))),
     }
 }
 
-/// Moves the row just inserted as `id` to the record's exported `id` when
-/// that one is free; the id the row ends with.
-fn keep_id(tx: &Transaction<'_>, table: &str, id: i64, f: &Fields<'_>) -> rusqlite::Result<i64> {
-    let Some(wanted) = f.int("id").filter(|&w| w > 0 && w != id) else {
-        return Ok(id);
+/// A project record: its root, name and creation time.
+fn import_project(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<Option<&'static str>> {
+    let root = f.required("root")?;
+    let existed = project_by_root(tx, &root)?.is_some();
+    ensure_project(tx, &root, f.str("name"), f.time("created_at")?)?;
+    Ok((!existed).then_some("project"))
+}
+
+/// A session record, keyed by platform and session id; the session it continues is linked once the whole file is read.
+fn import_session(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<Option<&'static str>> {
+    let (platform, sid) = session_key(f)?;
+    if session_by_key(tx, &platform, &sid)?.is_some() {
+        return Ok(None);
+    }
+    let project_id = match f.str("project") {
+        Some(root) => Some(ensure_project(
+            tx,
+            &root,
+            f.str("project_name"),
+            f.time("started_at")?,
+        )?),
+        None => None,
+    };
+    let status = match f.str("status").as_deref() {
+        Some("ended") => "ended",
+        _ => "active",
+    };
+    let started = f.time("started_at")?;
+    tx.execute(
+        "INSERT INTO sessions (platform, platform_session_id, project_id, cwd, source,
+                transcript_path, status, end_reason, prompt_count, started_at, updated_at,
+                ended_at, id)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10, ?11, ?12)",
+        params![
+            platform,
+            sid,
+            project_id,
+            f.str("cwd"),
+            f.str("source"),
+            f.str("transcript_path"),
+            status,
+            f.str("end_reason"),
+            f.int("prompt_count").unwrap_or(0),
+            started,
+            f.opt_time("ended_at")?,
+            free_id(tx, "sessions", f.int("id"))?
+        ],
+    )?;
+    if let Some(earlier) = f.str("continues") {
+        link_later(tx, "session", &sid, &earlier, Some(&platform))?;
+    }
+    Ok(Some("session"))
+}
+
+/// A prompt record, in its session (made if missing), keeping its row id where free.
+fn import_prompt(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<Option<&'static str>> {
+    let uid = f.required("uid")?;
+    if exists(tx, "prompts", &uid)? {
+        return Ok(None);
+    }
+    let session_id = ensure_session(tx, f)?;
+    let number = f
+        .int("prompt_number")
+        .ok_or_else(|| ImportError::Invalid("missing `prompt_number`".into()))?;
+    let text = f.required("text")?;
+    let inserted = crate::memory::insert_prompt(
+        tx,
+        &crate::memory::NewPrompt {
+            uid: &uid,
+            session_id,
+            prompt_number: number,
+            platform_prompt_id: f.str("platform_prompt_id").as_deref(),
+            origin: &f.str("origin").unwrap_or_else(|| "user".into()),
+            text: &text,
+            created_at: f.time("created_at")?,
+        },
+    )?;
+    tx.execute(
+        "UPDATE sessions SET prompt_count = max(prompt_count, ?2) WHERE id = ?1",
+        params![session_id, number],
+    )?;
+    if let Some(id) = inserted {
+        keep_id(tx, "prompts", id, f)?;
+    }
+    Ok(inserted.map(|_| "prompt"))
+}
+
+/// A raw event record; a lease of the exporting machine becomes pending.
+fn import_event(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<Option<&'static str>> {
+    let uid = f.required("uid")?;
+    if exists(tx, "events", &uid)? {
+        return Ok(None);
+    }
+    let session_id = ensure_session(tx, f)?;
+    let kind = f
+        .str("event_kind")
+        .and_then(|k| EventKind::parse(&k))
+        .ok_or_else(|| {
+            ImportError::Invalid("`event_kind` must be tool_use, tool_failure or turn_end".into())
+        })?;
+    let status = f
+        .str("status")
+        .and_then(|s| QueueStatus::parse(&s))
+        .unwrap_or(QueueStatus::Pending);
+    // A lease belonged to a worker of the exporting machine.
+    let status = if status == QueueStatus::Leased {
+        QueueStatus::Pending
+    } else {
+        status
+    };
+    let priority = f
+        .str("priority")
+        .and_then(|p| Priority::parse(&p))
+        .unwrap_or(Priority::Normal);
+    let inserted = tx.execute(
+        "INSERT INTO events (uid, session_id, prompt_number, platform_prompt_id, kind,
+                tool_name, tool_use_id, input, response, error, files_read,
+                files_modified, priority, duration_ms, note, status, attempts,
+                last_error, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16,
+                 ?17, ?18, ?19)
+         ON CONFLICT (session_id, tool_use_id) WHERE tool_use_id IS NOT NULL DO NOTHING",
+        params![
+            uid,
+            session_id,
+            f.int("prompt_number").unwrap_or(0),
+            f.str("platform_prompt_id"),
+            kind.as_str(),
+            f.str("tool_name"),
+            f.str("tool_use_id"),
+            f.json_text("input"),
+            f.json_text("response"),
+            f.str("error"),
+            json_list(&f.list("files_read")),
+            json_list(&f.list("files_modified")),
+            priority.as_i64(),
+            f.int("duration_ms"),
+            f.str("note"),
+            status.as_str(),
+            f.int("attempts").unwrap_or(0),
+            f.str("last_error"),
+            f.time("created_at")?
+        ],
+    )?;
+    Ok((inserted > 0).then_some("event"))
+}
+
+/// An observation record, keeping its row id where free, with its pin, edit time, author and link.
+fn import_observation(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<Option<&'static str>> {
+    let title = f.required("title")?;
+    let project = Some(f.project()?);
+    let kind = f.str("type").unwrap_or_else(|| "discovery".into());
+    let created = f.time("created_at")?;
+    let narrative = f.str("narrative").unwrap_or_default();
+    let uid = f.str("uid").unwrap_or_else(|| {
+        content_uid(&[
+            "observation",
+            project.as_deref().unwrap_or(""),
+            &kind,
+            &title,
+            &narrative,
+            &created.to_string(),
+        ])
+    });
+    if exists(tx, "observations", &uid)? {
+        return Ok(None);
+    }
+    let project_id = match &project {
+        Some(root) => Some(ensure_project(tx, root, f.str("project_name"), created)?),
+        None => None,
+    };
+    let observation = NewObservation {
+        uid,
+        project_id,
+        session_id: optional_session(tx, f)?,
+        prompt_number: f.int("prompt_number"),
+        kind,
+        title,
+        subtitle: f.str("subtitle").unwrap_or_default(),
+        narrative,
+        facts: f.list("facts"),
+        concepts: f.list("concepts"),
+        files_read: f.list("files_read"),
+        files_modified: f.list("files_modified"),
+        source: f.str("source").unwrap_or_else(|| "import".into()),
+        created_at: created,
+    };
+    if let Some(id) = insert_observation(tx, &observation)? {
+        let id = keep_id(tx, "observations", id, f)?;
+        restore_curation(tx, id, f)?;
+    }
+    Ok(Some("observation"))
+}
+
+/// A summary record, keeping its row id where free, with its author.
+fn import_summary(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<Option<&'static str>> {
+    let project = Some(f.project()?);
+    let created = f.time("created_at")?;
+    let text = |k: &str| f.str(k).unwrap_or_default();
+    let uid = f.str("uid").unwrap_or_else(|| {
+        content_uid(&[
+            "summary",
+            project.as_deref().unwrap_or(""),
+            &text("request"),
+            &text("completed"),
+            &created.to_string(),
+        ])
+    });
+    if exists(tx, "summaries", &uid)? {
+        return Ok(None);
+    }
+    let project_id = match &project {
+        Some(root) => Some(ensure_project(tx, root, f.str("project_name"), created)?),
+        None => None,
+    };
+    let summary = NewSummary {
+        uid,
+        project_id,
+        session_id: optional_session(tx, f)?,
+        prompt_number: f.int("prompt_number"),
+        request: text("request"),
+        investigated: text("investigated"),
+        learned: text("learned"),
+        completed: text("completed"),
+        next_steps: text("next_steps"),
+        notes: text("notes"),
+        source: f.str("source").unwrap_or_else(|| "import".into()),
+        created_at: created,
+    };
+    if let Some(id) = insert_summary(tx, &summary)? {
+        let id = keep_id(tx, "summaries", id, f)?;
+        tx.execute(
+            "UPDATE summaries SET author = ?2 WHERE id = ?1",
+            params![id, f.str("author")],
+        )?;
+    }
+    Ok(Some("summary"))
+}
+
+/// The record's exported row id when no row of `table` holds it (None:
+/// the table numbers the row).
+fn free_id(
+    tx: &Transaction<'_>,
+    table: &str,
+    wanted: Option<i64>,
+) -> rusqlite::Result<Option<i64>> {
+    let Some(wanted) = wanted.filter(|&w| w > 0) else {
+        return Ok(None);
     };
     let taken = tx
         .query_row(
@@ -719,24 +773,84 @@ fn keep_id(tx: &Transaction<'_>, table: &str, id: i64, f: &Fields<'_>) -> rusqli
         )
         .optional()?
         .is_some();
-    if taken {
+    Ok((!taken).then_some(wanted))
+}
+
+/// Moves the row just inserted as `id` to the record's exported `id` when
+/// that one is free; the id the row ends with.
+fn keep_id(tx: &Transaction<'_>, table: &str, id: i64, f: &Fields<'_>) -> rusqlite::Result<i64> {
+    let wanted = f.int("id").filter(|&w| w != id);
+    let Some(wanted) = free_id(tx, table, wanted)? else {
         return Ok(id);
-    }
+    };
     crate::curate::move_row_id(tx, table, id, wanted)?;
     Ok(wanted)
 }
 
-/// An exported observation's pin and edit mark.
+/// An exported observation's pin, edit time and author, and the decision
+/// that replaced it (linked once the whole file is read: it comes later).
 fn restore_curation(tx: &Transaction<'_>, id: i64, f: &Fields<'_>) -> rusqlite::Result<()> {
     let flag = |k: &str| f.0.get(k).and_then(Value::as_bool).unwrap_or(false);
     let (pinned, edited) = (flag("pinned"), flag("edited"));
-    if pinned || edited {
-        let edited_at = edited.then(|| f.int("edited_at_ms").unwrap_or_else(now_ms));
-        tx.execute(
-            "UPDATE observations SET pinned = ?2, edited_at = ?3 WHERE id = ?1",
-            params![id, pinned, edited_at],
-        )?;
+    let edited_at = edited.then(|| f.int("edited_at_ms").unwrap_or_else(now_ms));
+    tx.execute(
+        "UPDATE observations SET pinned = ?2, edited_at = ?3, author = ?4 WHERE id = ?1",
+        params![id, pinned, edited_at, f.str("author")],
+    )?;
+    if let Some(successor) = f.str("superseded_by_uid") {
+        let uid: String =
+            tx.query_row("SELECT uid FROM observations WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })?;
+        link_later(tx, "observation", &uid, &successor, None)?;
     }
+    Ok(())
+}
+
+/// Links an import restores once every record is stored (the record linked
+/// to may come later in the file): `kind` `observation` (superseded by the
+/// observation of uid `to`) or `session` (continues the session `to` of the
+/// same platform).
+const IMPORT_LINKS: &str = "CREATE TEMP TABLE IF NOT EXISTS import_links (
+    kind TEXT NOT NULL, from_key TEXT NOT NULL, to_key TEXT NOT NULL, platform TEXT)";
+
+fn link_later(
+    tx: &Transaction<'_>,
+    kind: &str,
+    from: &str,
+    to: &str,
+    platform: Option<&str>,
+) -> rusqlite::Result<()> {
+    tx.execute(IMPORT_LINKS, [])?;
+    tx.execute(
+        "INSERT INTO temp.import_links (kind, from_key, to_key, platform) VALUES (?1, ?2, ?3, ?4)",
+        params![kind, from, to, platform],
+    )?;
+    Ok(())
+}
+
+/// Restores the links [`link_later`] kept, to records now stored; a link
+/// to a record the file did not hold is dropped.
+fn restore_links(tx: &Transaction<'_>) -> rusqlite::Result<()> {
+    tx.execute(IMPORT_LINKS, [])?;
+    tx.execute(
+        "UPDATE observations SET superseded_by = (
+            SELECT n.id FROM temp.import_links l JOIN observations n ON n.uid = l.to_key
+            WHERE l.kind = 'observation' AND l.from_key = observations.uid)
+         WHERE uid IN (SELECT from_key FROM temp.import_links WHERE kind = 'observation')",
+        [],
+    )?;
+    tx.execute(
+        "UPDATE sessions SET continues = (
+            SELECT c.id FROM temp.import_links l JOIN sessions c
+              ON c.platform = l.platform AND c.platform_session_id = l.to_key
+            WHERE l.kind = 'session' AND l.platform = sessions.platform
+              AND l.from_key = sessions.platform_session_id)
+         WHERE EXISTS (SELECT 1 FROM temp.import_links l WHERE l.kind = 'session'
+              AND l.platform = sessions.platform AND l.from_key = sessions.platform_session_id)",
+        [],
+    )?;
+    tx.execute("DROP TABLE temp.import_links", [])?;
     Ok(())
 }
 

@@ -31,6 +31,7 @@ pub mod capture;
 pub mod claude_mem;
 pub mod curate;
 pub mod export;
+pub mod export_ledger;
 pub mod freshness;
 pub mod idents;
 pub mod knowledge;

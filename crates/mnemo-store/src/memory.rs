@@ -65,7 +65,7 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
                     subtitle, narrative, facts, concepts, files_read, files_modified, source,
                     created_at, idents)
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15
-             WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE uid = ?1)
+             WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE uid IN (?1, ?16))
              ON CONFLICT (uid) DO NOTHING RETURNING id",
             params![
                 o.uid,
@@ -82,7 +82,8 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
                 files_modified,
                 o.source,
                 o.created_at,
-                idents
+                idents,
+                crate::curate::forgotten_key(&o.uid)
             ],
             |r| r.get(0),
         )
@@ -137,7 +138,7 @@ pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Opt
                     investigated, learned, completed, next_steps, notes, source, created_at,
                     idents)
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13
-             WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE uid = ?1)
+             WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE uid IN (?1, ?14))
              ON CONFLICT (uid) DO NOTHING RETURNING id",
             params![
                 s.uid,
@@ -152,7 +153,8 @@ pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Opt
                 s.notes,
                 s.source,
                 s.created_at,
-                idents
+                idents,
+                crate::curate::forgotten_key(&s.uid)
             ],
             |r| r.get(0),
         )

@@ -125,7 +125,10 @@ pub fn forget(store: &mut Store, uid: &str) -> anyhow::Result<bool> {
     if observation.is_none() && summary.is_none() {
         store.conn().execute(
             "INSERT OR IGNORE INTO forgotten (uid, forgotten_at) VALUES (?1, ?2)",
-            params![uid, mnemo_core::time::now_ms()],
+            params![
+                mnemo_store::curate::forgotten_key(uid),
+                mnemo_core::time::now_ms()
+            ],
         )?;
         return Ok(false);
     }

@@ -169,6 +169,17 @@ impl Browser {
             .map(drop)
     }
 
+    /// Opens a new tab and switches to it: a fresh page with its own
+    /// sessionStorage, as a tab the user opens by hand.
+    pub fn new_tab(&self) -> Result<()> {
+        let opened = self.cmd("POST", "/window/new", Some(json!({ "type": "tab" })))?;
+        let handle = opened["handle"]
+            .as_str()
+            .ok_or_else(|| anyhow!("no handle in {opened}"))?;
+        self.cmd("POST", "/window", Some(json!({ "handle": handle })))
+            .map(drop)
+    }
+
     pub fn url(&self) -> Result<String> {
         Ok(self
             .cmd("GET", "/url", None)?

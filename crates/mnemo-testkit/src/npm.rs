@@ -163,20 +163,11 @@ impl Pinned {
             .prefix(".npm-home-")
             .tempdir_in(beside)
             .context("creating npm's scratch HOME")?;
-        let home = scratch_home.path();
-        let cache = beside.join("npm-cache");
-        let mut npm = Command::new("npm");
+        let mut npm = npm_command(scratch_home.path(), &beside.join("npm-cache"));
         npm.arg("install")
             .arg("--prefix")
             .arg(prefix)
             .args(["--no-audit", "--no-fund", "--no-update-notifier", &spec])
-            .env("HOME", home)
-            .env("USERPROFILE", home)
-            .env("npm_config_cache", &cache)
-            .env("npm_config_userconfig", home.join(".npmrc"))
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("XDG_CACHE_HOME")
-            .env_remove("XDG_DATA_HOME")
             .current_dir(prefix);
         let shown = format!(
             "npm install --prefix {} --no-audit --no-fund {spec}",
@@ -250,6 +241,22 @@ impl Pinned {
         }
         Ok(())
     }
+}
+
+/// `npm` as the kit runs it: with `home` as its HOME (npm and a package's
+/// install scripts write there), `cache` as its cache and logs folder, and
+/// no XDG folder of the user's.
+pub fn npm_command(home: &Path, cache: &Path) -> Command {
+    let mut npm = Command::new("npm");
+    npm.env("HOME", home)
+        .env("USERPROFILE", home)
+        .env("npm_config_cache", cache)
+        .env("npm_config_userconfig", home.join(".npmrc"))
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("XDG_CACHE_HOME")
+        .env_remove("XDG_DATA_HOME")
+        .env_remove("XDG_STATE_HOME");
+    npm
 }
 
 /// The workspace root: two levels above this crate's manifest directory.

@@ -936,3 +936,266 @@ fn a_backup_restored_into_an_empty_store_keeps_ids_pins_and_edits() {
     assert!(ok, "{err}");
     assert_eq!(observation_states(&restored), before);
 }
+
+/// Every line `mnemo export` writes for `env`, parsed, in order.
+fn exported(env: &Env, dir: &Path, file: &Path) -> Vec<Value> {
+    let (ok, _, err) = cli(env, dir, &["export", "-o", file.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Row ids, curation state and links as the store holds them.
+fn curation_rows(env: &Env) -> Vec<String> {
+    let db = env.db();
+    let queries = [
+        "SELECT 'obs', id, uid, pinned, edited_at, superseded_by, author FROM observations",
+        "SELECT 'sum', id, uid, session_id, prompt_number, author, NULL FROM summaries",
+        "SELECT 'prompt', id, uid, session_id, prompt_number, NULL, NULL FROM prompts",
+        "SELECT 'session', id, platform_session_id, continues, project_id, status, NULL FROM sessions",
+    ];
+    let mut out = Vec::new();
+    for sql in queries {
+        let mut stmt = db.prepare(&format!("{sql} ORDER BY 2")).unwrap();
+        let rows = stmt
+            .query_map([], |r| {
+                let cells: Vec<String> = (0..7)
+                    .map(|i| {
+                        r.get::<_, rusqlite::types::Value>(i)
+                            .map(|v| format!("{v:?}"))
+                    })
+                    .collect::<rusqlite::Result<_>>()?;
+                Ok(cells.join(" "))
+            })
+            .unwrap();
+        out.extend(rows.map(Result::unwrap));
+    }
+    out
+}
+
+#[test]
+fn a_round_trip_keeps_every_record_its_ids_curation_and_links() {
+    let env = Env::new();
+    let (w, proj) = two_sessions(&env);
+    // A session started by /clear continues the one before it.
+    hook(
+        &env,
+        "SessionStart",
+        &payload("SessionStart.json", &proj, "sess-gamma", "", |v| {
+            v["source"] = json!("clear");
+        }),
+        |_| {},
+    );
+    drop(w);
+    let first = first_observation(&env, "sess-alpha");
+    let second = first_observation(&env, "sess-beta");
+    for args in [
+        vec!["pin".to_owned(), first.to_string()],
+        vec![
+            "edit".to_owned(),
+            second.to_string(),
+            "--title".to_owned(),
+            "Corrected".to_owned(),
+        ],
+    ] {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (ok, _, err) = cli(&env, &proj, &args);
+        assert!(ok, "{args:?}: {err}");
+    }
+    let (ok, _, err) = cli(&env, &proj, &["forget", &format!("#{}", first + 1)]);
+    assert!(ok, "{err}");
+    // What only the worker and sync write: a decision replaced by a later
+    // one, and a record another person wrote.
+    env.db()
+        .execute_batch(&format!(
+            "UPDATE observations SET superseded_by = {second}, author = 'ana@example.org'
+             WHERE id = {first}"
+        ))
+        .unwrap();
+    let links = env.count("SELECT count(*) FROM sessions WHERE continues IS NOT NULL");
+    assert_eq!(links, 1, "the /clear session continues the one before");
+    let before = exported(&env, &proj, &env.dir.path().join("a.jsonl"));
+    let rows = curation_rows(&env);
+
+    let restored = Env::new();
+    let backup = env.dir.path().join("a.jsonl");
+    let (ok, _, err) = cli(
+        &restored,
+        restored.dir.path(),
+        &["import", backup.to_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(curation_rows(&restored), rows);
+    let after = exported(&restored, &proj, &restored.dir.path().join("b.jsonl"));
+    assert_eq!(after.len(), before.len());
+    for (a, b) in before.iter().zip(&after) {
+        assert_eq!(a, b);
+    }
+}
+
+/// Writes `mnemo export -o file` in `dir`.
+fn export_to(env: &Env, dir: &Path, file: &Path) {
+    let (ok, _, err) = cli(env, dir, &["export", "-o", file.to_str().unwrap()]);
+    assert!(ok, "{err}");
+}
+
+/// Sends a Bash tool call of `session` while the database is locked, so
+/// that it waits in the spool.
+fn spooled_bash(env: &Env, proj: &Path, session: &str, command: &str) {
+    let holder = env.db();
+    holder.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let out = env.hook_with("PostToolUse", &bash_payload(proj, session, command), |c| {
+        c.env("MNEMO_STORE_BUSY_TIMEOUT_MS", "100");
+    });
+    assert_hook_ok(&out);
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("event spooled"),
+        "{out:?}"
+    );
+    holder.execute_batch("COMMIT").unwrap();
+}
+
+#[test]
+fn a_forgotten_session_is_gone_from_every_file_mnemo_keeps_or_named() {
+    let env = Env::new();
+    let proj = project(&env, "vault");
+    let secret = "amber-quill-7731";
+    let gone = format!("sess-{secret}");
+    let w = Worker::start(&env, |_| {});
+    for session in [gone.as_str(), "sess-kept"] {
+        session_start(&env, &proj, session);
+        turn(&env, &proj, session, 1, &[&format!("{session}.rs")]);
+    }
+    wait_all_done(&env, T);
+    drop(w);
+    // Every kind of copy: two exports (one then moved away), a repair copy
+    // of the database, a record the spool set aside, a log line, and a
+    // capture still waiting in the spool.
+    let (kept, moved) = (
+        env.dir.path().join("a.jsonl"),
+        env.dir.path().join("b.jsonl"),
+    );
+    export_to(&env, &proj, &kept);
+    export_to(&env, &proj, &moved);
+    let elsewhere = env.dir.path().join("moved.jsonl");
+    std::fs::rename(&moved, &elsewhere).unwrap();
+    env.db()
+        .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+        .unwrap();
+    std::fs::copy(
+        env.db_path(),
+        env.data().join("mnemo.db.corrupt-1700000000000"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.data().join("spool")).unwrap();
+    std::fs::write(
+        env.data().join("spool/rejected.jsonl"),
+        format!("{{\"capture_id\":\"torn\",\"session_id\":\"{gone}\",\"op\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(env.data().join("logs")).unwrap();
+    std::fs::write(
+        env.data().join("logs/worker.log"),
+        format!("2026-11-27T00:00:00Z  INFO compressed 1 event of session {gone}\n"),
+    )
+    .unwrap();
+    spooled_bash(&env, &proj, &gone, "ls");
+    let holding = files_holding(&env, secret);
+    assert!(holding.len() >= 5, "{holding:?}");
+
+    let (ok, out, err) = cli(&env, &proj, &["forget", "--session", &gone, "--json"]);
+    assert!(ok, "{err}");
+    let forgot: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(forgot["removed"]["sessions"], 1, "{forgot}");
+    assert_eq!(
+        files_holding(&env, secret),
+        Vec::<std::path::PathBuf>::new()
+    );
+    let export = std::fs::read_to_string(&kept).unwrap();
+    assert!(!export.contains(secret), "{export}");
+    assert!(export.contains("sess-kept"), "the rest of the export stays");
+    // The moved export is out of reach, and said to be.
+    let remaining: Vec<&str> = forgot["remaining"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(remaining.len(), 1, "{forgot}");
+    assert!(remaining[0].contains(moved.to_str().unwrap()), "{forgot}");
+    assert!(err.contains(moved.to_str().unwrap()), "{err}");
+    assert!(env.count("SELECT count(*) FROM observations") >= 1);
+}
+
+#[test]
+fn a_forgotten_observation_leaves_an_export_mnemo_wrote() {
+    let env = Env::new();
+    let shop = imported_project(&env, 3);
+    let id = id_of(&env, "Step 1 of the rollout");
+    let backup = env.dir.path().join("backup.jsonl");
+    export_to(&env, &shop, &backup);
+    let (ok, out, err) = cli(&env, &shop, &["forget", &format!("#{id}")]);
+    assert!(ok && err.is_empty(), "{out}{err}");
+    assert!(out.contains(backup.to_str().unwrap()), "{out}");
+    let written = std::fs::read_to_string(&backup).unwrap();
+    assert!(!written.contains("Step 1 of the rollout"), "{written}");
+    assert!(written.contains("Step 2 of the rollout"), "{written}");
+    // Restoring that backup does not bring it back.
+    let restored = Env::new();
+    let (ok, _, err) = cli(
+        &restored,
+        restored.dir.path(),
+        &["import", backup.to_str().unwrap()],
+    );
+    assert!(ok, "{err}");
+    assert_eq!(restored.count("SELECT count(*) FROM observations"), 2);
+}
+
+#[test]
+fn a_redaction_reaches_an_export_mnemo_wrote_and_names_a_moved_one() {
+    let env = Env::new();
+    let proj = project(&env, "vault");
+    let secret = "slate-heron-2290";
+    assert_hook_ok(&env.hook(
+        "UserPromptSubmit",
+        &prompt_payload(&proj, "s1", &format!("the key is {secret}")),
+    ));
+    let (kept, moved) = (
+        env.dir.path().join("a.jsonl"),
+        env.dir.path().join("b.jsonl"),
+    );
+    export_to(&env, &proj, &kept);
+    export_to(&env, &proj, &moved);
+    std::fs::rename(&moved, env.dir.path().join("elsewhere.jsonl")).unwrap();
+    let (ok, out, err) = cli(&env, &proj, &["redact", secret, "--json"]);
+    assert!(ok, "{err}");
+    let red: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(red["files"][kept.to_str().unwrap()], 1, "{red}");
+    assert!(!std::fs::read_to_string(&kept).unwrap().contains(secret));
+    let remaining = red["remaining"].to_string();
+    assert!(remaining.contains(moved.to_str().unwrap()), "{red}");
+    assert!(err.contains(moved.to_str().unwrap()), "{err}");
+}
+
+#[test]
+fn a_damaged_repair_copy_is_masked_and_named() {
+    let env = Env::new();
+    let shop = imported_project(&env, 3);
+    let id = id_of(&env, "Step 1 of the rollout");
+    // What `doctor --fix` keeps when SQLite cannot read the file any more.
+    let copy = env.data().join("mnemo.db.corrupt-1700000000000");
+    std::fs::write(
+        &copy,
+        b"\x00garbage Step 1 of the rollout \xff\x01 Narrative 1. end",
+    )
+    .unwrap();
+    let (ok, _, err) = cli(&env, &shop, &["forget", &format!("#{id}")]);
+    assert!(ok, "{err}");
+    let bytes = std::fs::read(&copy).unwrap();
+    assert!(!contains_bytes(&bytes, b"Step 1 of the rollout"));
+    assert!(!contains_bytes(&bytes, b"Narrative 1."));
+    assert!(err.contains(copy.to_str().unwrap()), "{err}");
+}

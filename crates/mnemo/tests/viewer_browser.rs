@@ -410,10 +410,25 @@ fn an_edit_pin_and_forget_in_the_browser_reach_the_store() {
     assert_eq!(record["pinned"], true, "{record}");
     screenshot(&b, "edit");
 
-    // Forget: asked once more, then gone from search in the page and the API.
+    // An export written, then moved where mnemo cannot follow it.
+    let export = env.dir.path().join("backup.jsonl");
+    assert_success(
+        &env.mnemo()
+            .arg("export")
+            .arg("-o")
+            .arg(&export)
+            .output()
+            .unwrap(),
+    );
+    std::fs::rename(&export, env.dir.path().join("moved.jsonl")).unwrap();
+
+    // Forget: asked once more, then gone from search in the page and the
+    // API; the page names the copy out of reach.
     b.click(&b.wait("#forget", T).unwrap()).unwrap();
     b.click(&b.wait("#forget-yes", T).unwrap()).unwrap();
     b.wait("#forgotten", T).unwrap();
+    let left = b.text_of("#remaining").unwrap();
+    assert!(left.contains(export.to_str().unwrap()), "{left}");
     let (code, _) = w.get(&format!("/api/observations/{id}"));
     assert_eq!(code, 404);
     b.goto(&format!(
@@ -583,6 +598,45 @@ async function attempt(name, f) {{
     assert!(alive(w.pid), "the worker was not stopped");
     let (code, page) = w.get("/api/observations");
     assert_eq!((code, page["total"].as_i64()), (200, Some(3)), "{page}");
+}
+
+#[test]
+fn a_second_tab_shares_the_session_and_no_other_origin_can_ask_for_it() {
+    let Some(b) = browser() else { return };
+    let env = Env::new();
+    remembered(&env);
+    let w = Worker::start(&env, |_| {});
+    sign_in(&b, &env, &w, "feed");
+    b.wait("#feed .item", T).unwrap();
+    let session = tab_session(&b);
+
+    // A page on another loopback port asks the viewer's tabs for the
+    // session the way a new tab of the viewer does.
+    let page = r#"<!doctype html><title>elsewhere</title><pre id="out"></pre>
+<script>
+const got = [];
+const c = new BroadcastChannel("mnemo-session");
+c.onmessage = (e) => got.push(JSON.stringify(e.data));
+c.postMessage({ask: true});
+setTimeout(() => { document.getElementById("out").textContent = "heard: " + got.join(" "); }, 1500);
+</script>"#;
+    let (port, _) = foreign_origin(page.to_owned());
+    b.new_tab().unwrap();
+    b.goto(&format!("http://127.0.0.1:{port}/")).unwrap();
+    let heard = b
+        .wait_until("the foreign page's answer", T, || {
+            let text = b.text_of("#out")?;
+            Ok((!text.is_empty()).then_some(text))
+        })
+        .unwrap();
+    assert_eq!(heard.trim(), "heard:", "another origin got an answer");
+
+    // A new tab of the viewer, opened by hand, is signed in.
+    b.new_tab().unwrap();
+    b.goto(&format!("http://127.0.0.1:{}/#/feed", w.port))
+        .unwrap();
+    b.wait("#feed .item", T).unwrap();
+    assert_eq!(tab_session(&b), session);
 }
 
 /// `head`'s header lines (not its request line) as they would be sent

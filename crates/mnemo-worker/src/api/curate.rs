@@ -11,7 +11,8 @@ use axum::Json;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use mnemo_recall::curate::{self, ForgetRequest};
-use mnemo_store::curate::{CurateError, Edit, Removed};
+use mnemo_store::curate::{CurateError, Edit};
+use mnemo_store::scrub::Forgotten;
 use mnemo_store::shape::{self, ObservationRecord};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -45,7 +46,10 @@ pub struct ForgetBody {
 }
 
 /// `POST /api/forget` with exactly one of `ids`, `session`, `project`, and
-/// `dry_run`: `{"dry_run": bool, "removed": {"observations": n, ...}}`.
+/// `dry_run`: `{"dry_run": bool, "removed": {"observations": n, ...},
+/// "files": {...}, "remaining": [...]}` (files outside the database the
+/// forget reached, and those that may still hold a copy; each omitted when
+/// empty).
 pub async fn forget(
     State(app): State<AppState>,
     body: Result<Json<ForgetBody>, JsonRejection>,
@@ -60,7 +64,8 @@ pub async fn forget(
         })
         .collect();
     let dry_run = body.dry_run;
-    let removed: Removed = app
+    let data = app.data.clone();
+    let forgotten: Forgotten = app
         .db(move |store| {
             let request = ForgetRequest {
                 ids: &ids,
@@ -68,10 +73,12 @@ pub async fn forget(
                 project: body.project.as_deref(),
             };
             let target = curate::forget_target(store, &request, FsPath::new("/"))?;
-            Ok(store.forget(&target, dry_run)?)
+            Ok(store.forget_everywhere(&data, &target, dry_run)?)
         })
         .await?;
-    Ok(Json(json!({ "dry_run": dry_run, "removed": removed })))
+    let mut answer = json!(forgotten);
+    answer["dry_run"] = json!(dry_run);
+    Ok(Json(answer))
 }
 
 #[derive(Debug, Default, Deserialize)]

@@ -27,30 +27,52 @@ fn open_with_data() -> anyhow::Result<(Store, mnemo_core::DataDir)> {
 }
 
 pub fn forget(args: ForgetArgs) -> anyhow::Result<i32> {
-    let mut store = open()?;
+    let (mut store, data) = open_with_data()?;
     let request = ForgetRequest {
         ids: &args.ids,
         session: args.session.as_deref(),
         project: args.project.as_deref(),
     };
     let target = curate::forget_target(&store, &request, &current_dir()?)?;
-    let removed = store
-        .forget(&target, args.dry_run)
+    let forgotten = store
+        .forget_everywhere(&data, &target, args.dry_run)
         .map_err(curate::curate_error)?;
     if args.vacuum {
         store.vacuum()?;
     }
     if args.json {
-        print_json(&serde_json::json!({ "dry_run": args.dry_run, "removed": removed }))?;
+        let mut json = serde_json::to_value(&forgotten)?;
+        json["dry_run"] = args.dry_run.into();
+        print_json(&json)?;
     } else {
         let verb = if args.dry_run {
             "would forget"
         } else {
             "forgot"
         };
-        out(&format!("{verb}: {}", counts(&removed)))?;
+        out(&format!("{verb}: {}", counts(&forgotten.removed)))?;
+        if !forgotten.files.is_empty() {
+            out(&format!("also taken out of {}", places(&forgotten.files)))?;
+        }
     }
+    warn_remaining(&forgotten.remaining);
     Ok(0)
+}
+
+/// Says on stderr which files may still hold what was taken out.
+fn warn_remaining(remaining: &[String]) {
+    for left in remaining {
+        eprintln!("mnemo: warning: a copy may remain in {left}");
+    }
+}
+
+/// `a.jsonl 2, logs/worker.log 1`.
+fn places<'a>(places: impl IntoIterator<Item = (&'a String, &'a usize)>) -> String {
+    places
+        .into_iter()
+        .map(|(place, n)| format!("{place} {n}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// `observations 3, summaries 1, prompts 1, events 12, sessions 1`.
@@ -116,9 +138,7 @@ pub fn redact(args: RedactArgs) -> anyhow::Result<i32> {
     } else {
         out(&redaction_summary(&redacted))?;
     }
-    for left in &redacted.remaining {
-        eprintln!("mnemo: warning: a copy may remain in {left}");
-    }
+    warn_remaining(&redacted.remaining);
     Ok(0)
 }
 
@@ -127,16 +147,10 @@ fn redaction_summary(redacted: &Redacted) -> String {
     if redacted.replaced == 0 {
         return "not found anywhere mnemo keeps data; nothing changed".to_owned();
     }
-    let places: Vec<String> = redacted
-        .places
-        .iter()
-        .chain(&redacted.files)
-        .map(|(place, n)| format!("{place} {n}"))
-        .collect();
     format!(
         "replaced in {} places with {} ({})",
         redacted.replaced,
         mnemo_store::curate::REDACTED,
-        places.join(", ")
+        places(redacted.places.iter().chain(&redacted.files))
     )
 }

@@ -19,6 +19,14 @@ pub fn export(output: Option<&Path>) -> anyhow::Result<i32> {
             let mut out = BufWriter::new(file);
             let counts = store.export(&mut out)?;
             out.flush()?;
+            // A later forget or redaction reaches this copy, or names it.
+            if let Err(e) = mnemo_store::export_ledger::record(&data, path) {
+                eprintln!(
+                    "mnemo: warning: cannot note {} among the exports written ({e}); \
+                     a later forget or redaction will not reach it",
+                    path.display()
+                );
+            }
             counts
         }
         None => {

@@ -2,9 +2,42 @@
 // in this tab's sessionStorage (scoped to the viewer's origin, port
 // included) and goes with every request as the X-Mnemo-Session header; no
 // cookie is involved, so no other service on 127.0.0.1 ever receives it.
+// A new tab of the viewer asks the open ones for it over a BroadcastChannel,
+// which is scoped to the origin as well (port included): another tab opens
+// the viewer without a new `mnemo open`, and no other origin can ask.
 // The API token never reaches the page.
 
 const SESSION = "mnemo-session";
+/// How long a new tab waits for an open tab of the viewer to answer.
+const ASK_MS = 400;
+
+const tabs = typeof BroadcastChannel === "function" ? new BroadcastChannel(SESSION) : null;
+
+if (tabs) {
+  tabs.onmessage = (e) => {
+    const id = sessionStorage.getItem(SESSION);
+    if (e.data && e.data.ask && id) tabs.postMessage({ session: id });
+  };
+}
+
+/// This tab's session: its own, or one an open tab of the viewer hands
+/// over (none after ASK_MS: the page then says to run `mnemo open`).
+const ready = new Promise((done) => {
+  if (sessionStorage.getItem(SESSION) || !tabs) return done();
+  const ask = new BroadcastChannel(SESSION);
+  const finish = () => {
+    ask.close();
+    done();
+  };
+  ask.onmessage = (e) => {
+    if (e.data && typeof e.data.session === "string" && !sessionStorage.getItem(SESSION)) {
+      sessionStorage.setItem(SESSION, e.data.session);
+    }
+    finish();
+  };
+  ask.postMessage({ ask: true });
+  setTimeout(finish, ASK_MS);
+});
 
 /// The header that carries the session, when this tab has one.
 function auth() {
@@ -20,6 +53,7 @@ export class ApiError extends Error {
 }
 
 async function call(method, path, body) {
+  await ready;
   const init = { method, headers: { Accept: "application/json", ...auth() } };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
@@ -72,6 +106,7 @@ export function stream(onEvent, onState) {
     else if (type === "observation" || type === "summary") onEvent(type, JSON.parse(data));
   };
   (async () => {
+    await ready;
     while (!abort.signal.aborted) {
       try {
         const headers = { Accept: "text/event-stream", ...auth() };

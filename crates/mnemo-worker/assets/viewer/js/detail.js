@@ -117,7 +117,7 @@ export async function detailPage(main, { match }) {
   };
   const forget = (record) => {
     fill(message, h("div", { class: "card" },
-      h("p", {}, `Forget ${record.ref} “${record.title}”? It is removed from the store for good.`),
+      h("p", {}, `Forget ${record.ref} “${record.title}”? It is removed for good from the store and from every file mnemo keeps.`),
       h("div", { class: "actions" },
         h("button", { class: "danger", id: "forget-yes", onclick: () => forgetNow(record) }, "Forget it"),
         h("button", { onclick: () => fill(message) }, "Keep it"))));
@@ -125,8 +125,8 @@ export async function detailPage(main, { match }) {
   const forgetNow = async (record) => {
     fill(message);
     try {
-      await post("/api/forget", { ids: [record.id] });
-      fill(body, h("p", { id: "forgotten" }, `${record.ref} is forgotten.`));
+      const done = await post("/api/forget", { ids: [record.id] });
+      fill(body, h("p", { id: "forgotten" }, `${record.ref} is forgotten.`), leftCopies(done.remaining));
     } catch (e) {
       fill(message, errorBox(e));
     }
@@ -144,6 +144,17 @@ export async function detailPage(main, { match }) {
     )
     : h("p", { class: "muted" }, "No timeline.");
   fill(main, message, body, h("h2", {}, "Around it in time"), neighbours);
+}
+
+/** The files a forget could not reach, which may still hold a copy. */
+function leftCopies(remaining) {
+  if (!remaining || remaining.length === 0) return null;
+  return h(
+    "div",
+    { class: "card", id: "remaining" },
+    h("p", {}, "A copy may remain in:"),
+    h("ul", {}, remaining.map((place) => h("li", {}, place))),
+  );
 }
 
 /** A badge when the record's files changed or are gone since it was written. */
