@@ -105,6 +105,39 @@ impl Terms {
         self.prefix = prefix_term.and_then(|p| self.terms.iter().position(|t| t.text == p));
     }
 
+    /// Replaces each unquoted word of several parts (`testing-related`,
+    /// `api/v2`) that matches nothing as a whole (`counts`, one per term) by
+    /// its parts that are not stop words, as a plain BM25 over the same text
+    /// would search them; returns whether anything changed. A record that
+    /// says "related to testing" is then still found and ranked.
+    pub fn split_unmatched(&mut self, counts: &[u64]) -> bool {
+        let prefix_term = self.prefix.map(|p| self.terms[p].text.clone());
+        let mut out: Vec<Term> = Vec::with_capacity(self.terms.len());
+        let mut changed = false;
+        for (i, t) in self.terms.iter().enumerate() {
+            let parts = parts(&t.text);
+            if t.quoted || counts.get(i) != Some(&0) || parts.len() < 2 {
+                out.push(t.clone());
+                continue;
+            }
+            changed = true;
+            for p in parts.into_iter().filter(|p| !is_stop_word(p)) {
+                if !out.iter().any(|k| k.text.eq_ignore_ascii_case(&p)) {
+                    out.push(Term {
+                        text: p,
+                        quoted: false,
+                        stop: false,
+                    });
+                }
+            }
+        }
+        if changed {
+            self.terms = out;
+            self.prefix = prefix_term.and_then(|p| self.terms.iter().position(|t| t.text == p));
+        }
+        changed
+    }
+
     /// Every word required (FTS5's implicit AND).
     pub fn all(&self) -> Option<String> {
         self.join(" ")
@@ -181,6 +214,14 @@ fn words(input: &str) -> Vec<Term> {
         }
     }
     out
+}
+
+/// The alphanumeric runs of a word, as the index's tokenizer cuts them.
+fn parts(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Sentence punctuation around a word (`login?`, `(see`, `it,`) is not part
@@ -309,6 +350,24 @@ mod tests {
             Some("\"cc\" OR \"dddd\"*")
         );
         assert_eq!(Terms::parse("b").any_except(&[true]), None);
+    }
+
+    #[test]
+    fn compound_words_that_match_nothing_are_searched_by_their_parts() {
+        let mut terms = Terms::parse("testing-related decisions across the api/v2 \"a-b\"");
+        // `testing-related` matches nothing as a phrase; `api/v2` does.
+        assert!(terms.split_unmatched(&[0, 4, 9, 3, 0]));
+        assert_eq!(
+            terms.any().as_deref(),
+            Some(
+                "\"testing\" OR \"related\" OR \"decisions\" OR \"across\" OR \"api/v2\" OR \"a-b\""
+            )
+        );
+        assert!(!terms.split_unmatched(&[1, 1, 1, 1, 1, 1]));
+        // Parts that are stop words are left out, repeats once.
+        let mut terms = Terms::parse("log out-of-the log?");
+        assert!(terms.split_unmatched(&[3, 0]));
+        assert_eq!(terms.any().as_deref(), Some("\"log\" OR \"out\""));
     }
 
     #[test]

@@ -380,7 +380,10 @@ fn select_terms(conn: &Connection, kinds: &Kinds, terms: &mut Terms) -> Result<T
     if terms.len() > MAX_TERMS {
         terms.keep_selective(MAX_TERMS, &mut count);
     }
-    let counts: Vec<u64> = terms.terms().iter().map(|t| count(&t.fts())).collect();
+    let mut counts: Vec<u64> = terms.terms().iter().map(|t| count(&t.fts())).collect();
+    if terms.split_unmatched(&counts) {
+        counts = terms.terms().iter().map(|t| count(&t.fts())).collect();
+    }
     if let Some(e) = failed {
         return Err(e.into());
     }
