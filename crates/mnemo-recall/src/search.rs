@@ -360,30 +360,30 @@ pub const RERANK_POOL: usize = 50;
 pub const DOC_COUNT_CAP: u64 = 1000;
 
 /// Document counts of the query's words (capped), which keep the most
-/// selective [`MAX_TERMS`] of a long query and weigh each word.
+/// selective [`MAX_TERMS`] of a long query and weigh each word. A compound
+/// word that matches nothing is split first ([`Terms::split_unmatched`]).
+/// Each word is counted once.
 fn select_terms(conn: &Connection, kinds: &Kinds, terms: &mut Terms) -> Result<TermWeights> {
     let sources = sources_of(kinds);
     let mut failed: Option<rusqlite::Error> = None;
+    let mut known: std::collections::HashMap<String, u64> = std::collections::HashMap::new();
     let mut count = |fts: &str| -> u64 {
-        let mut n = 0;
-        for src in &sources {
-            if n >= DOC_COUNT_CAP {
-                break;
-            }
-            match doc_count(conn, src.fts, fts, DOC_COUNT_CAP - n) {
-                Ok(c) => n += c,
-                Err(e) => failed = Some(e),
-            }
+        if let Some(&n) = known.get(fts) {
+            return n;
         }
+        let n = capped_count(conn, &sources, fts).unwrap_or_else(|e| {
+            failed = Some(e);
+            0
+        });
+        known.insert(fts.to_owned(), n);
         n
     };
+    let first: Vec<u64> = terms.terms().iter().map(|t| count(&t.fts())).collect();
+    terms.split_unmatched(&first);
     if terms.len() > MAX_TERMS {
         terms.keep_selective(MAX_TERMS, &mut count);
     }
-    let mut counts: Vec<u64> = terms.terms().iter().map(|t| count(&t.fts())).collect();
-    if terms.split_unmatched(&counts) {
-        counts = terms.terms().iter().map(|t| count(&t.fts())).collect();
-    }
+    let counts: Vec<u64> = terms.terms().iter().map(|t| count(&t.fts())).collect();
     if let Some(e) = failed {
         return Err(e.into());
     }
@@ -395,6 +395,18 @@ fn select_terms(conn: &Connection, kinds: &Kinds, terms: &mut Terms) -> Result<T
         total += n.unwrap_or(0).max(0) as u64;
     }
     Ok(TermWeights::new(&counts, total))
+}
+
+/// How many records of the sources match a term, up to [`DOC_COUNT_CAP`].
+fn capped_count(conn: &Connection, sources: &[&Source], fts: &str) -> rusqlite::Result<u64> {
+    let mut n = 0;
+    for src in sources {
+        if n >= DOC_COUNT_CAP {
+            break;
+        }
+        n += doc_count(conn, src.fts, fts, DOC_COUNT_CAP - n)?;
+    }
+    Ok(n)
 }
 
 /// How many rows of one index match a term, up to `cap`.
