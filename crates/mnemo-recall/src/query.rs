@@ -115,13 +115,14 @@ impl Terms {
         let mut out: Vec<Term> = Vec::with_capacity(self.terms.len());
         let mut changed = false;
         for (i, t) in self.terms.iter().enumerate() {
-            let parts = parts(&t.text);
-            if t.quoted || counts.get(i) != Some(&0) || parts.len() < 2 {
+            let all = parts(&t.text);
+            let kept: Vec<String> = all.iter().filter(|p| !is_stop_word(p)).cloned().collect();
+            if t.quoted || counts.get(i) != Some(&0) || all.len() < 2 || kept.is_empty() {
                 out.push(t.clone());
                 continue;
             }
             changed = true;
-            for p in parts.into_iter().filter(|p| !is_stop_word(p)) {
+            for p in kept {
                 if !out.iter().any(|k| k.text.eq_ignore_ascii_case(&p)) {
                     out.push(Term {
                         text: p,
@@ -368,6 +369,10 @@ mod tests {
         let mut terms = Terms::parse("log out-of-the log?");
         assert!(terms.split_unmatched(&[3, 0]));
         assert_eq!(terms.any().as_deref(), Some("\"log\" OR \"out\""));
+        // A compound of stop words only stays as it is.
+        let mut terms = Terms::parse("of-the?");
+        assert!(!terms.split_unmatched(&[0]));
+        assert_eq!(terms.any().as_deref(), Some("\"of-the\""));
     }
 
     #[test]
