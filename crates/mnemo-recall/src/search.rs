@@ -1,9 +1,11 @@
 //! Full-text search over observations, summaries and prompts.
 //!
 //! A query is reduced to the words that say something ([`crate::query`]:
-//! stop and question words set aside, repeats once; a long query keeps up
-//! to [`MAX_TERMS`] words, the most selective by their document counts,
-//! which also weigh each word). Recall comes first: FTS5 finds candidates
+//! stop and question words set aside, repeats once; a compound word such
+//! as `testing-related` that matches nothing as a whole is searched by its
+//! parts, as a plain BM25 would; a long query keeps up to [`MAX_TERMS`]
+//! words, the most selective by their document counts, which also weigh
+//! each word). Recall comes first: FTS5 finds candidates
 //! with every word (a query of up to five words), then the best BM25
 //! matches of an OR of every selective word (each in fewer than
 //! [`DOC_COUNT_CAP`] records, so all their matches are ranked), then, while
@@ -30,7 +32,8 @@
 //! Cost is bounded whatever the store holds: FTS5 computes BM25 for at most
 //! the newest [`RANK_WINDOW`] matching observations and half as many
 //! summaries and prompts (it walks its index in rowid order and stops
-//! there), a word's document count stops at [`DOC_COUNT_CAP`], and at most
+//! there), a word's document count stops at [`DOC_COUNT_CAP`] (all of a
+//! query's words are counted in one statement per source), and at most
 //! [`RERANK_POOL`] candidates per kind are read for re-ranking. The FTS
 //! table always drives the join (`CROSS JOIN`): left to itself, SQLite may
 //! walk a project's observations by date and run the match once per row,
