@@ -425,9 +425,9 @@ fn count_new(
 const COUNTS_PER_STATEMENT: usize = 100;
 
 /// How many rows of one index match each term, each up to its cap: one
-/// statement for all of them, with the terms as SQL string literals (a
-/// statement with a bound `MATCH ?` is compiled again for every value, so
-/// one statement per term, or bound values, cost a parse each).
+/// statement for all of them (a long query has a hundred words or more, and
+/// a statement per word and source cost a prepare and a step each), with
+/// the terms as SQL string literals, quotes doubled.
 fn doc_counts(conn: &Connection, index: &str, asked: &[(&str, u64)]) -> rusqlite::Result<Vec<u64>> {
     if asked.is_empty() {
         return Ok(Vec::new());
