@@ -16,7 +16,7 @@
 //!   edits it (PreToolUse), at most once per file per session;
 //! - [`search`]: full-text search over observations, summaries and prompts,
 //!   with filters; [`query`] turns any user text into a safe FTS5 query
-//!   of its selective words, [`ranking`] re-ranks BM25's candidates by how
+//!   of its selective words ([`stop_words`] says which are not), [`ranking`] re-ranks BM25's candidates by how
 //!   much of the query they cover, [`supersede`] finds decisions that a
 //!   later decision replaced;
 //! - [`projects`]: the projects mnemo knows, and the hint that names them;
@@ -57,6 +57,7 @@ pub mod scope;
 pub mod search;
 pub mod sessions;
 pub mod shown;
+pub mod stop_words;
 pub mod supersede;
 #[cfg(feature = "synth")]
 pub mod synth;

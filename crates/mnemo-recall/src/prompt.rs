@@ -33,6 +33,7 @@ use rusqlite::{Connection, OptionalExtension};
 use crate::Result;
 use crate::context::type_marker;
 use crate::ids::{ItemRef, Kind};
+pub use crate::stop_words::is_filler;
 use crate::text::{CONTEXT_CLOSE, CONTEXT_OPEN, display_path, js_len, main_file, one_line};
 use crate::when::Clock;
 
@@ -84,187 +85,6 @@ pub struct PromptRecall {
     pub shown: Vec<ItemRef>,
 }
 
-/// Words that say nothing about a subject: function words and what people
-/// type to steer an agent.
-const FILLER: &[&str] = &[
-    "a",
-    "able",
-    "about",
-    "above",
-    "add",
-    "after",
-    "again",
-    "ahead",
-    "all",
-    "also",
-    "am",
-    "an",
-    "and",
-    "any",
-    "anything",
-    "are",
-    "as",
-    "at",
-    "be",
-    "because",
-    "been",
-    "before",
-    "being",
-    "below",
-    "between",
-    "both",
-    "but",
-    "by",
-    "can",
-    "change",
-    "check",
-    "code",
-    "continue",
-    "could",
-    "create",
-    "did",
-    "do",
-    "does",
-    "doing",
-    "done",
-    "down",
-    "each",
-    "everything",
-    "few",
-    "file",
-    "files",
-    "fine",
-    "fix",
-    "for",
-    "from",
-    "further",
-    "get",
-    "go",
-    "going",
-    "good",
-    "great",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "help",
-    "her",
-    "here",
-    "him",
-    "his",
-    "how",
-    "i",
-    "if",
-    "implement",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "itself",
-    "just",
-    "know",
-    "let",
-    "lets",
-    "like",
-    "look",
-    "make",
-    "me",
-    "more",
-    "most",
-    "my",
-    "need",
-    "next",
-    "nice",
-    "no",
-    "nor",
-    "not",
-    "now",
-    "of",
-    "off",
-    "ok",
-    "okay",
-    "on",
-    "once",
-    "only",
-    "or",
-    "other",
-    "our",
-    "out",
-    "over",
-    "own",
-    "perfect",
-    "please",
-    "proceed",
-    "really",
-    "remove",
-    "run",
-    "same",
-    "see",
-    "seem",
-    "seems",
-    "she",
-    "should",
-    "show",
-    "so",
-    "some",
-    "something",
-    "still",
-    "sure",
-    "tell",
-    "than",
-    "thank",
-    "thanks",
-    "that",
-    "the",
-    "their",
-    "them",
-    "then",
-    "there",
-    "these",
-    "they",
-    "thing",
-    "things",
-    "think",
-    "this",
-    "those",
-    "through",
-    "thx",
-    "to",
-    "too",
-    "try",
-    "under",
-    "until",
-    "up",
-    "update",
-    "use",
-    "very",
-    "want",
-    "was",
-    "way",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "why",
-    "will",
-    "with",
-    "work",
-    "would",
-    "write",
-    "yeah",
-    "yep",
-    "yes",
-    "you",
-    "your",
-];
-
 /// True for a prompt the host wrote rather than the user: a background
 /// task's `<task-notification>`, `<local-command-…>` output, an
 /// `[Request interrupted by user]` marker, the summary that continues a
@@ -274,11 +94,6 @@ pub fn is_injected(prompt: &str) -> bool {
     t.starts_with('<')
         || (t.starts_with('[') && t.ends_with(']'))
         || mnemo_core::host_text::host_text(t).is_some()
-}
-
-/// True for a (lowercase) word that says nothing about a subject.
-pub fn is_filler(word: &str) -> bool {
-    FILLER.binary_search(&word).is_ok()
 }
 
 /// The prompt's terms: files and symbols first, then words.
@@ -765,14 +580,6 @@ mod tests {
 
     fn queries(prompt: &str) -> Vec<String> {
         terms(prompt).into_iter().map(|t| t.query).collect()
-    }
-
-    #[test]
-    fn the_filler_list_is_sorted_for_binary_search() {
-        let mut sorted = FILLER.to_vec();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(sorted, FILLER);
     }
 
     #[test]

@@ -23,6 +23,8 @@
 //! The result is `None` when nothing searchable is left; callers then list
 //! by recency instead of failing.
 
+use crate::stop_words::is_stop_word;
+
 /// At most this many words are searched for; a longer query keeps its most
 /// selective ones.
 pub const MAX_TERMS: usize = 48;
@@ -30,173 +32,6 @@ pub const MAX_TERMS: usize = 48;
 const MAX_INPUT_WORDS: usize = 400;
 /// The last word gets a prefix match from this many characters on.
 const MIN_PREFIX_CHARS: usize = 3;
-
-/// English glue and question words: never what a query is about. Small and
-/// explicit on purpose; a word missing here still only weighs what BM25's
-/// document frequency says it weighs.
-const STOP_WORDS: &[&str] = &[
-    "a",
-    "about",
-    "after",
-    "again",
-    "all",
-    "also",
-    "am",
-    "an",
-    "and",
-    "any",
-    "are",
-    "as",
-    "at",
-    "be",
-    "because",
-    "been",
-    "before",
-    "being",
-    "but",
-    "by",
-    "can",
-    "could",
-    "did",
-    "do",
-    "does",
-    "doing",
-    "done",
-    "for",
-    "from",
-    "get",
-    "got",
-    "had",
-    "has",
-    "have",
-    "having",
-    "he",
-    "her",
-    "here",
-    "him",
-    "his",
-    "how",
-    "i",
-    "if",
-    "in",
-    "into",
-    "is",
-    "it",
-    "its",
-    "just",
-    "me",
-    "my",
-    "of",
-    "on",
-    "or",
-    "our",
-    "ours",
-    "she",
-    "should",
-    "so",
-    "some",
-    "than",
-    "that",
-    "the",
-    "their",
-    "them",
-    "then",
-    "there",
-    "these",
-    "they",
-    "this",
-    "those",
-    "to",
-    "too",
-    "us",
-    "very",
-    "was",
-    "we",
-    "were",
-    "what",
-    "when",
-    "where",
-    "which",
-    "while",
-    "who",
-    "whom",
-    "why",
-    "will",
-    "with",
-    "would",
-    "you",
-    "your",
-    "it's",
-    "i'm",
-    "we're",
-    "don't",
-    "didn't",
-    "doesn't",
-    "isn't",
-    "wasn't",
-    "there's",
-    "what's",
-    "again",
-    "still",
-    "last",
-    "time",
-    "remember",
-    "recall",
-    "above",
-    "below",
-    "between",
-    "both",
-    "during",
-    "each",
-    "few",
-    "further",
-    "more",
-    "most",
-    "once",
-    "only",
-    "other",
-    "own",
-    "same",
-    "such",
-    "through",
-    "under",
-    "until",
-    "itself",
-    "myself",
-    "yourself",
-    "ourselves",
-    "themselves",
-    "hers",
-    "yours",
-    "theirs",
-    "can't",
-    "won't",
-    "couldn't",
-    "shouldn't",
-    "wouldn't",
-    "aren't",
-    "weren't",
-    "hasn't",
-    "haven't",
-    "hadn't",
-    "let's",
-    "that's",
-    "here's",
-    "who's",
-    "how's",
-    "where's",
-    "why's",
-    "you're",
-    "they're",
-    "i've",
-    "we've",
-    "you've",
-    "i'd",
-    "we'd",
-    "i'll",
-    "we'll",
-    "you'll",
-];
 
 /// One searchable word or quoted phrase.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -268,6 +103,40 @@ impl Terms {
         let prefix_term = self.prefix.map(|p| self.terms[p].text.clone());
         self.terms = order.iter().map(|&i| self.terms[i].clone()).collect();
         self.prefix = prefix_term.and_then(|p| self.terms.iter().position(|t| t.text == p));
+    }
+
+    /// Replaces each unquoted word of several parts (`testing-related`,
+    /// `api/v2`) that matches nothing as a whole (`counts`, one per term) by
+    /// its parts that are not stop words, as a plain BM25 over the same text
+    /// would search them; returns whether anything changed. A record that
+    /// says "related to testing" is then still found and ranked.
+    pub fn split_unmatched(&mut self, counts: &[u64]) -> bool {
+        let prefix_term = self.prefix.map(|p| self.terms[p].text.clone());
+        let mut out: Vec<Term> = Vec::with_capacity(self.terms.len());
+        let mut changed = false;
+        for (i, t) in self.terms.iter().enumerate() {
+            let all = parts(&t.text);
+            let kept: Vec<String> = all.iter().filter(|p| !is_stop_word(p)).cloned().collect();
+            if t.quoted || counts.get(i) != Some(&0) || all.len() < 2 || kept.is_empty() {
+                out.push(t.clone());
+                continue;
+            }
+            changed = true;
+            for p in kept {
+                if !out.iter().any(|k| k.text.eq_ignore_ascii_case(&p)) {
+                    out.push(Term {
+                        text: p,
+                        quoted: false,
+                        stop: false,
+                    });
+                }
+            }
+        }
+        if changed {
+            self.terms = out;
+            self.prefix = prefix_term.and_then(|p| self.terms.iter().position(|t| t.text == p));
+        }
+        changed
     }
 
     /// Every word required (FTS5's implicit AND).
@@ -348,16 +217,19 @@ fn words(input: &str) -> Vec<Term> {
     out
 }
 
+/// The alphanumeric runs of a word, as the index's tokenizer cuts them.
+fn parts(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|p| !p.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// Sentence punctuation around a word (`login?`, `(see`, `it,`) is not part
 /// of it; inner punctuation (`src/auth.rs`, `don't`) is.
 fn trim_prose(word: &str) -> String {
     word.trim_matches(|c: char| matches!(c, '?' | '!' | ',' | ';' | ':' | '(' | ')' | '.' | '\''))
         .to_owned()
-}
-
-fn is_stop_word(word: &str) -> bool {
-    let lower = word.to_lowercase().replace('’', "'");
-    STOP_WORDS.contains(&lower.as_str())
 }
 
 /// Whether the input reads as typed halfway (a few words, the last one
@@ -479,6 +351,28 @@ mod tests {
             Some("\"cc\" OR \"dddd\"*")
         );
         assert_eq!(Terms::parse("b").any_except(&[true]), None);
+    }
+
+    #[test]
+    fn compound_words_that_match_nothing_are_searched_by_their_parts() {
+        let mut terms = Terms::parse("testing-related decisions across the api/v2 \"a-b\"");
+        // `testing-related` matches nothing as a phrase; `api/v2` does.
+        assert!(terms.split_unmatched(&[0, 4, 9, 3, 0]));
+        assert_eq!(
+            terms.any().as_deref(),
+            Some(
+                "\"testing\" OR \"related\" OR \"decisions\" OR \"across\" OR \"api/v2\" OR \"a-b\""
+            )
+        );
+        assert!(!terms.split_unmatched(&[1, 1, 1, 1, 1, 1]));
+        // Parts that are stop words are left out, repeats once.
+        let mut terms = Terms::parse("log out-of-the log?");
+        assert!(terms.split_unmatched(&[3, 0]));
+        assert_eq!(terms.any().as_deref(), Some("\"log\" OR \"out\""));
+        // A compound of stop words only stays as it is.
+        let mut terms = Terms::parse("of-the?");
+        assert!(!terms.split_unmatched(&[0]));
+        assert_eq!(terms.any().as_deref(), Some("\"of-the\""));
     }
 
     #[test]

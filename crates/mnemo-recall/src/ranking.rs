@@ -94,7 +94,7 @@ pub fn bm25f(terms: &Terms, weights: &TermWeights, doc: &Doc, avg_len: &[f64]) -
                 continue;
             }
             let avg = avg_len.get(i).copied().unwrap_or(1.0).max(1.0);
-            let norm = 1.0 - B + B * field.words.len() as f64 / avg;
+            let norm = 1.0 - B + B * field.len as f64 / avg;
             tf += field.weight * n as f64 / norm;
         }
         score += idf * tf / (K1 + tf);
@@ -109,26 +109,36 @@ pub fn average_lengths(docs: &[&Doc]) -> Vec<f64> {
         .map(|i| {
             let total: usize = docs
                 .iter()
-                .map(|d| d.fields.get(i).map_or(0, |f| f.words.len()))
+                .map(|d| d.fields.get(i).map_or(0, |f| f.len))
                 .sum();
             total as f64 / docs.len().max(1) as f64
         })
         .collect()
 }
 
-/// One field of a record: its BM25F weight and its words, folded.
+/// One field of a record: its BM25F weight, its length in words, and its
+/// distinct words, folded and sorted, with their occurrences (a word and
+/// its longer forms sit together, so a lookup is a binary search).
 #[derive(Debug, Default)]
 pub struct Field {
     pub weight: f64,
-    words: Vec<String>,
+    len: usize,
+    vocab: Vec<(String, usize)>,
 }
 
 impl Field {
     pub fn new(weight: f64, text: &str) -> Field {
-        Field {
-            weight,
-            words: tokens(text).map(|w| fold(&w)).collect(),
+        let mut words: Vec<String> = tokens(text).map(|w| fold(&w)).collect();
+        let len = words.len();
+        words.sort_unstable();
+        let mut vocab: Vec<(String, usize)> = Vec::new();
+        for w in words {
+            match vocab.last_mut() {
+                Some((last, n)) if *last == w => *n += 1,
+                _ => vocab.push((w, 1)),
+            }
         }
+        Field { weight, len, vocab }
     }
 
     /// Occurrences of a folded word (a word of four or more letters also
@@ -138,13 +148,20 @@ impl Field {
     /// whole phrase.
     fn count(&self, w: &str) -> usize {
         if has_unsegmented(w) {
-            return self.words.iter().map(|d| d.matches(w).count()).sum();
+            return self
+                .vocab
+                .iter()
+                .map(|(d, n)| d.matches(w).count() * n)
+                .sum();
         }
         let loose = w.chars().count() >= 4;
-        self.words
+        let start = self.vocab.partition_point(|(d, _)| d.as_str() < w);
+        self.vocab[start..]
             .iter()
-            .filter(|d| *d == w || (loose && d.starts_with(w) && d.len() <= w.len() + 4))
-            .count()
+            .take_while(|(d, _)| d.starts_with(w))
+            .filter(|(d, _)| d == w || (loose && d.len() <= w.len() + 4))
+            .map(|(_, n)| n)
+            .sum()
     }
 }
 

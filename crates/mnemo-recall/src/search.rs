@@ -1,9 +1,11 @@
 //! Full-text search over observations, summaries and prompts.
 //!
 //! A query is reduced to the words that say something ([`crate::query`]:
-//! stop and question words set aside, repeats once; a long query keeps up
-//! to [`MAX_TERMS`] words, the most selective by their document counts,
-//! which also weigh each word). Recall comes first: FTS5 finds candidates
+//! stop and question words set aside, repeats once; a compound word such
+//! as `testing-related` that matches nothing as a whole is searched by its
+//! parts, as a plain BM25 would; a long query keeps up to [`MAX_TERMS`]
+//! words, the most selective by their document counts, which also weigh
+//! each word). Recall comes first: FTS5 finds candidates
 //! with every word (a query of up to five words), then the best BM25
 //! matches of an OR of every selective word (each in fewer than
 //! [`DOC_COUNT_CAP`] records, so all their matches are ranked), then, while
@@ -30,12 +32,14 @@
 //! Cost is bounded whatever the store holds: FTS5 computes BM25 for at most
 //! the newest [`RANK_WINDOW`] matching observations and half as many
 //! summaries and prompts (it walks its index in rowid order and stops
-//! there), a word's document count stops at [`DOC_COUNT_CAP`], and at most
+//! there), a word's document count stops at [`DOC_COUNT_CAP`] (all of a
+//! query's words are counted in one statement per source), and at most
 //! [`RERANK_POOL`] candidates per kind are read for re-ranking. The FTS
 //! table always drives the join (`CROSS JOIN`): left to itself, SQLite may
 //! walk a project's observations by date and run the match once per row,
 //! which is a hundred times slower on a large store.
 
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 
 use mnemo_core::time::format_rfc3339;
@@ -360,30 +364,21 @@ pub const RERANK_POOL: usize = 50;
 pub const DOC_COUNT_CAP: u64 = 1000;
 
 /// Document counts of the query's words (capped), which keep the most
-/// selective [`MAX_TERMS`] of a long query and weigh each word.
+/// selective [`MAX_TERMS`] of a long query and weigh each word. A compound
+/// word that matches nothing is split first ([`Terms::split_unmatched`]).
+/// Each word is counted once.
 fn select_terms(conn: &Connection, kinds: &Kinds, terms: &mut Terms) -> Result<TermWeights> {
     let sources = sources_of(kinds);
-    let mut failed: Option<rusqlite::Error> = None;
-    let mut count = |fts: &str| -> u64 {
-        let mut n = 0;
-        for src in &sources {
-            if n >= DOC_COUNT_CAP {
-                break;
-            }
-            match doc_count(conn, src.fts, fts, DOC_COUNT_CAP - n) {
-                Ok(c) => n += c,
-                Err(e) => failed = Some(e),
-            }
-        }
-        n
-    };
+    let mut known: HashMap<String, u64> = HashMap::new();
+    count_new(conn, &sources, terms, &mut known)?;
+    let first: Vec<u64> = terms.terms().iter().map(|t| known[&t.fts()]).collect();
+    if terms.split_unmatched(&first) {
+        count_new(conn, &sources, terms, &mut known)?;
+    }
     if terms.len() > MAX_TERMS {
-        terms.keep_selective(MAX_TERMS, &mut count);
+        terms.keep_selective(MAX_TERMS, |fts| known.get(fts).copied().unwrap_or(0));
     }
-    let counts: Vec<u64> = terms.terms().iter().map(|t| count(&t.fts())).collect();
-    if let Some(e) = failed {
-        return Err(e.into());
-    }
+    let counts: Vec<u64> = terms.terms().iter().map(|t| known[&t.fts()]).collect();
     let mut total = 0u64;
     for src in &sources {
         let n: Option<i64> = conn
@@ -394,14 +389,65 @@ fn select_terms(conn: &Connection, kinds: &Kinds, terms: &mut Terms) -> Result<T
     Ok(TermWeights::new(&counts, total))
 }
 
-/// How many rows of one index match a term, up to `cap`.
-fn doc_count(conn: &Connection, index: &str, fts: &str, cap: u64) -> rusqlite::Result<u64> {
-    let n: i64 = conn
-        .prepare_cached(&format!(
-            "SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH ?1 LIMIT ?2)"
-        ))?
-        .query_row(rusqlite::params![fts, cap as i64], |r| r.get(0))?;
-    Ok(n as u64)
+/// Adds to `known` the capped document counts (over the sources, up to
+/// [`DOC_COUNT_CAP`]) of the terms not in it yet.
+fn count_new(
+    conn: &Connection,
+    sources: &[&Source],
+    terms: &Terms,
+    known: &mut HashMap<String, u64>,
+) -> Result<()> {
+    let mut list: Vec<String> = Vec::new();
+    for t in terms.terms() {
+        let fts = t.fts();
+        if !known.contains_key(&fts) && !list.contains(&fts) {
+            list.push(fts);
+        }
+    }
+    let mut n = vec![0u64; list.len()];
+    for src in sources {
+        let open: Vec<usize> = (0..list.len()).filter(|&i| n[i] < DOC_COUNT_CAP).collect();
+        for chunk in open.chunks(COUNTS_PER_STATEMENT) {
+            let asked: Vec<(&str, u64)> = chunk
+                .iter()
+                .map(|&i| (list[i].as_str(), DOC_COUNT_CAP - n[i]))
+                .collect();
+            for (&i, c) in chunk.iter().zip(doc_counts(conn, src.fts, &asked)?) {
+                n[i] += c;
+            }
+        }
+    }
+    known.extend(list.into_iter().zip(n));
+    Ok(())
+}
+
+/// Terms counted by one statement.
+const COUNTS_PER_STATEMENT: usize = 100;
+
+/// How many rows of one index match each term, each up to its cap: one
+/// statement for all of them (a long query has a hundred words or more, and
+/// a statement per word and source cost a prepare and a step each), with
+/// the terms as SQL string literals, quotes doubled.
+fn doc_counts(conn: &Connection, index: &str, asked: &[(&str, u64)]) -> rusqlite::Result<Vec<u64>> {
+    if asked.is_empty() {
+        return Ok(Vec::new());
+    }
+    let columns: Vec<String> = asked
+        .iter()
+        .map(|(fts, cap)| {
+            let literal = fts.replace('\'', "''");
+            format!(
+                "(SELECT count(*) FROM (SELECT 1 FROM {index} WHERE {index} MATCH '{literal}' \
+                 LIMIT {cap}))"
+            )
+        })
+        .collect();
+    conn.prepare(&format!("SELECT {}", columns.join(", ")))?
+        .query_row([], |r| {
+            (0..asked.len())
+                .map(|i| r.get::<_, i64>(i).map(|n| n.max(0) as u64))
+                .collect()
+        })
 }
 
 /// A candidate with its final score.
@@ -429,7 +475,7 @@ fn rerank(
         .iter()
         .map(|r| ranking::record_doc(conn, r.id))
         .collect::<Result<_>>()?;
-    let mut avg_len = std::collections::HashMap::new();
+    let mut avg_len = HashMap::new();
     for kind in [Kind::Observation, Kind::Summary, Kind::Prompt] {
         let of_kind: Vec<&Doc> = candidates
             .iter()

@@ -364,3 +364,31 @@ fn a_substring_of_a_japanese_or_chinese_title_finds_it() {
     let t = titles(&hits(&env, &p, "login timeout"));
     assert!(!t.iter().any(|x| !x.is_ascii()), "{t:#?}");
 }
+
+#[test]
+fn a_compound_word_the_record_spells_otherwise_still_finds_it() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    records.push(obs(
+        &p,
+        "decision",
+        "Chose pytest fixtures per module over one shared conftest",
+        "Every module gets its own fixtures file; a shared conftest had grown into a tangle \
+         of fixtures related to testing the importer and the exporter at once.",
+        "tests/conftest.py",
+        12,
+    ));
+    import(&env, &records);
+    // No record holds the phrase "testing related" (as a whole word it
+    // matches nothing); as a plain BM25 would, search looks for its parts,
+    // and the record with both comes before the noise that says "tests".
+    let found = hits(&env, &p, "testing-related");
+    assert!(
+        titles(&found)
+            .first()
+            .is_some_and(|t| t.starts_with("Chose pytest fixtures")),
+        "{:#?}",
+        titles(&found)
+    );
+}

@@ -1,7 +1,9 @@
 //! Real sessions: a directory of Claude Code transcripts replayed through
 //! the real hooks and worker into a store of its own, then a question set
 //! asked of `mnemo search` and of both baselines over the stored records.
-//! Only questions that some stored record answers are counted.
+//! Only questions that some stored record answers are counted; for every
+//! ranking, a record answers by what mnemo wrote, never by the user's own
+//! words (`Memory::answer_text`).
 
 use std::path::Path;
 
@@ -28,7 +30,9 @@ pub fn run(bin: &Path, name: &str, dir: &Path, questions_file: &Path) -> Option<
     let ranked = questions::rank_all(&replay, &memory, &qs);
     let mut ranks = Vec::new();
     for (q, r) in qs.iter().zip(&ranked).filter(|(_, r)| r.answerable) {
-        let matches = |id: &str| memory.record_text(id).is_some_and(|t| q.matches(&t));
+        // Judged as `rank_all` judges mnemo and plain BM25: the user's own
+        // words (a prompt, a summary's request) never count as the answer.
+        let matches = |id: &str| memory.answer_text(id).is_some_and(|t| q.matches(&t));
         ranks.push(Ranks {
             question: q.q.to_owned(),
             mnemo: r.mnemo,
