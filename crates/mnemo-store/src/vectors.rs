@@ -298,6 +298,14 @@ pub fn for_each_vector(
     Ok(())
 }
 
+/// The dimension of the vectors stored for `model`, if any.
+pub fn dimension_of(conn: &Connection, model: &str) -> rusqlite::Result<Option<usize>> {
+    conn.prepare_cached("SELECT dim FROM embeddings WHERE model = ?1 LIMIT 1")?
+        .query_row([model], |r| r.get::<_, i64>(0))
+        .optional()
+        .map(|d| d.map(|d| d.max(0) as usize))
+}
+
 /// Whether the store has the vectors table (a store opened read-only
 /// before the migration that adds it has not).
 pub fn has_vectors_table(conn: &Connection) -> bool {
