@@ -67,7 +67,7 @@ fn run(app: AppState, config: EmbeddingsConfig, embedder: Embedder) {
     let batch = config.batch_size.clamp(1, 512) as usize;
     let mut backoff = FIRST_BACKOFF;
     while !*app.shutdown.borrow() {
-        match embed_batch(&runtime, &mut store, &embedder, batch) {
+        match embed_batch(&runtime, &app, &mut store, &embedder, batch) {
             Ok(0) => sleep_unless_stopped(&app, POLL),
             Ok(_) => backoff = FIRST_BACKOFF,
             Err(e) => {
@@ -83,6 +83,7 @@ fn run(app: AppState, config: EmbeddingsConfig, embedder: Embedder) {
 /// Embeds one batch; how many records it covered (0: nothing to do).
 fn embed_batch(
     runtime: &tokio::runtime::Runtime,
+    app: &AppState,
     store: &mut Store,
     embedder: &Embedder,
     batch: usize,
@@ -95,7 +96,17 @@ fn embed_batch(
         return Ok(0);
     }
     let inputs: Vec<String> = todo.iter().map(|t| t.text.clone()).collect();
-    let vectors = runtime.block_on(embedder.embed(&inputs))?;
+    // A call in flight does not hold up the worker's stop.
+    let mut stopped = app.shutdown.subscribe();
+    let vectors = runtime.block_on(async {
+        tokio::select! {
+            answer = embedder.embed(&inputs) => answer,
+            _ = stopped.wait_for(|stop| *stop) => Ok(Vec::new()),
+        }
+    })?;
+    if vectors.is_empty() {
+        return Ok(0);
+    }
     check_dimension(store, model, &vectors)?;
     store
         .put_vectors(model, &todo, &vectors, now_ms())
