@@ -873,7 +873,12 @@ mod tests {
             api_key_env: "MNEMO_TEST_NO_SUCH_KEY_VAR".into(),
             ..EmbeddingsConfig::default()
         };
-        assert!(missing_key.check().unwrap_err().contains("MNEMO_TEST_NO_SUCH_KEY_VAR"));
+        assert!(
+            missing_key
+                .check()
+                .unwrap_err()
+                .contains("MNEMO_TEST_NO_SUCH_KEY_VAR")
+        );
         let _u = EnvGuard::set("MNEMO_EMBEDDINGS_BASE_URL", "http://127.0.0.1:9/v1");
         let _m = EnvGuard::set("MNEMO_EMBEDDINGS_MODEL", "tiny");
         let tmp = tempfile::tempdir().unwrap();

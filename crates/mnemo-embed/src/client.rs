@@ -53,7 +53,10 @@ impl Embedder {
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Some(Embedder {
             client,
-            url: format!("{}/embeddings", config.base_url.trim().trim_end_matches('/')),
+            url: format!(
+                "{}/embeddings",
+                config.base_url.trim().trim_end_matches('/')
+            ),
             model: config.model.trim().to_owned(),
             key: config.api_key(),
             timeout,

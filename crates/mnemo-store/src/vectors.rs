@@ -141,7 +141,9 @@ fn missing_of(
 /// The current text of one record, as [`missing_of`] reads it.
 fn current_text(conn: &Connection, kind: VectorKind, id: i64) -> rusqlite::Result<Option<String>> {
     let sql = match kind {
-        VectorKind::Observation => format!("SELECT {OBSERVATION_TEXT} FROM observations o WHERE o.id = ?1"),
+        VectorKind::Observation => {
+            format!("SELECT {OBSERVATION_TEXT} FROM observations o WHERE o.id = ?1")
+        }
         VectorKind::Summary => format!("SELECT {SUMMARY_TEXT} FROM summaries m WHERE m.id = ?1"),
     };
     conn.prepare_cached(&sql)?
@@ -249,7 +251,10 @@ pub fn status(conn: &Connection, model: &str) -> rusqlite::Result<VectorStatus> 
         conn.query_row(sql, p, |r| r.get::<_, i64>(0))
             .map(|n| n.max(0) as u64)
     };
-    let vectors = count("SELECT count(*) FROM embeddings WHERE model = ?1", &[&model])?;
+    let vectors = count(
+        "SELECT count(*) FROM embeddings WHERE model = ?1",
+        &[&model],
+    )?;
     let all = count("SELECT count(*) FROM embeddings", &[])?;
     let records = count(
         "SELECT (SELECT count(*) FROM observations) + (SELECT count(*) FROM summaries)",
