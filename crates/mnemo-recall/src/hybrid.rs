@@ -253,6 +253,102 @@ mod tests {
         assert_eq!(ids, vec![3, 1, 2, 4]);
     }
 
+    /// Two projects, one observation each with a vector; the query's
+    /// vector is nearest the other project's record.
+    fn two_projects() -> (tempfile::TempDir, mnemo_store::Store) {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut store =
+            mnemo_store::Store::open(&tmp.path().join("m.db"), std::time::Duration::from_secs(1))
+                .unwrap();
+        store
+            .conn()
+            .execute_batch(
+                "INSERT INTO projects (id, root, name, created_at) VALUES (1, '/a', 'a', 0), (2, '/b', 'b', 0);",
+            )
+            .unwrap();
+        for (id, title) in [(1, "rounding of totals"), (2, "engine overheats")] {
+            let o = mnemo_store::memory::NewObservation {
+                uid: format!("o{id}"),
+                project_id: Some(id),
+                kind: "bugfix".into(),
+                title: title.into(),
+                created_at: id,
+                ..Default::default()
+            };
+            mnemo_store::memory::insert_observation(store.conn(), &o).unwrap();
+        }
+        let (todo, _) = store
+            .records_to_embed("m", mnemo_store::vectors::Cursor::START, 10)
+            .unwrap();
+        let vectors: Vec<Vec<f32>> = todo
+            .iter()
+            .map(|t| {
+                if t.id == 1 {
+                    vec![1.0, 0.0]
+                } else {
+                    vec![0.0, 1.0]
+                }
+            })
+            .collect();
+        store.put_vectors("m", &todo, &vectors, 0).unwrap();
+        (tmp, store)
+    }
+
+    fn query(project_id: Option<i64>) -> SearchRequest {
+        SearchRequest {
+            query: "thermal problems".into(),
+            project_id,
+            limit: 10,
+            ..SearchRequest::default()
+        }
+    }
+
+    fn near_b() -> Meaning {
+        Meaning::Query(QueryVector {
+            model: "m".into(),
+            vector: vec![0.1, 1.0],
+        })
+    }
+
+    #[test]
+    fn records_found_by_meaning_pass_the_request_filters() {
+        let (_tmp, store) = two_projects();
+        let all = search(store.conn(), &query(None), near_b()).unwrap();
+        let ids: Vec<i64> = all.hits.iter().map(|h| h.id.id).collect();
+        assert_eq!(ids, vec![2, 1]);
+        assert_eq!(all.meaning.as_ref().unwrap().added, 2);
+        let only_a = search(store.conn(), &query(Some(1)), near_b()).unwrap();
+        let ids: Vec<i64> = only_a.hits.iter().map(|h| h.id.id).collect();
+        assert_eq!(ids, vec![1]);
+        // Another model's query finds nothing by meaning.
+        let other = Meaning::Query(QueryVector {
+            model: "other".into(),
+            vector: vec![0.0, 1.0],
+        });
+        assert!(
+            search(store.conn(), &query(None), other)
+                .unwrap()
+                .hits
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_skipped_meaning_is_full_text_with_the_reason() {
+        let (_tmp, store) = two_projects();
+        let req = SearchRequest {
+            query: "rounding".into(),
+            limit: 10,
+            ..SearchRequest::default()
+        };
+        let r = search(store.conn(), &req, Meaning::Skipped("down".into())).unwrap();
+        assert_eq!(r.hits.len(), 1);
+        let note = r.meaning.unwrap();
+        assert_eq!((note.used, note.skipped.as_deref()), (false, Some("down")));
+        let off = search(store.conn(), &req, Meaning::Off).unwrap();
+        assert_eq!(off.meaning, None);
+    }
+
     #[test]
     fn cosine_of_a_blob_matches_the_plain_one() {
         let a = [1.0_f32, 2.0, 0.0];

@@ -50,12 +50,22 @@ pub struct ToEmbed {
     pub content_hash: String,
 }
 
-/// A stored vector, as search reads it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct StoredVector {
-    pub kind: VectorKind,
-    pub id: i64,
-    pub vector: Vec<f32>,
+/// Where a pass over the records stands: the next records looked at are
+/// those with a smaller id, of each kind. A pass goes newest first, so
+/// that each batch reads only rows not looked at yet (a store of 100,000
+/// records is not rescanned per batch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    pub observation: i64,
+    pub summary: i64,
+}
+
+impl Cursor {
+    /// The start of a pass.
+    pub const START: Cursor = Cursor {
+        observation: i64::MAX,
+        summary: i64::MAX,
+    };
 }
 
 /// What `doctor` says about vectors.
@@ -108,11 +118,13 @@ fn clip(text: String) -> String {
     }
 }
 
-/// Records of one kind without a vector of `model`, newest first.
+/// Records of one kind below `below` without a vector of `model`, newest
+/// first.
 fn missing_of(
     conn: &Connection,
     kind: VectorKind,
     model: &str,
+    below: i64,
     limit: usize,
 ) -> rusqlite::Result<Vec<ToEmbed>> {
     let (table, alias, text) = match kind {
@@ -122,11 +134,11 @@ fn missing_of(
     let sql = format!(
         "SELECT {alias}.id, {text} FROM {table} {alias}
          LEFT JOIN embeddings e ON e.kind = ?1 AND e.record_id = {alias}.id
-         WHERE e.record_id IS NULL OR e.model <> ?2
+         WHERE {alias}.id < ?4 AND (e.record_id IS NULL OR e.model <> ?2)
          ORDER BY {alias}.id DESC LIMIT ?3"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
-    let rows = stmt.query_map(params![kind.as_str(), model, limit as i64], |r| {
+    let rows = stmt.query_map(params![kind.as_str(), model, limit as i64, below], |r| {
         let text = clip(r.get::<_, String>(1)?);
         Ok(ToEmbed {
             kind,
@@ -153,20 +165,41 @@ fn current_text(conn: &Connection, kind: VectorKind, id: i64) -> rusqlite::Resul
 }
 
 impl Store {
-    /// Up to `limit` records that have no vector of `model` (newest first;
-    /// observations before summaries).
-    pub fn records_to_embed(&self, model: &str, limit: usize) -> Result<Vec<ToEmbed>> {
+    /// Up to `limit` records past `from` that have no vector of `model`
+    /// (newest first; observations before summaries), and where the pass
+    /// stands after them. An empty list ends the pass.
+    pub fn records_to_embed(
+        &self,
+        model: &str,
+        from: Cursor,
+        limit: usize,
+    ) -> Result<(Vec<ToEmbed>, Cursor)> {
         let conn = self.conn();
-        let mut out = missing_of(conn, VectorKind::Observation, model, limit)
-            .map_err(|e| sql_err(self.path(), e))?;
-        let room = limit.saturating_sub(out.len());
+        let err = |e| sql_err(self.path(), e);
+        let mut next = from;
+        let mut out = missing_of(
+            conn,
+            VectorKind::Observation,
+            model,
+            from.observation,
+            limit,
+        )
+        .map_err(err)?;
+        next.observation = match out.last() {
+            Some(last) if out.len() == limit => last.id,
+            _ => 0,
+        };
+        let room = limit - out.len();
         if room > 0 {
-            out.extend(
-                missing_of(conn, VectorKind::Summary, model, room)
-                    .map_err(|e| sql_err(self.path(), e))?,
-            );
+            let summaries =
+                missing_of(conn, VectorKind::Summary, model, from.summary, room).map_err(err)?;
+            next.summary = match summaries.last() {
+                Some(last) if summaries.len() == room => last.id,
+                _ => 0,
+            };
+            out.extend(summaries);
         }
-        Ok(out)
+        Ok((out, next))
     }
 
     /// Stores vectors of `model` for records embedded from `items` (same
@@ -357,13 +390,26 @@ mod tests {
     #[test]
     fn vectors_follow_edits_deletes_and_model_changes() {
         let (_tmp, mut store) = store();
-        let todo = store.records_to_embed("m1", 10).unwrap();
+        let todo = store.records_to_embed("m1", Cursor::START, 10).unwrap().0;
         assert_eq!(todo.len(), 2);
         let vectors = vec![vec![1.0, 0.0], vec![0.0, 1.0]];
         assert_eq!(store.put_vectors("m1", &todo, &vectors, 5).unwrap(), 2);
-        assert!(store.records_to_embed("m1", 10).unwrap().is_empty());
+        assert!(
+            store
+                .records_to_embed("m1", Cursor::START, 10)
+                .unwrap()
+                .0
+                .is_empty()
+        );
         // Another model: everything is to do again.
-        assert_eq!(store.records_to_embed("m2", 10).unwrap().len(), 2);
+        assert_eq!(
+            store
+                .records_to_embed("m2", Cursor::START, 10)
+                .unwrap()
+                .0
+                .len(),
+            2
+        );
         // An edit drops the vector; pinning does not.
         store
             .conn()
@@ -378,9 +424,20 @@ mod tests {
     }
 
     #[test]
+    fn a_pass_reads_each_record_once_in_batches() {
+        let (_tmp, store) = store();
+        let (first, next) = store.records_to_embed("m1", Cursor::START, 1).unwrap();
+        assert_eq!(first.iter().map(|t| t.id).collect::<Vec<_>>(), vec![2]);
+        let (second, next) = store.records_to_embed("m1", next, 1).unwrap();
+        assert_eq!(second.iter().map(|t| t.id).collect::<Vec<_>>(), vec![1]);
+        let (third, _) = store.records_to_embed("m1", next, 1).unwrap();
+        assert!(third.is_empty(), "{third:?}");
+    }
+
+    #[test]
     fn a_record_edited_while_embedding_gets_no_vector() {
         let (_tmp, mut store) = store();
-        let todo = store.records_to_embed("m1", 10).unwrap();
+        let todo = store.records_to_embed("m1", Cursor::START, 10).unwrap().0;
         store
             .conn()
             .execute_batch("UPDATE observations SET title = 'renamed' WHERE id = 1")

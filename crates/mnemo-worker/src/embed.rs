@@ -14,6 +14,7 @@ use mnemo_core::config::EmbeddingsConfig;
 use mnemo_core::time::now_ms;
 use mnemo_embed::Embedder;
 use mnemo_store::Store;
+use mnemo_store::vectors::Cursor;
 use tracing::{info, warn};
 
 use crate::api::AppState;
@@ -66,10 +67,21 @@ fn run(app: AppState, config: EmbeddingsConfig, embedder: Embedder) {
     );
     let batch = config.batch_size.clamp(1, 512) as usize;
     let mut backoff = FIRST_BACKOFF;
+    let mut cursor = Cursor::START;
     while !*app.shutdown.borrow() {
-        match embed_batch(&runtime, &app, &mut store, &embedder, batch) {
-            Ok(0) => sleep_unless_stopped(&app, POLL),
-            Ok(_) => backoff = FIRST_BACKOFF,
+        match embed_batch(&runtime, &app, &mut store, &embedder, cursor, batch) {
+            // The end of a pass: look again from the newest, after a pause
+            // when the pass found nothing at all.
+            Ok(None) => {
+                if cursor == Cursor::START {
+                    sleep_unless_stopped(&app, POLL);
+                }
+                cursor = Cursor::START;
+            }
+            Ok(Some(next)) => {
+                cursor = next;
+                backoff = FIRST_BACKOFF;
+            }
             Err(e) => {
                 warn!("embeddings: {e}; next try in {} s", backoff.as_secs());
                 let _ = store.set_vector_status(embedder.model(), Err(&e), now_ms());
@@ -80,20 +92,22 @@ fn run(app: AppState, config: EmbeddingsConfig, embedder: Embedder) {
     }
 }
 
-/// Embeds one batch; how many records it covered (0: nothing to do).
+/// Embeds one batch from `cursor`; where the pass stands after it (None:
+/// nothing left in this pass, or stopping).
 fn embed_batch(
     runtime: &tokio::runtime::Runtime,
     app: &AppState,
     store: &mut Store,
     embedder: &Embedder,
+    cursor: Cursor,
     batch: usize,
-) -> Result<usize, String> {
+) -> Result<Option<Cursor>, String> {
     let model = embedder.model();
-    let todo = store
-        .records_to_embed(model, batch)
+    let (todo, next) = store
+        .records_to_embed(model, cursor, batch)
         .map_err(|e| format!("cannot read records: {e}"))?;
     if todo.is_empty() {
-        return Ok(0);
+        return Ok(None);
     }
     let inputs: Vec<String> = todo.iter().map(|t| t.text.clone()).collect();
     // A call in flight does not hold up the worker's stop.
@@ -105,14 +119,14 @@ fn embed_batch(
         }
     })?;
     if vectors.is_empty() {
-        return Ok(0);
+        return Ok(None);
     }
     check_dimension(store, model, &vectors)?;
     store
         .put_vectors(model, &todo, &vectors, now_ms())
         .map_err(|e| format!("cannot store vectors: {e}"))?;
     let _ = store.set_vector_status(model, Ok(()), now_ms());
-    Ok(todo.len())
+    Ok(Some(next))
 }
 
 /// A model answers with one dimension; vectors of another length than the
