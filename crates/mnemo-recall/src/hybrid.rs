@@ -90,7 +90,7 @@ pub fn search(conn: &Connection, req: &SearchRequest, meaning: Meaning) -> Resul
         ..req.clone()
     };
     let mut results = search::search(conn, &deep)?;
-    let near = nearest(conn, req, &query, depth)?;
+    let (near, scanned) = nearest(conn, req, &query, depth)?;
     let lexical: Vec<ItemRef> = results.hits.iter().map(|h| h.id).collect();
     let fused = fuse(&lexical, &near);
     let mut by_id: HashMap<ItemRef, Hit> = results.hits.drain(..).map(|h| (h.id, h)).collect();
@@ -112,7 +112,7 @@ pub fn search(conn: &Connection, req: &SearchRequest, meaning: Meaning) -> Resul
     results.hits = hits;
     results.meaning = Some(MeaningNote {
         used: true,
-        vectors: vectors::status(conn, &query.model)?.vectors,
+        vectors: scanned,
         model: Some(query.model),
         added,
         skipped: None,
@@ -198,16 +198,16 @@ fn cosine_blob(unit_query: &[f32], blob: &[u8]) -> f32 {
 }
 
 /// The records nearest the query that pass the request's filters, best
-/// first, at most `depth`.
+/// first, at most `depth`; and how many vectors were compared.
 fn nearest(
     conn: &Connection,
     req: &SearchRequest,
     query: &QueryVector,
     depth: usize,
-) -> Result<Vec<ItemRef>> {
+) -> Result<(Vec<ItemRef>, u64)> {
     let norm = query.vector.iter().map(|x| x * x).sum::<f32>().sqrt();
     if norm <= 0.0 || !norm.is_finite() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), 0));
     }
     let unit: Vec<f32> = query.vector.iter().map(|x| x / norm).collect();
     let mut all: Vec<(f32, ItemRef)> = Vec::new();
@@ -218,11 +218,19 @@ fn nearest(
         };
         all.push((cosine_blob(&unit, blob), ItemRef { kind, id }));
     })?;
-    all.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(Ordering::Equal));
-    let mut out = Vec::with_capacity(depth);
-    // Filters are checked in order until the list is full; a request that
+    let scanned = all.len() as u64;
+    // Filters are checked best first until the list is full; a request that
     // filters most records out stops after a bounded number of checks.
-    for (_, id) in all.into_iter().take(depth * 20) {
+    let best_first =
+        |a: &(f32, ItemRef), b: &(f32, ItemRef)| b.0.partial_cmp(&a.0).unwrap_or(Ordering::Equal);
+    let keep = depth * 20;
+    if all.len() > keep {
+        all.select_nth_unstable_by(keep, best_first);
+        all.truncate(keep);
+    }
+    all.sort_by(best_first);
+    let mut out = Vec::with_capacity(depth);
+    for (_, id) in all {
         if search::passes_filters(conn, req, id)? {
             out.push(id);
             if out.len() == depth {
@@ -230,7 +238,7 @@ fn nearest(
             }
         }
     }
-    Ok(out)
+    Ok((out, scanned))
 }
 
 #[cfg(test)]
