@@ -542,8 +542,12 @@ END;
 /// text it was made from. Deleting a record deletes its vector, and an edit
 /// or a redaction of its text drops it (the worker embeds the new text), so
 /// that a vector never outlives or misstates what it was made from.
+/// A rowid table: a vector of up to about 1,000 floats fits in its leaf
+/// page, so search reads the table in one sequential pass (a WITHOUT ROWID
+/// table would spill every vector to overflow pages).
 const V13_EMBEDDINGS: &str = r#"
 CREATE TABLE IF NOT EXISTS embeddings (
+    id            INTEGER PRIMARY KEY,
     kind          TEXT NOT NULL CHECK (kind IN ('observation', 'summary')),
     record_id     INTEGER NOT NULL,
     model         TEXT NOT NULL,
@@ -551,8 +555,8 @@ CREATE TABLE IF NOT EXISTS embeddings (
     vector        BLOB NOT NULL,
     content_hash  TEXT NOT NULL,
     created_at    INTEGER NOT NULL,
-    PRIMARY KEY (kind, record_id)
-) WITHOUT ROWID;
+    UNIQUE (kind, record_id)
+);
 CREATE INDEX IF NOT EXISTS embeddings_by_model ON embeddings(model);
 CREATE TRIGGER IF NOT EXISTS embeddings_observation_delete AFTER DELETE ON observations BEGIN
     DELETE FROM embeddings WHERE kind = 'observation' AND record_id = old.id;

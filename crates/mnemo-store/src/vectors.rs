@@ -312,16 +312,17 @@ pub fn status(conn: &Connection, model: &str) -> rusqlite::Result<VectorStatus> 
     Ok(out)
 }
 
-/// Calls `each` with every stored vector of `model` and `dim` floats,
-/// restricted to one kind when `kind` is set.
+/// Calls `each` with every stored vector of `model` and `dim` floats.
 pub fn for_each_vector(
     conn: &Connection,
     model: &str,
     dim: usize,
     mut each: impl FnMut(VectorKind, i64, &[u8]),
 ) -> rusqlite::Result<()> {
+    // One sequential pass over the table (`+model`: not through the model
+    // index, whose lookups would read the table's pages out of order).
     let mut stmt = conn.prepare_cached(
-        "SELECT kind, record_id, vector FROM embeddings WHERE model = ?1 AND dim = ?2",
+        "SELECT kind, record_id, vector FROM embeddings WHERE +model = ?1 AND dim = ?2",
     )?;
     let mut rows = stmt.query(params![model, dim as i64])?;
     while let Some(row) = rows.next()? {

@@ -117,7 +117,8 @@ fn pad_vectors(db: &Path, target: i64) -> i64 {
         let added = conn
             .execute(
                 "INSERT INTO embeddings (kind, record_id, model, dim, vector, content_hash, created_at)
-                 SELECT 'summary', record_id + ?1, model, dim, vector, content_hash, created_at
+                 SELECT 'summary', record_id + ?1 + iif(kind = 'summary', 5000000, 0),
+                        model, dim, vector, content_hash, created_at
                  FROM embeddings WHERE record_id < 10000000 LIMIT ?2",
                 rusqlite::params![offset, target - have],
             )
