@@ -26,6 +26,7 @@ pub struct Config {
     pub context: ContextConfig,
     pub recall: RecallConfig,
     pub mcp: McpConfig,
+    pub embeddings: EmbeddingsConfig,
 }
 
 /// The MCP server (`mnemo mcp`).
@@ -315,6 +316,92 @@ impl Default for RecallConfig {
             prompt_recall_items: 3,
             prompt_recall_tokens: 375,
         }
+    }
+}
+
+/// Search by meaning (optional): vectors from an OpenAI-compatible
+/// `/embeddings` endpoint, computed by the worker in the background and
+/// fused with full-text search. Setting `base_url` and `model` turns it on;
+/// nothing set costs nothing. Hooks never call the endpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EmbeddingsConfig {
+    /// As OpenAI-compatible clients take it, without `/embeddings`:
+    /// `http://127.0.0.1:11434/v1` (Ollama), `https://api.openai.com/v1`.
+    pub base_url: String,
+    /// The embedding model's name at that endpoint.
+    pub model: String,
+    /// Name of the environment variable holding the API key (the key itself
+    /// never goes in this file); empty sends no key.
+    pub api_key_env: String,
+    /// The query's embedding at search time may take this long; past it the
+    /// search is lexical and says so.
+    pub query_timeout_ms: u64,
+    /// One background batch call may take this long.
+    pub batch_timeout_ms: u64,
+    /// Records per background call.
+    pub batch_size: u64,
+}
+
+impl Default for EmbeddingsConfig {
+    fn default() -> Self {
+        EmbeddingsConfig {
+            base_url: String::new(),
+            model: String::new(),
+            api_key_env: String::new(),
+            query_timeout_ms: 1500,
+            batch_timeout_ms: 30_000,
+            batch_size: 32,
+        }
+    }
+}
+
+impl EmbeddingsConfig {
+    /// Whether search by meaning was asked for (a base URL or a model set);
+    /// [`EmbeddingsConfig::check`] says whether it can work.
+    pub fn requested(&self) -> bool {
+        !self.base_url.trim().is_empty() || !self.model.trim().is_empty()
+    }
+
+    /// What is wrong with the settings, in terms of what to set; `Ok` when
+    /// off or usable.
+    pub fn check(&self) -> Result<(), String> {
+        if !self.requested() {
+            return Ok(());
+        }
+        let url = self.base_url.trim();
+        if url.is_empty() {
+            return Err("embeddings.model is set but embeddings.base_url is not \
+                 (MNEMO_EMBEDDINGS_BASE_URL); set both, or neither to turn search by meaning off"
+                .into());
+        }
+        if self.model.trim().is_empty() {
+            return Err("embeddings.base_url is set but embeddings.model is not \
+                 (MNEMO_EMBEDDINGS_MODEL); set both, or neither to turn search by meaning off"
+                .into());
+        }
+        if !(url.starts_with("http://") || url.starts_with("https://")) || url.len() < 10 {
+            return Err(format!(
+                "embeddings.base_url `{url}` is not an http:// or https:// URL"
+            ));
+        }
+        let var = self.api_key_env.trim();
+        if !var.is_empty() && !std::env::var(var).is_ok_and(|k| !k.trim().is_empty()) {
+            return Err(format!(
+                "embeddings.api_key_env names `{var}`, which is not set in the environment"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The API key, when `api_key_env` names a variable that holds one.
+    pub fn api_key(&self) -> Option<String> {
+        let var = self.api_key_env.trim();
+        (!var.is_empty())
+            .then(|| std::env::var(var).ok())
+            .flatten()
+            .map(|k| k.trim().to_owned())
+            .filter(|k| !k.is_empty())
     }
 }
 
@@ -761,6 +848,43 @@ mod tests {
             "store.busy_timeout_ms".to_owned(),
             "MNEMO_STORE_BUSY_TIMEOUT_MS".to_owned()
         )));
+    }
+
+    #[test]
+    fn embeddings_are_off_until_a_url_and_a_model_are_set() {
+        let _g = env_lock();
+        let off = EmbeddingsConfig::default();
+        assert!(!off.requested());
+        assert_eq!(off.check(), Ok(()));
+        let half = EmbeddingsConfig {
+            model: "m".into(),
+            ..EmbeddingsConfig::default()
+        };
+        assert!(half.check().unwrap_err().contains("base_url"));
+        let bad_url = EmbeddingsConfig {
+            base_url: "localhost:11434".into(),
+            model: "m".into(),
+            ..EmbeddingsConfig::default()
+        };
+        assert!(bad_url.check().unwrap_err().contains("not an http"));
+        let missing_key = EmbeddingsConfig {
+            base_url: "http://127.0.0.1:1/v1".into(),
+            model: "m".into(),
+            api_key_env: "MNEMO_TEST_NO_SUCH_KEY_VAR".into(),
+            ..EmbeddingsConfig::default()
+        };
+        assert!(
+            missing_key
+                .check()
+                .unwrap_err()
+                .contains("MNEMO_TEST_NO_SUCH_KEY_VAR")
+        );
+        let _u = EnvGuard::set("MNEMO_EMBEDDINGS_BASE_URL", "http://127.0.0.1:9/v1");
+        let _m = EnvGuard::set("MNEMO_EMBEDDINGS_MODEL", "tiny");
+        let tmp = tempfile::tempdir().unwrap();
+        let loaded = Config::load_strict(&tmp.path().join("config.toml")).unwrap();
+        assert_eq!(loaded.config.embeddings.model, "tiny");
+        assert_eq!(loaded.config.embeddings.check(), Ok(()));
     }
 
     #[test]

@@ -33,9 +33,10 @@ use std::time::Duration;
 use mnemo_core::privacy::Sanitizer;
 use mnemo_core::{Config, DataDir};
 use mnemo_recall::context::{ContextRequest, build, nothing_yet};
+use mnemo_recall::hybrid;
 use mnemo_recall::render::{self, Style};
 use mnemo_recall::scope::{self, Resolved};
-use mnemo_recall::search::{FileFilter, SearchRequest, search};
+use mnemo_recall::search::{FileFilter, SearchRequest};
 use mnemo_recall::{Clock, ItemRef, RecallError, agents, curate, records, save, timeline};
 use mnemo_store::Store;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -253,7 +254,8 @@ impl MnemoServer {
             agent,
             limit: p.limit.unwrap_or(10).clamp(1, 50) as usize,
         };
-        let results = search(store.conn(), &request)?;
+        let meaning = mnemo_embed::query_meaning(&self.options.config.embeddings, &request.query);
+        let results = hybrid::search(store.conn(), &request, meaning)?;
         let text = || {
             let mut text = render::search_results(&results, &clock, Style::AGENT);
             if !results.hits.is_empty() {

@@ -18,7 +18,8 @@
 //!   with filters; [`query`] turns any user text into a safe FTS5 query
 //!   of its selective words ([`stop_words`] says which are not), [`ranking`] re-ranks BM25's candidates by how
 //!   much of the query they cover, [`supersede`] finds decisions that a
-//!   later decision replaced;
+//!   later decision replaced; [`hybrid`] fuses it with search by meaning
+//!   (stored vectors, when embeddings are configured);
 //! - [`projects`]: the projects mnemo knows, and the hint that names them;
 //! - [`records`]: full records by id (`mnemo show`, `get_observations`);
 //! - [`timeline`]: what came before and after an item in its project;
@@ -44,6 +45,7 @@ pub mod file_context;
 pub mod fresh;
 pub mod git;
 pub mod gotchas;
+pub mod hybrid;
 pub mod ids;
 pub mod knowledge;
 pub mod projects;

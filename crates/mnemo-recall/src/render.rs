@@ -141,7 +141,7 @@ pub fn hit_line(h: &Hit, clock: &Clock, style: Style, labels: Labels) -> String 
 
 /// A result list: a count line, then one line per hit.
 pub fn search_results(r: &SearchResults, clock: &Clock, style: Style) -> String {
-    let mut out = String::new();
+    let mut out = meaning_line(r);
     if r.hits.is_empty() {
         out.push_str("No matches.");
         return out;
@@ -163,6 +163,15 @@ pub fn search_results(r: &SearchResults, clock: &Clock, style: Style) -> String 
     }
     out.pop();
     out
+}
+
+/// A line when search by meaning is configured but was skipped (the
+/// results are full-text only), with why.
+fn meaning_line(r: &SearchResults) -> String {
+    match r.meaning.as_ref().and_then(|m| m.skipped.as_deref()) {
+        Some(why) => format!("(search by meaning skipped: {why}; full-text results only)\n"),
+        None => String::new(),
+    }
 }
 
 fn project_text(p: &Option<ProjectRef>) -> Option<String> {

@@ -204,6 +204,10 @@ pub struct SearchResults {
     /// True when no hit contains every word of the query (hits have some).
     pub relaxed: bool,
     pub hits: Vec<Hit>,
+    /// Search by meaning, when configured: whether it took part, or why it
+    /// was skipped (see [`crate::hybrid`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub meaning: Option<crate::hybrid::MeaningNote>,
 }
 
 /// Runs a search. Any search text is valid; a type outside the vocabulary
@@ -224,6 +228,7 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
             fts_query: None,
             relaxed: false,
             hits,
+            meaning: None,
         });
     }
     let weights = select_terms(conn, &kinds, &mut terms)?;
@@ -247,6 +252,7 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
         fts_query: Some(any),
         relaxed,
         hits,
+        meaning: None,
     })
 }
 
@@ -1178,6 +1184,43 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
             .optional()?,
     };
     Ok(hit)
+}
+
+/// Whether one item passes the request's filters (kinds, types, project,
+/// file, time, session, agent): the listing query, on one id. Hybrid search
+/// checks what it finds by meaning with it.
+pub(crate) fn passes_filters(conn: &Connection, req: &SearchRequest, id: ItemRef) -> Result<bool> {
+    let kinds = kinds_of(req);
+    let (src, wanted) = match id.kind {
+        Kind::Observation => (&OBSERVATIONS, kinds.observations),
+        Kind::Summary => (&SUMMARIES, kinds.summaries),
+        Kind::Prompt => (&PROMPTS, kinds.prompts),
+    };
+    if !wanted {
+        return Ok(false);
+    }
+    let mut sql = select_ranked(src, Find::Newest);
+    let p = sql.param(id.id);
+    sql.push(&format!(" AND {}.id = {p}", src.alias));
+    let mut sql = match (id.kind, req.project_id) {
+        (Kind::Observation, _) => filter_observations(sql, req, &kinds.types),
+        (_, None) => sql,
+        (Kind::Summary, Some(project)) => {
+            let p = sql.param(project);
+            sql.push(&format!(" AND m.project_id = {p}"));
+            sql
+        }
+        (Kind::Prompt, Some(project)) => {
+            let p = sql.param(project);
+            sql.push(&format!(
+                " AND q.session_id IN (SELECT id FROM sessions WHERE project_id = {p})"
+            ));
+            sql
+        }
+    };
+    common_filters(&mut sql, req, src.alias);
+    let mut stmt = conn.prepare_cached(&sql.text)?;
+    Ok(stmt.exists(rusqlite::params_from_iter(sql.params.iter()))?)
 }
 
 #[cfg(test)]

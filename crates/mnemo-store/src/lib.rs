@@ -22,6 +22,8 @@
 //! - [`export`]: JSON Lines out and in;
 //! - [`claude_mem`]: reading a claude-mem database into import records;
 //! - [`status`]: counts and health for `doctor`;
+//! - [`vectors`]: vectors for search by meaning, kept in step with the
+//!   records they were made from;
 //! - [`recover`]: salvaging the readable rows of a damaged database.
 //!
 //! A [`Store`] is one connection. Hooks open one per process; the worker
@@ -46,6 +48,7 @@ pub mod scrub;
 pub mod shape;
 pub mod spool;
 pub mod status;
+pub mod vectors;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

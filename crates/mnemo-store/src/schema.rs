@@ -21,6 +21,7 @@ pub const MIGRATIONS: &[&str] = &[
     V10_DECISION_SUPERSEDED_BY,
     V11_SYNC,
     V12_SUBSTRING_INDEX,
+    V13_EMBEDDINGS,
 ];
 
 /// The migration that adds the `idents` columns: right after it runs, Rust
@@ -536,6 +537,51 @@ CREATE TRIGGER IF NOT EXISTS prompts_trigram_fts_update AFTER UPDATE OF text ON 
 END;
 "#;
 
+/// Vectors for search by meaning (see [`crate::vectors`]): one per
+/// observation or summary, for the model that made it, with the hash of the
+/// text it was made from. Deleting a record deletes its vector, and an edit
+/// or a redaction of its text drops it (the worker embeds the new text), so
+/// that a vector never outlives or misstates what it was made from.
+/// A rowid table: a vector of up to about 1,000 floats fits in its leaf
+/// page, so search reads the table in one sequential pass (a WITHOUT ROWID
+/// table would spill every vector to overflow pages).
+const V13_EMBEDDINGS: &str = r#"
+CREATE TABLE IF NOT EXISTS embeddings (
+    id            INTEGER PRIMARY KEY,
+    kind          TEXT NOT NULL CHECK (kind IN ('observation', 'summary')),
+    record_id     INTEGER NOT NULL,
+    model         TEXT NOT NULL,
+    dim           INTEGER NOT NULL,
+    vector        BLOB NOT NULL,
+    content_hash  TEXT NOT NULL,
+    created_at    INTEGER NOT NULL,
+    UNIQUE (kind, record_id)
+);
+CREATE INDEX IF NOT EXISTS embeddings_by_model ON embeddings(model);
+CREATE TRIGGER IF NOT EXISTS embeddings_observation_delete AFTER DELETE ON observations BEGIN
+    DELETE FROM embeddings WHERE kind = 'observation' AND record_id = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS embeddings_observation_edit
+AFTER UPDATE OF title, subtitle, narrative, facts, concepts ON observations BEGIN
+    DELETE FROM embeddings WHERE kind = 'observation' AND record_id = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS embeddings_summary_delete AFTER DELETE ON summaries BEGIN
+    DELETE FROM embeddings WHERE kind = 'summary' AND record_id = old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS embeddings_summary_edit
+AFTER UPDATE OF request, investigated, learned, completed, next_steps, notes ON summaries BEGIN
+    DELETE FROM embeddings WHERE kind = 'summary' AND record_id = old.id;
+END;
+-- The background job's last word, for doctor: one row.
+CREATE TABLE IF NOT EXISTS embedding_status (
+    id             INTEGER PRIMARY KEY CHECK (id = 1),
+    model          TEXT NOT NULL DEFAULT '',
+    last_ok_at     INTEGER,
+    last_error     TEXT,
+    last_error_at  INTEGER
+);
+"#;
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -599,7 +645,10 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("m.db");
         let store = Store::open(&path, Duration::from_secs(1)).unwrap();
-        let before = super::MIGRATIONS.len() - 1;
+        let before = super::MIGRATIONS
+            .iter()
+            .position(|m| *m == super::V12_SUBSTRING_INDEX)
+            .expect("the substring migration is listed");
         store
             .conn()
             .execute_batch(&format!(

@@ -22,6 +22,8 @@
 //!   state only their recipes.
 //! - [`browser`]: [`Browser`], a real headless Chromium driven over W3C
 //!   WebDriver (`chromedriver` on loopback), for the web viewer's tests.
+//! - [`embeddings`]: a stand-in OpenAI-compatible `/embeddings` endpoint
+//!   with deterministic concept-bucket vectors, for search by meaning.
 //! - [`sandbox`]: [`Sandbox`], a throw-away directory with a fake `HOME`, a
 //!   mnemo data dir and a project dir, and [`git_init`] for real git repos.
 //!
@@ -32,6 +34,7 @@
 pub mod browser;
 pub mod claude_code;
 pub mod codex;
+pub mod embeddings;
 pub mod gemini;
 pub mod llm;
 pub mod npm;

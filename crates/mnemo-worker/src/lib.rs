@@ -10,13 +10,15 @@
 //! its rollout by [`exits`]; [`logging`] writes the rotating log;
 //! [`orphans`] ends what a killed predecessor left running.
 //! [`viewer`] is the web viewer's pages and sign-in. [`sync`] syncs the
-//! memory with the sync server in the background.
+//! memory with the sync server in the background. [`embed`] computes the
+//! vectors of search by meaning in the background, when configured.
 //! [`probe`] answers "is a worker running, and is it healthy?" for the CLI
 //! and `doctor`.
 
 pub mod api;
 pub mod client;
 pub mod drain;
+pub mod embed;
 pub mod exits;
 pub mod info;
 #[cfg(windows)]

@@ -231,6 +231,7 @@ async fn serve(
     let sync = crate::sync::spawn(app.clone())
         .inspect_err(|e| warn!("cannot start background sync: {e}"))
         .ok();
+    let embed = crate::embed::spawn(app.clone());
 
     let _ = stopped.wait_for(|stop| *stop).await;
     info!("stopping");
@@ -245,6 +246,9 @@ async fn serve(
     signals.abort();
     if let Some(sync) = sync {
         let _ = tokio::task::spawn_blocking(move || sync.join()).await;
+    }
+    if let Some(embed) = embed {
+        let _ = tokio::task::spawn_blocking(move || embed.join()).await;
     }
     Ok(())
 }

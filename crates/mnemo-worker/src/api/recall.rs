@@ -27,7 +27,7 @@ use axum::extract::{Path as UrlPath, Query, State};
 use axum::http::StatusCode;
 use mnemo_recall::context::{ContextIndex, ContextRequest, build};
 use mnemo_recall::scope::{self, Project, Resolved};
-use mnemo_recall::search::{FileFilter, SearchRequest, SearchResults, search as run_search};
+use mnemo_recall::search::{FileFilter, SearchRequest, SearchResults};
 use mnemo_recall::timeline::Timeline;
 use mnemo_recall::{Clock, ItemRef, RecallError, agents, timeline as tl};
 use serde::Deserialize;
@@ -140,6 +140,7 @@ pub async fn search(
     let until_ms = given(&q.until).map(|s| clock.parse_until(s)).transpose()?;
     let agent = agents::parse_opt(q.agent.as_deref())?;
     let db_path = app.data.db_path();
+    let embeddings = app.config.embeddings.clone();
     app.db(move |store| {
         let conn = store.conn();
         let query = q.q.unwrap_or_default();
@@ -152,6 +153,7 @@ pub async fn search(
                     fts_query: None,
                     relaxed: false,
                     hits: Vec::new(),
+                    meaning: None,
                 });
             }
         };
@@ -177,7 +179,8 @@ pub async fn search(
             agent,
             limit: q.limit.unwrap_or(DEFAULT_LIMIT),
         };
-        Ok(run_search(conn, &request)?)
+        let meaning = mnemo_embed::query_meaning(&embeddings, &request.query);
+        Ok(mnemo_recall::hybrid::search(conn, &request, meaning)?)
     })
     .await
     .map(Json)

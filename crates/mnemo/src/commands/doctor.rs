@@ -21,6 +21,7 @@ use mnemo_install::{Installer, Target};
 use super::claude_plugin;
 use super::install::current_binary;
 
+mod embeddings;
 mod hook_log;
 mod opencode;
 mod report;
@@ -102,6 +103,7 @@ pub fn run(fix: bool, as_json: bool) -> anyhow::Result<i32> {
     checks.push(check_database(&data, &config));
     checks.push(check_spool(&data));
     checks.push(check_provider(&config));
+    checks.push(embeddings::check(&data, &config));
     checks.push(check_permissions(&data));
     checks.extend(worker_checks(&data, &config));
     checks.extend(host_checks(&binary, fix));

@@ -13,7 +13,7 @@ use mnemo_core::{Config, DataDir};
 use mnemo_recall::context::{ContextRequest, build, nothing_yet};
 use mnemo_recall::render::{self, Style};
 use mnemo_recall::scope::{self, Resolved};
-use mnemo_recall::search::{FileFilter, SearchRequest, SearchResults, search as run_search};
+use mnemo_recall::search::{FileFilter, SearchRequest, SearchResults};
 use mnemo_recall::{Clock, ItemRef, projects, records, timeline as tl};
 use mnemo_store::Store;
 
@@ -92,6 +92,7 @@ pub fn search(args: SearchArgs) -> anyhow::Result<i32> {
                     fts_query: None,
                     relaxed: false,
                     hits: Vec::new(),
+                    meaning: None,
                 })?;
             } else {
                 out("No matches.")?;
@@ -120,7 +121,8 @@ pub fn search(args: SearchArgs) -> anyhow::Result<i32> {
         agent,
         limit: args.limit,
     };
-    let results = run_search(conn, &request)?;
+    let meaning = mnemo_embed::query_meaning(&config.embeddings, &request.query);
+    let results = mnemo_recall::hybrid::search(conn, &request, meaning)?;
     if args.json {
         print_json(&results)?;
     } else {

@@ -52,7 +52,8 @@ export async function searchPage(main, { params }) {
       if (mine !== seq) return;
       const hits = agent ? r.hits.filter((x) => x.session && x.session.platform === agent) : r.hits;
       const words = terms(q.value);
-      fill(status, `${hits.length} result${hits.length === 1 ? "" : "s"}${r.relaxed ? " (any word matched)" : ""}`);
+      const skipped = r.meaning && r.meaning.skipped ? ` (search by meaning skipped: ${r.meaning.skipped})` : "";
+      fill(status, `${hits.length} result${hits.length === 1 ? "" : "s"}${r.relaxed ? " (any word matched)" : ""}${skipped}`);
       fill(results, hits.map((x) => card(x, words)));
     } catch (e) {
       if (mine === seq) fill(results, errorBox(e));

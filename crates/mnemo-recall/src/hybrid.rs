@@ -1,0 +1,370 @@
+//! Search by meaning, fused with full-text search (optional, off unless
+//! `[embeddings]` is configured).
+//!
+//! The caller embeds the query (one call to the endpoint, see the
+//! `mnemo-embed` crate) and hands over a [`Meaning`]: the query's vector, or
+//! why there is none. [`search`] then runs the full-text search of
+//! [`crate::search`] unchanged, takes the records whose stored vectors are
+//! nearest the query's (brute-force cosine over the store's vectors of the
+//! same model and dimension, each checked against the request's filters),
+//! and fuses the two ranked lists by reciprocal rank fusion: a record's
+//! score is the sum over the lists of `1 / (RRF_K + rank)`. A record found
+//! only by meaning is shown like any other hit.
+//!
+//! Without a vector (endpoint down, slow, answering garbage) the results are
+//! the full-text ones, and [`MeaningNote::skipped`] says why. Nothing here
+//! does network I/O; hooks never come here (prompt-time recall stays
+//! lexical).
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+
+use mnemo_store::vectors::{self, VectorKind};
+use rusqlite::Connection;
+use serde::Serialize;
+
+use crate::Result;
+use crate::ids::{ItemRef, Kind};
+use crate::search::{self, Hit, SearchRequest, SearchResults};
+
+/// The query's embedding, as the endpoint gave it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryVector {
+    pub model: String,
+    pub vector: Vec<f32>,
+}
+
+/// What the caller knows about search by meaning for this query.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Meaning {
+    /// Not configured: plain full-text search, no note.
+    Off,
+    /// The query's vector.
+    Query(QueryVector),
+    /// Configured, but there is no vector; the reason is shown.
+    Skipped(String),
+}
+
+/// What a result says about search by meaning (`"meaning"` in JSON, a line
+/// in text).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MeaningNote {
+    /// Whether stored vectors took part in the ranking.
+    pub used: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Hits that full-text search alone did not return.
+    pub added: usize,
+    /// Records with a vector of this model (what meaning could find).
+    pub vectors: u64,
+    /// Why meaning was skipped: the results are full-text only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+}
+
+/// The usual constant of reciprocal rank fusion: ranks far down either list
+/// still count, and the top of one list does not drown the other.
+pub const RRF_K: f64 = 60.0;
+
+/// How deep each list is read for fusion (at least the request's limit).
+const FUSION_DEPTH: usize = 50;
+
+/// Runs a search, with meaning when `meaning` carries the query's vector.
+pub fn search(conn: &Connection, req: &SearchRequest, meaning: Meaning) -> Result<SearchResults> {
+    let query = match meaning {
+        Meaning::Off => return search::search(conn, req),
+        Meaning::Skipped(why) => return lexical_with_note(conn, req, why),
+        Meaning::Query(q) => q,
+    };
+    if req.query.trim().is_empty() {
+        return search::search(conn, req);
+    }
+    if !vectors::has_vectors_table(conn) {
+        let why = "the store has no vectors yet (run the worker)".to_owned();
+        return lexical_with_note(conn, req, why);
+    }
+    let limit = req.limit.clamp(1, 500);
+    let depth = limit.max(FUSION_DEPTH);
+    let deep = SearchRequest {
+        limit: depth,
+        ..req.clone()
+    };
+    let mut results = search::search(conn, &deep)?;
+    let (near, scanned) = nearest(conn, req, &query, depth)?;
+    let lexical: Vec<ItemRef> = results.hits.iter().map(|h| h.id).collect();
+    let fused = fuse(&lexical, &near);
+    let mut by_id: HashMap<ItemRef, Hit> = results.hits.drain(..).map(|h| (h.id, h)).collect();
+    let mut hits = Vec::with_capacity(limit);
+    let mut added = 0;
+    for (id, score) in fused.into_iter().take(limit) {
+        let hit = match by_id.remove(&id) {
+            Some(hit) => Some(hit),
+            None => {
+                added += 1;
+                new_hit(conn, id)?
+            }
+        };
+        if let Some(mut hit) = hit {
+            hit.score = (score * 1e6).round() / 1e6;
+            hits.push(hit);
+        }
+    }
+    results.hits = hits;
+    results.meaning = Some(MeaningNote {
+        used: true,
+        vectors: scanned,
+        model: Some(query.model),
+        added,
+        skipped: None,
+    });
+    Ok(results)
+}
+
+fn lexical_with_note(conn: &Connection, req: &SearchRequest, why: String) -> Result<SearchResults> {
+    let mut results = search::search(conn, req)?;
+    results.meaning = Some(MeaningNote {
+        used: false,
+        model: None,
+        added: 0,
+        vectors: 0,
+        skipped: Some(why),
+    });
+    Ok(results)
+}
+
+/// The display row of a record found only by meaning, with its freshness.
+fn new_hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
+    let Some(hit) = search::hit(conn, id)? else {
+        return Ok(None);
+    };
+    let mut one = [hit];
+    crate::fresh::mark_hits(conn, &mut one)?;
+    let [hit] = one;
+    Ok(Some(hit))
+}
+
+/// Reciprocal rank fusion of two ranked lists: best first; ties keep the
+/// full-text order, then the order by meaning.
+pub fn fuse(lexical: &[ItemRef], near: &[ItemRef]) -> Vec<(ItemRef, f64)> {
+    let mut scores: Vec<(ItemRef, f64, usize)> = Vec::new();
+    let mut at: HashMap<ItemRef, usize> = HashMap::new();
+    for (list, ids) in [lexical, near].into_iter().enumerate() {
+        for (rank, id) in ids.iter().enumerate() {
+            let gain = 1.0 / (RRF_K + rank as f64 + 1.0);
+            match at.get(id) {
+                Some(&i) => scores[i].1 += gain,
+                None => {
+                    at.insert(*id, scores.len());
+                    scores.push((*id, gain, list * 10_000 + rank));
+                }
+            }
+        }
+    }
+    scores.sort_by(|a, b| {
+        b.1.partial_cmp(&a.1)
+            .unwrap_or(Ordering::Equal)
+            .then(a.2.cmp(&b.2))
+    });
+    scores.into_iter().map(|(id, s, _)| (id, s)).collect()
+}
+
+/// Cosine similarity; 0 when either vector has no length.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let (mut dot, mut na, mut nb) = (0.0_f32, 0.0_f32, 0.0_f32);
+    for (x, y) in a.iter().zip(b) {
+        dot += x * y;
+        na += x * x;
+        nb += y * y;
+    }
+    if na <= 0.0 || nb <= 0.0 {
+        return 0.0;
+    }
+    dot / (na.sqrt() * nb.sqrt())
+}
+
+/// Cosine of a query (already normalized) with a stored blob, without
+/// copying the blob.
+fn cosine_blob(unit_query: &[f32], blob: &[u8]) -> f32 {
+    let (mut dot, mut norm) = (0.0_f32, 0.0_f32);
+    for (q, c) in unit_query.iter().zip(blob.chunks_exact(4)) {
+        let x = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+        dot += q * x;
+        norm += x * x;
+    }
+    if norm <= 0.0 {
+        return 0.0;
+    }
+    dot / norm.sqrt()
+}
+
+/// The records nearest the query that pass the request's filters, best
+/// first, at most `depth`; and how many vectors were compared.
+fn nearest(
+    conn: &Connection,
+    req: &SearchRequest,
+    query: &QueryVector,
+    depth: usize,
+) -> Result<(Vec<ItemRef>, u64)> {
+    let norm = query.vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm <= 0.0 || !norm.is_finite() {
+        return Ok((Vec::new(), 0));
+    }
+    let unit: Vec<f32> = query.vector.iter().map(|x| x / norm).collect();
+    let mut all: Vec<(f32, ItemRef)> = Vec::new();
+    vectors::for_each_vector(conn, &query.model, unit.len(), |kind, id, blob| {
+        let kind = match kind {
+            VectorKind::Observation => Kind::Observation,
+            VectorKind::Summary => Kind::Summary,
+        };
+        all.push((cosine_blob(&unit, blob), ItemRef { kind, id }));
+    })?;
+    let scanned = all.len() as u64;
+    // Filters are checked best first until the list is full; a request that
+    // filters most records out stops after a bounded number of checks.
+    let best_first =
+        |a: &(f32, ItemRef), b: &(f32, ItemRef)| b.0.partial_cmp(&a.0).unwrap_or(Ordering::Equal);
+    let keep = depth * 20;
+    if all.len() > keep {
+        all.select_nth_unstable_by(keep, best_first);
+        all.truncate(keep);
+    }
+    all.sort_by(best_first);
+    let mut out = Vec::with_capacity(depth);
+    for (_, id) in all {
+        if search::passes_filters(conn, req, id)? {
+            out.push(id);
+            if out.len() == depth {
+                break;
+            }
+        }
+    }
+    Ok((out, scanned))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn obs(id: i64) -> ItemRef {
+        ItemRef {
+            kind: Kind::Observation,
+            id,
+        }
+    }
+
+    #[test]
+    fn fusion_rewards_agreement_and_keeps_what_either_list_found() {
+        let fused = fuse(&[obs(1), obs(2), obs(3)], &[obs(3), obs(4)]);
+        let ids: Vec<i64> = fused.iter().map(|(id, _)| id.id).collect();
+        // 3 is in both lists and wins; 2 and 4 are both second in one list
+        // and tie: the full-text order goes first.
+        assert_eq!(ids, vec![3, 1, 2, 4]);
+    }
+
+    /// Two projects, one observation each with a vector; the query's
+    /// vector is nearest the other project's record.
+    fn two_projects() -> (tempfile::TempDir, mnemo_store::Store) {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut store =
+            mnemo_store::Store::open(&tmp.path().join("m.db"), std::time::Duration::from_secs(1))
+                .unwrap();
+        store
+            .conn()
+            .execute_batch(
+                "INSERT INTO projects (id, root, name, created_at) VALUES (1, '/a', 'a', 0), (2, '/b', 'b', 0);",
+            )
+            .unwrap();
+        for (id, title) in [(1, "rounding of totals"), (2, "engine overheats")] {
+            let o = mnemo_store::memory::NewObservation {
+                uid: format!("o{id}"),
+                project_id: Some(id),
+                kind: "bugfix".into(),
+                title: title.into(),
+                created_at: id,
+                ..Default::default()
+            };
+            mnemo_store::memory::insert_observation(store.conn(), &o).unwrap();
+        }
+        let (todo, _) = store
+            .records_to_embed("m", mnemo_store::vectors::Cursor::START, 10)
+            .unwrap();
+        let vectors: Vec<Vec<f32>> = todo
+            .iter()
+            .map(|t| {
+                if t.id == 1 {
+                    vec![1.0, 0.0]
+                } else {
+                    vec![0.0, 1.0]
+                }
+            })
+            .collect();
+        store.put_vectors("m", &todo, &vectors, 0).unwrap();
+        (tmp, store)
+    }
+
+    fn query(project_id: Option<i64>) -> SearchRequest {
+        SearchRequest {
+            query: "thermal problems".into(),
+            project_id,
+            limit: 10,
+            ..SearchRequest::default()
+        }
+    }
+
+    fn near_b() -> Meaning {
+        Meaning::Query(QueryVector {
+            model: "m".into(),
+            vector: vec![0.1, 1.0],
+        })
+    }
+
+    #[test]
+    fn records_found_by_meaning_pass_the_request_filters() {
+        let (_tmp, store) = two_projects();
+        let all = search(store.conn(), &query(None), near_b()).unwrap();
+        let ids: Vec<i64> = all.hits.iter().map(|h| h.id.id).collect();
+        assert_eq!(ids, vec![2, 1]);
+        assert_eq!(all.meaning.as_ref().unwrap().added, 2);
+        let only_a = search(store.conn(), &query(Some(1)), near_b()).unwrap();
+        let ids: Vec<i64> = only_a.hits.iter().map(|h| h.id.id).collect();
+        assert_eq!(ids, vec![1]);
+        // Another model's query finds nothing by meaning.
+        let other = Meaning::Query(QueryVector {
+            model: "other".into(),
+            vector: vec![0.0, 1.0],
+        });
+        assert!(
+            search(store.conn(), &query(None), other)
+                .unwrap()
+                .hits
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_skipped_meaning_is_full_text_with_the_reason() {
+        let (_tmp, store) = two_projects();
+        let req = SearchRequest {
+            query: "rounding".into(),
+            limit: 10,
+            ..SearchRequest::default()
+        };
+        let r = search(store.conn(), &req, Meaning::Skipped("down".into())).unwrap();
+        assert_eq!(r.hits.len(), 1);
+        let note = r.meaning.unwrap();
+        assert_eq!((note.used, note.skipped.as_deref()), (false, Some("down")));
+        let off = search(store.conn(), &req, Meaning::Off).unwrap();
+        assert_eq!(off.meaning, None);
+    }
+
+    #[test]
+    fn cosine_of_a_blob_matches_the_plain_one() {
+        let a = [1.0_f32, 2.0, 0.0];
+        let b = [2.0_f32, 1.0, 1.0];
+        let norm = a.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let unit: Vec<f32> = a.iter().map(|x| x / norm).collect();
+        let blob = vectors::to_blob(&b);
+        assert!((cosine_blob(&unit, &blob) - cosine(&a, &b)).abs() < 1e-6);
+        assert_eq!(cosine(&a, &[0.0; 3]), 0.0);
+    }
+}
