@@ -154,6 +154,9 @@ pub struct SearchRequest {
     pub session: Option<String>,
     /// Only items this agent produced (see [`crate::agents`]).
     pub agent: Option<mnemo_core::model::Platform>,
+    /// Only this person's own records: none that a teammate's machine sent
+    /// through sync (`[sync] others = false`, see [`crate::authors`]).
+    pub mine_only: bool,
     pub limit: usize,
 }
 
@@ -190,6 +193,10 @@ pub struct Hit {
     /// Whether an observation's files changed since (see [`crate::fresh`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub freshness: Option<mnemo_store::freshness::Freshness>,
+    /// Who wrote it, when another person's machine sent it through sync
+    /// (omitted for this person's own records; see [`crate::authors`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -961,6 +968,7 @@ fn filter_observations(mut sql: Sql, req: &SearchRequest, types: &[String]) -> S
         let p = sql.param(project);
         sql.push(&format!(" AND o.project_id = {p}"));
     }
+    sql.push(&crate::authors::filter("o", req.mine_only));
     if !types.is_empty() {
         let list: Vec<String> = types.iter().map(|t| sql.param(t.clone())).collect();
         sql.push(&format!(" AND o.type IN ({})", list.join(", ")));
@@ -993,6 +1001,7 @@ fn rank_summaries(
         let p = sql.param(project);
         sql.push(&format!(" AND m.project_id = {p}"));
     }
+    sql.push(&crate::authors::filter("m", req.mine_only));
     finish_ranked(conn, sql, &SUMMARIES, req, find, limit)
 }
 
@@ -1039,7 +1048,7 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
         Kind::Observation => conn
             .prepare_cached(
                 "SELECT o.type, o.title, o.subtitle, o.files_modified, o.files_read,
-                        o.created_at, p.root, p.name, s.platform, s.platform_session_id
+                        o.created_at, p.root, p.name, s.platform, s.platform_session_id, o.author
                  FROM observations o LEFT JOIN projects p ON p.id = o.project_id
                  LEFT JOIN sessions s ON s.id = o.session_id
                  WHERE o.id = ?1",
@@ -1062,13 +1071,14 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     score: 0.0,
                     superseded_by: None,
                     freshness: None,
+                    author: r.get(10)?,
                 })
             })
             .optional()?,
         Kind::Summary => conn
             .prepare_cached(
                 "SELECT m.request, m.completed, m.learned, m.created_at, p.root, p.name,
-                        s.platform, s.platform_session_id
+                        s.platform, s.platform_session_id, m.author
                  FROM summaries m LEFT JOIN projects p ON p.id = m.project_id
                  LEFT JOIN sessions s ON s.id = m.session_id
                  WHERE m.id = ?1",
@@ -1099,6 +1109,7 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     score: 0.0,
                     superseded_by: None,
                     freshness: None,
+                    author: r.get(8)?,
                 })
             })
             .optional()?,
@@ -1127,6 +1138,7 @@ pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
                     score: 0.0,
                     superseded_by: None,
                     freshness: None,
+                    author: None,
                 })
             })
             .optional()?,
@@ -1157,6 +1169,7 @@ mod tests {
             score,
             superseded_by: None,
             freshness,
+            author: None,
         }
     }
 

@@ -252,6 +252,20 @@ impl Store {
     }
 }
 
+/// Stores records already in the import shape inside the caller's
+/// transaction (sync applies a page of pulled records and its own
+/// bookkeeping in one commit): each record's outcome, in order.
+pub fn import_in(
+    tx: &Transaction<'_>,
+    records: impl IntoIterator<Item = Value>,
+    sanitizer: &Sanitizer,
+) -> Result<Vec<Outcome>> {
+    records
+        .into_iter()
+        .map(|value| import_one(tx, value, sanitizer, None))
+        .collect()
+}
+
 /// What importing one record did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
@@ -741,20 +755,14 @@ fn restore_curation(tx: &Transaction<'_>, id: i64, f: &Fields<'_>) -> rusqlite::
 }
 
 fn exists(tx: &Transaction<'_>, table: &str, uid: &str) -> rusqlite::Result<bool> {
-    tx.query_row(
-        &format!("SELECT 1 FROM {table} WHERE uid = ?1"),
-        [uid],
-        |_| Ok(()),
-    )
-    .optional()
-    .map(|r| r.is_some())
+    tx.prepare_cached(&format!("SELECT 1 FROM {table} WHERE uid = ?1"))?
+        .exists([uid])
 }
 
 fn project_by_root(tx: &Transaction<'_>, root: &str) -> rusqlite::Result<Option<i64>> {
-    tx.query_row("SELECT id FROM projects WHERE root = ?1", [root], |r| {
-        r.get(0)
-    })
-    .optional()
+    tx.prepare_cached("SELECT id FROM projects WHERE root = ?1")?
+        .query_row([root], |r| r.get(0))
+        .optional()
 }
 
 fn ensure_project(
@@ -797,12 +805,9 @@ fn session_by_key(
     platform: &str,
     sid: &str,
 ) -> rusqlite::Result<Option<i64>> {
-    tx.query_row(
-        "SELECT id FROM sessions WHERE platform = ?1 AND platform_session_id = ?2",
-        params![platform, sid],
-        |r| r.get(0),
-    )
-    .optional()
+    tx.prepare_cached("SELECT id FROM sessions WHERE platform = ?1 AND platform_session_id = ?2")?
+        .query_row(params![platform, sid], |r| r.get(0))
+        .optional()
 }
 
 /// The record's session, created bare when the file did not include it.

@@ -60,13 +60,15 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
     let files_modified = json_list(&o.files_modified);
     let idents = observation_idents(o);
     let id: Option<i64> = conn
-        .query_row(
+        .prepare_cached(
             "INSERT INTO observations (uid, project_id, session_id, prompt_number, type, title,
                     subtitle, narrative, facts, concepts, files_read, files_modified, source,
                     created_at, idents)
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15
              WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE uid = ?1)
              ON CONFLICT (uid) DO NOTHING RETURNING id",
+        )?
+        .query_row(
             params![
                 o.uid,
                 o.project_id,
@@ -88,22 +90,22 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
         )
         .optional()?;
     if let Some(id) = id {
-        conn.execute(
+        conn.prepare_cached(
             "INSERT INTO observations_fts (rowid, title, subtitle, narrative, facts, concepts,
                                            files_read, files_modified, idents)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                id,
-                o.title,
-                o.subtitle,
-                o.narrative,
-                facts,
-                concepts,
-                files_read,
-                files_modified,
-                idents
-            ],
-        )?;
+        )?
+        .execute(params![
+            id,
+            o.title,
+            o.subtitle,
+            o.narrative,
+            facts,
+            concepts,
+            files_read,
+            files_modified,
+            idents
+        ])?;
         index_files(conn, id, o)?;
         crate::freshness::record_baselines(conn, id, o.project_id, o.created_at)?;
     }
@@ -132,13 +134,15 @@ fn index_files(conn: &Connection, id: i64, o: &NewObservation) -> rusqlite::Resu
 pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Option<i64>> {
     let idents = summary_idents(s);
     let id: Option<i64> = conn
-        .query_row(
+        .prepare_cached(
             "INSERT INTO summaries (uid, project_id, session_id, prompt_number, request,
                     investigated, learned, completed, next_steps, notes, source, created_at,
                     idents)
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13
              WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE uid = ?1)
              ON CONFLICT (uid) DO NOTHING RETURNING id",
+        )?
+        .query_row(
             params![
                 s.uid,
                 s.project_id,
@@ -158,21 +162,21 @@ pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Opt
         )
         .optional()?;
     if let Some(id) = id {
-        conn.execute(
+        conn.prepare_cached(
             "INSERT INTO summaries_fts (rowid, request, investigated, learned, completed,
                                         next_steps, notes, idents)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                id,
-                s.request,
-                s.investigated,
-                s.learned,
-                s.completed,
-                s.next_steps,
-                s.notes,
-                idents
-            ],
-        )?;
+        )?
+        .execute(params![
+            id,
+            s.request,
+            s.investigated,
+            s.learned,
+            s.completed,
+            s.next_steps,
+            s.notes,
+            idents
+        ])?;
     }
     Ok(id)
 }
