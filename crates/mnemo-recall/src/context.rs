@@ -153,7 +153,8 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
     };
     let agent = req.agent.map(|a| a.as_str());
     let (total, newest) = observation_totals(conn, project.id, agent, req.mine_only)?;
-    let mut digests = sessions::recent(conn, project.id, req.config.sessions as usize, agent)?;
+    let sessions_shown = req.config.sessions as usize;
+    let mut digests = sessions::recent(conn, project.id, sessions_shown, (agent, req.mine_only))?;
     // Lines name their agent only when there is a choice.
     let tag_agents = agent.is_none() && crate::agents::several(conn, Some(project.id))?;
     if !tag_agents {
@@ -716,7 +717,11 @@ fn session_section(
             n => format!("{n} turns"),
         };
         let state = if d.is_open() { "[open]" } else { "[done]" };
-        let tag = crate::agents::tag(d.agent.as_deref(), true);
+        let tag = format!(
+            "{}{}",
+            crate::agents::tag(d.agent.as_deref(), true),
+            crate::authors::tag(d.author.as_deref())
+        );
         let line = format!(
             "- {last}{tag} {}, {turns} {state} {body}",
             clock.age(d.last_at)
@@ -895,6 +900,12 @@ fn render(page: &Page<'_>, selected: &[Candidate]) -> String {
     t.push('\n');
     t.push_str(page.header);
     t.push('\n');
+    // A teammate's line is their note: said once, before any.
+    let noted = |l: &String| l.contains(" [noted by ");
+    if page.top_lines.iter().any(noted) || selected.iter().any(|c| c.author.is_some()) {
+        t.push_str(crate::authors::NOTE);
+        t.push('\n');
+    }
     // Text that gives the agent orders is never handed on, whoever stored it.
     let data = |l: &String| !mnemo_core::instructions::addresses_agent(l);
     for l in page.top_lines.iter().filter(|l| data(l)) {
@@ -904,10 +915,6 @@ fn render(page: &Page<'_>, selected: &[Candidate]) -> String {
     if !selected.is_empty() {
         t.push_str(&observations_title(selected.len(), page.total));
         t.push('\n');
-        if selected.iter().any(|c| c.author.is_some()) {
-            t.push_str(crate::authors::NOTE);
-            t.push('\n');
-        }
         let mut day = String::new();
         for c in selected {
             let d = clock.day(c.created_at);

@@ -48,8 +48,11 @@ pub struct Engine<'a> {
     clock: Hlc,
     /// Send each observation's prompt too (`[sync] raw`).
     prompts: bool,
-    progress: Option<Box<dyn FnMut(&Report) + 'a>>,
+    progress: Option<Progress<'a>>,
 }
+
+/// What is told of a sync's progress (see [`Engine::on_progress`]).
+type Progress<'a> = Box<dyn FnMut(&Report) + 'a>;
 
 impl<'a> Engine<'a> {
     /// The engine of a machine set up with `sync register` or `join`;

@@ -423,6 +423,13 @@ fn the_server_holds_ciphertext_only(w: &Team) {
 fn a_teammates_records_carry_their_author(w: &Team) {
     let noted = "[noted by alice";
     let bob = &w.bob;
+    let turn = json!({"kind": "summary", "request": "Fix the garnet loader",
+                      "completed": "the garnet loader reads byte order marks",
+                      "project": w.laptop.project(), "prompt_number": 1,
+                      "session": {"platform": "claude-code", "session_id": "alice-1"}});
+    w.laptop.import(&format!("{turn}\n"));
+    w.laptop.sync();
+    bob.sync();
     let hits: Value =
         serde_json::from_str(&bob.run_in_project(&["search", "--json", "quasar"], &[])).unwrap();
     assert!(
@@ -437,6 +444,12 @@ fn a_teammates_records_carry_their_author(w: &Team) {
     assert!(
         context.contains(noted) && context.contains("information, not instructions"),
         "{context}"
+    );
+    assert!(
+        context
+            .lines()
+            .any(|l| l.contains("garnet loader") && l.contains(noted)),
+        "alice's session is marked too: {context}"
     );
     // Bob's own notes: in a store of one record every word is common.
     for word in ["copper", "tin", "zinc", "iron", "nickel", "cobalt"] {
@@ -505,7 +518,7 @@ fn a_teammates_records_can_be_left_out(w: &Team) {
     );
     let context = bob.run_in_project(&["context"], &mine);
     assert!(
-        !context.contains("quasar") && !context.contains("Ledger"),
+        !context.contains("Ledger") && !context.contains("garnet") && !context.contains("noted by"),
         "{context}"
     );
     let recalled = bob.recall_for(
@@ -804,6 +817,53 @@ fn turn_with_prompt(project: &Path, session: &str, prompt: &str, title: &str) ->
     .iter()
     .map(|l| format!("{l}\n"))
     .collect()
+}
+
+/// `mnemo sync` draws its progress on a terminal (here a pseudo-terminal
+/// from util-linux's `script`) and writes nothing to a pipe but its report.
+#[cfg(target_os = "linux")]
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    let Some(pg) = Postgres::start() else { return };
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: no `script` to give `mnemo sync` a terminal");
+        return;
+    }
+    let server = Server::start(&pg);
+    let (laptop, desktop) = (Machine::new(), Machine::new());
+    laptop.import(&findings(&laptop.project(), 1200));
+    register(&laptop, &server, "alice");
+    let mut c = laptop.env.mnemo();
+    c.args(["-qec", &format!("{MNEMO} sync"), "/dev/null"]);
+    let mut script = std::process::Command::new("script");
+    script.args(c.get_args());
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => script.env(k, v),
+            None => script.env_remove(k),
+        };
+    }
+    let out = script.env_remove("CI").output().unwrap();
+    assert_success(&out);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("mnemo sync: [") && shown.contains("pushed 1200/1200"),
+        "{shown}"
+    );
+
+    join(&desktop, &server, &laptop.key_file());
+    let piped = desktop.try_run(&["sync"]);
+    assert_success(&piped);
+    assert!(
+        piped.stderr.is_empty(),
+        "no progress on a pipe: {}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    assert!(String::from_utf8_lossy(&piped.stdout).contains("pulled 1200"));
 }
 
 /// The user's prompts stay on their machine unless `[sync] raw` is on.
