@@ -173,6 +173,11 @@ pub fn recent(
         }
         line.turns.push((session.unwrap_or(0), turn));
     }
+    digests_of(conn, order)
+}
+
+/// One digest per line of work, its turns in order and its prompts read.
+fn digests_of(conn: &Connection, order: Vec<Line>) -> Result<Vec<SessionDigest>> {
     let mut digests = Vec::with_capacity(order.len());
     for mut line in order {
         line.turns
