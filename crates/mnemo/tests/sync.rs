@@ -825,12 +825,11 @@ fn turn_with_prompt(project: &Path, session: &str, prompt: &str, title: &str) ->
 #[test]
 fn progress_shows_on_a_terminal_only() {
     let Some(pg) = Postgres::start() else { return };
-    if std::process::Command::new("script")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("skipped: no `script` to give `mnemo sync` a terminal");
+    let terminal = std::process::Command::new("script")
+        .args(["-qec", "true", "/dev/null"])
+        .output();
+    if !terminal.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: no `script` or no pseudo-terminal to give `mnemo sync`");
         return;
     }
     let server = Server::start(&pg);
