@@ -21,7 +21,10 @@ use mnemo_core::time::{format_rfc3339, now_ms, parse_rfc3339};
 use rusqlite::{OptionalExtension, Row, Transaction, params};
 use serde_json::{Map, Value, json};
 
-use crate::memory::{NewObservation, NewSummary, insert_observation, insert_summary};
+use crate::memory::{
+    NewObservation, NewSummary, index_observation, insert_observation, insert_observation_row,
+    insert_summary,
+};
 use crate::shape::{
     OBSERVATION_FROM, OBSERVATION_SELECT, PROMPT_FROM, PROMPT_SELECT, SESSION_FROM, SESSION_SELECT,
     SUMMARY_FROM, SUMMARY_SELECT, observation_row, prompt_row, session_row, summary_row,
@@ -192,6 +195,7 @@ impl Store {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| crate::sql_err(&path, e))?;
+        let mut backlog = Backlog::default();
         let mut line = String::new();
         let mut number = 0;
         loop {
@@ -215,12 +219,16 @@ impl Store {
                     continue;
                 }
             };
-            match import_one(&tx, value, sanitizer, default_project)? {
+            match import_one(&tx, value, sanitizer, default_project, &mut backlog)? {
                 Outcome::Inserted(kind) => bump(&mut report.inserted, kind),
                 Outcome::Present => report.skipped += 1,
                 Outcome::Invalid(problem) => report.invalid.push((number, problem)),
             }
+            backlog
+                .write_if_full(&tx)
+                .map_err(|e| crate::sql_err(&path, e))?;
         }
+        backlog.write(&tx).map_err(|e| crate::sql_err(&path, e))?;
         tx.commit().map_err(|e| crate::sql_err(&path, e))?;
         Ok(report)
     }
@@ -241,10 +249,15 @@ impl Store {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| crate::sql_err(&path, e))?;
+        let mut backlog = Backlog::default();
         for (i, value) in records.into_iter().enumerate() {
-            let outcome = import_one(&tx, value, sanitizer, None)?;
+            let outcome = import_one(&tx, value, sanitizer, None, &mut backlog)?;
             each(i, &outcome);
+            backlog
+                .write_if_full(&tx)
+                .map_err(|e| crate::sql_err(&path, e))?;
         }
+        backlog.write(&tx).map_err(|e| crate::sql_err(&path, e))?;
         if commit {
             tx.commit().map_err(|e| crate::sql_err(&path, e))?;
         }
@@ -260,10 +273,41 @@ pub fn import_in(
     records: impl IntoIterator<Item = Value>,
     sanitizer: &Sanitizer,
 ) -> Result<Vec<Outcome>> {
-    records
+    let mut backlog = Backlog::default();
+    let outcomes = records
         .into_iter()
-        .map(|value| import_one(tx, value, sanitizer, None))
-        .collect()
+        .map(|value| import_one(tx, value, sanitizer, None, &mut backlog))
+        .collect::<Result<Vec<_>>>()?;
+    let path = std::path::Path::new(tx.path().unwrap_or_default());
+    backlog.write(tx).map_err(|e| crate::sql_err(path, e))?;
+    Ok(outcomes)
+}
+
+/// The full-text rows of the observations imported in a transaction,
+/// written after all their table rows (see
+/// [`crate::memory::insert_observation_row`]).
+#[derive(Default)]
+struct Backlog {
+    observations: Vec<(i64, NewObservation)>,
+}
+
+impl Backlog {
+    /// Rows held before they are written (a long import stays small).
+    const MAX: usize = 500;
+
+    fn write(&mut self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
+        for (id, o) in self.observations.drain(..) {
+            index_observation(tx, id, &o)?;
+        }
+        Ok(())
+    }
+
+    fn write_if_full(&mut self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
+        if self.observations.len() >= Self::MAX {
+            self.write(tx)?;
+        }
+        Ok(())
+    }
 }
 
 /// What importing one record did.
@@ -283,6 +327,7 @@ fn import_one(
     value: Value,
     sanitizer: &Sanitizer,
     default_project: Option<&str>,
+    backlog: &mut Backlog,
 ) -> Result<Outcome> {
     let record = match value {
         Value::Object(map) => match normalized(map, default_project) {
@@ -291,7 +336,7 @@ fn import_one(
         },
         _ => return Ok(Outcome::Invalid("not a JSON object".into())),
     };
-    match import_record(tx, &record) {
+    match import_record(tx, &record, backlog) {
         Ok(Some(kind)) => Ok(Outcome::Inserted(kind)),
         Ok(None) => Ok(Outcome::Present),
         Err(ImportError::Invalid(msg)) => Ok(Outcome::Invalid(msg)),
@@ -487,7 +532,11 @@ impl Fields<'_> {
 }
 
 /// Stores one record; `Some(kind)` when inserted, None when already present.
-fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'static str>> {
+fn import_record(
+    tx: &Transaction<'_>,
+    record: &Value,
+    backlog: &mut Backlog,
+) -> ImportResult<Option<&'static str>> {
     let map = record.as_object().expect("checked by the caller");
     let f = Fields(map);
     let kind = f.required("kind")?;
@@ -668,9 +717,16 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
                 source: f.str("source").unwrap_or_else(|| "import".into()),
                 created_at: created,
             };
-            if let Some(id) = insert_observation(tx, &observation)? {
-                let id = keep_id(tx, "observations", id, &f)?;
+            // A kept row id moves the row, full-text row included: that one
+            // is written now; the others after the batch's table rows.
+            if f.int("id").is_some() {
+                if let Some(id) = insert_observation(tx, &observation)? {
+                    let id = keep_id(tx, "observations", id, &f)?;
+                    restore_curation(tx, id, &f)?;
+                }
+            } else if let Some(id) = insert_observation_row(tx, &observation)? {
                 restore_curation(tx, id, &f)?;
+                backlog.observations.push((id, observation));
             }
             Ok(Some("observation"))
         }

@@ -54,6 +54,22 @@ pub struct NewSummary {
 /// Inserts an observation and indexes it; None when its uid is stored
 /// already, or was forgotten (see [`crate::curate`]).
 pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Result<Option<i64>> {
+    let id = insert_observation_row(conn, o)?;
+    if let Some(id) = id {
+        index_observation(conn, id, o)?;
+    }
+    Ok(id)
+}
+
+/// Inserts an observation's row and its file index, not its full-text row
+/// ([`index_observation`] writes that). A batch writes all its table rows
+/// first: FTS5 flushes the rows it holds at every statement that opens a
+/// savepoint (as this insert, with its triggers, does), which would write
+/// one tiny index segment per record and merge them over and over.
+pub fn insert_observation_row(
+    conn: &Connection,
+    o: &NewObservation,
+) -> rusqlite::Result<Option<i64>> {
     let facts = json_list(&o.facts);
     let concepts = json_list(&o.concepts);
     let files_read = json_list(&o.files_read);
@@ -90,26 +106,36 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
         )
         .optional()?;
     if let Some(id) = id {
-        conn.prepare_cached(
-            "INSERT INTO observations_fts (rowid, title, subtitle, narrative, facts, concepts,
-                                           files_read, files_modified, idents)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        )?
-        .execute(params![
-            id,
-            o.title,
-            o.subtitle,
-            o.narrative,
-            facts,
-            concepts,
-            files_read,
-            files_modified,
-            idents
-        ])?;
         index_files(conn, id, o)?;
         crate::freshness::record_baselines(conn, id, o.project_id, o.created_at)?;
     }
     Ok(id)
+}
+
+/// Writes an observation's full-text row (see [`insert_observation_row`]).
+pub fn index_observation(conn: &Connection, id: i64, o: &NewObservation) -> rusqlite::Result<()> {
+    let facts = json_list(&o.facts);
+    let concepts = json_list(&o.concepts);
+    let files_read = json_list(&o.files_read);
+    let files_modified = json_list(&o.files_modified);
+    let idents = observation_idents(o);
+    conn.prepare_cached(
+        "INSERT INTO observations_fts (rowid, title, subtitle, narrative, facts, concepts,
+                                       files_read, files_modified, idents)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        id,
+        o.title,
+        o.subtitle,
+        o.narrative,
+        facts,
+        concepts,
+        files_read,
+        files_modified,
+        idents
+    ])?;
+    Ok(())
 }
 
 /// Records which files an observation names (see `observation_files` in the
