@@ -22,8 +22,8 @@ use rusqlite::{OptionalExtension, Row, Transaction, params};
 use serde_json::{Map, Value, json};
 
 use crate::memory::{
-    NewObservation, NewSummary, index_observation, insert_observation, insert_observation_row,
-    insert_summary,
+    NewObservation, NewSummary, index_observation, index_summary, insert_observation,
+    insert_observation_row, insert_summary, insert_summary_row,
 };
 use crate::shape::{
     OBSERVATION_FROM, OBSERVATION_SELECT, PROMPT_FROM, PROMPT_SELECT, SESSION_FROM, SESSION_SELECT,
@@ -283,12 +283,13 @@ pub fn import_in(
     Ok(outcomes)
 }
 
-/// The full-text rows of the observations imported in a transaction,
-/// written after all their table rows (see
+/// The full-text rows of the observations and summaries imported in a
+/// transaction, written after all their table rows (see
 /// [`crate::memory::insert_observation_row`]).
 #[derive(Default)]
 struct Backlog {
     observations: Vec<(i64, NewObservation)>,
+    summaries: Vec<(i64, NewSummary)>,
 }
 
 impl Backlog {
@@ -299,11 +300,14 @@ impl Backlog {
         for (id, o) in self.observations.drain(..) {
             index_observation(tx, id, &o)?;
         }
+        for (id, s) in self.summaries.drain(..) {
+            index_summary(tx, id, &s)?;
+        }
         Ok(())
     }
 
     fn write_if_full(&mut self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
-        if self.observations.len() >= Self::MAX {
+        if self.observations.len() + self.summaries.len() >= Self::MAX {
             self.write(tx)?;
         }
         Ok(())
@@ -764,8 +768,12 @@ fn import_record(
                 source: f.str("source").unwrap_or_else(|| "import".into()),
                 created_at: created,
             };
-            if let Some(id) = insert_summary(tx, &summary)? {
-                keep_id(tx, "summaries", id, &f)?;
+            if f.int("id").is_some() {
+                if let Some(id) = insert_summary(tx, &summary)? {
+                    keep_id(tx, "summaries", id, &f)?;
+                }
+            } else if let Some(id) = insert_summary_row(tx, &summary)? {
+                backlog.summaries.push((id, summary));
             }
             Ok(Some("summary"))
         }

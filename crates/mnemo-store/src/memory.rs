@@ -158,6 +158,16 @@ fn index_files(conn: &Connection, id: i64, o: &NewObservation) -> rusqlite::Resu
 /// Inserts a summary and indexes it; None when its uid is stored already,
 /// or was forgotten.
 pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Option<i64>> {
+    let id = insert_summary_row(conn, s)?;
+    if let Some(id) = id {
+        index_summary(conn, id, s)?;
+    }
+    Ok(id)
+}
+
+/// Inserts a summary's row, not its full-text row ([`index_summary`]; see
+/// [`insert_observation_row`] for why a batch writes those last).
+pub fn insert_summary_row(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Option<i64>> {
     let idents = summary_idents(s);
     let id: Option<i64> = conn
         .prepare_cached(
@@ -187,24 +197,28 @@ pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Opt
             |r| r.get(0),
         )
         .optional()?;
-    if let Some(id) = id {
-        conn.prepare_cached(
-            "INSERT INTO summaries_fts (rowid, request, investigated, learned, completed,
-                                        next_steps, notes, idents)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-        )?
-        .execute(params![
-            id,
-            s.request,
-            s.investigated,
-            s.learned,
-            s.completed,
-            s.next_steps,
-            s.notes,
-            idents
-        ])?;
-    }
     Ok(id)
+}
+
+/// Writes a summary's full-text row (see [`insert_summary_row`]).
+pub fn index_summary(conn: &Connection, id: i64, s: &NewSummary) -> rusqlite::Result<()> {
+    let idents = summary_idents(s);
+    conn.prepare_cached(
+        "INSERT INTO summaries_fts (rowid, request, investigated, learned, completed,
+                                    next_steps, notes, idents)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        id,
+        s.request,
+        s.investigated,
+        s.learned,
+        s.completed,
+        s.next_steps,
+        s.notes,
+        idents
+    ])?;
+    Ok(())
 }
 
 /// A prompt row as written to the store.
