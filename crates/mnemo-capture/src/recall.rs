@@ -155,6 +155,7 @@ fn session_context(
             clock: Clock::system(),
             // Every agent's memory: what one did is for the others too.
             agent: None,
+            mine_only: !config.sync.others,
         },
     )
     .map_err(|e| e.to_string())?;
@@ -339,6 +340,7 @@ fn prompt_memory(
             exclude: &exclude,
             max_items: config.recall.prompt_recall_items as usize,
             budget_chars: (config.recall.prompt_recall_tokens as usize).saturating_mul(4),
+            mine_only: !config.sync.others,
         },
         &clock,
     )

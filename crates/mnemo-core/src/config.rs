@@ -27,6 +27,29 @@ pub struct Config {
     pub recall: RecallConfig,
     pub mcp: McpConfig,
     pub embeddings: EmbeddingsConfig,
+    pub sync: SyncConfig,
+}
+
+/// What sync (`mnemo sync`) shows and sends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SyncConfig {
+    /// Show records that other people's machines sent through a shared
+    /// space (marked with their author) in search, context and prompt
+    /// recall. Off: only this person's own memory is shown.
+    pub others: bool,
+    /// Also send the user's prompts with the observations they led to.
+    /// Off: prompts stay on the machine where they were typed.
+    pub raw: bool,
+}
+
+impl Default for SyncConfig {
+    fn default() -> Self {
+        SyncConfig {
+            others: true,
+            raw: false,
+        }
+    }
 }
 
 /// The MCP server (`mnemo mcp`).

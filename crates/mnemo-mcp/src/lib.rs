@@ -252,6 +252,7 @@ impl MnemoServer {
                 .map(|f| FileFilter::new(f, &self.options.project_dir, root.as_deref())),
             session: None,
             agent,
+            mine_only: !self.options.config.sync.others,
             limit: p.limit.unwrap_or(10).clamp(1, 50) as usize,
         };
         let meaning = mnemo_embed::query_meaning(&self.options.config.embeddings, &request.query);
@@ -459,6 +460,7 @@ impl MnemoServer {
             config: &self.options.config.context,
             clock: self.options.clock.refreshed(),
             agent,
+            mine_only: !self.options.config.sync.others,
         };
         let index = match &store {
             Some(store) => build(store.conn(), &request)?,

@@ -92,6 +92,10 @@ pub struct ContextRequest<'a> {
     /// Only what this agent produced (`mnemo context --agent`); None: every
     /// agent's, each line tagged with its agent when there are several.
     pub agent: Option<mnemo_core::model::Platform>,
+    /// Only this person's own observations, none a teammate's machine sent
+    /// through sync (`[sync] others = false`); otherwise theirs are marked
+    /// `[noted by NAME]` (see [`crate::authors`]).
+    pub mine_only: bool,
 }
 
 /// The index and what went into it.
@@ -135,6 +139,8 @@ struct Candidate {
     freshness: Option<Freshness>,
     /// The later decision that replaced it (see [`crate::supersede`]).
     superseded_by: Option<i64>,
+    /// Who wrote it, when a teammate's machine sent it through sync.
+    author: Option<String>,
 }
 
 /// Builds the index for one project.
@@ -146,8 +152,9 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
         return Ok(empty(index, req.name));
     };
     let agent = req.agent.map(|a| a.as_str());
-    let (total, newest) = observation_totals(conn, project.id, agent)?;
-    let mut digests = sessions::recent(conn, project.id, req.config.sessions as usize, agent)?;
+    let (total, newest) = observation_totals(conn, project.id, agent, req.mine_only)?;
+    let sessions_shown = req.config.sessions as usize;
+    let mut digests = sessions::recent(conn, project.id, sessions_shown, (agent, req.mine_only))?;
     // Lines name their agent only when there is a choice.
     let tag_agents = agent.is_none() && crate::agents::several(conn, Some(project.id))?;
     if !tag_agents {
@@ -162,7 +169,8 @@ pub fn build(conn: &Connection, req: &ContextRequest<'_>) -> Result<ContextIndex
     index.observations_total = total;
     index.empty = false;
     let newest = newest.unwrap_or(req.clock.now_ms);
-    let candidates = ranked_candidates(conn, req, &git, (project.id, agent), newest, tag_agents)?;
+    let scope = (project.id, agent, req.mine_only);
+    let candidates = ranked_candidates(conn, req, &git, scope, newest, tag_agents)?;
 
     // Fixed parts first (header, footer, knowledge, sessions, gotchas);
     // observation lines get what is left.
@@ -228,12 +236,13 @@ fn observation_totals(
     conn: &Connection,
     project: i64,
     agent: Option<&str>,
+    mine_only: bool,
 ) -> Result<(i64, Option<i64>)> {
     Ok(conn
         .prepare_cached(&format!(
             "SELECT count(*), max(created_at) FROM observations o
              WHERE project_id = ?1 AND {}",
-            agent_filter(2)
+            agent_filter(2, mine_only)
         ))?
         .query_row(rusqlite::params![project, agent], |r| {
             Ok((r.get(0)?, r.get(1)?))
@@ -245,23 +254,24 @@ fn ranked_candidates(
     conn: &Connection,
     req: &ContextRequest<'_>,
     git: &GitState,
-    (project, agent): (i64, Option<&str>),
+    scope: Scope<'_>,
     newest: i64,
     tag_agents: bool,
 ) -> Result<Vec<Candidate>> {
-    let mut candidates = latest_observations(conn, project, agent)?;
+    let mut candidates = latest_observations(conn, scope)?;
+    let project = scope.0;
     let recent_files = recent_session_files(conn, project)?;
     let changed = changed_files(git, req.root, &candidates, &recent_files);
     pull_active_history(
         conn,
-        (project, agent),
+        scope,
         req.root,
         &changed,
         &recent_files,
         &mut candidates,
     )?;
     let topics = git.branch_topics();
-    let on_topic = pull_topic_history(conn, (project, agent), &topics, &mut candidates)?;
+    let on_topic = pull_topic_history(conn, scope, &topics, &mut candidates)?;
     for c in &mut candidates {
         let topical = on_topic.contains(&c.id) || mentions(&c.title, &topics);
         score(c, newest, req.root, &changed, &recent_files, topical);
@@ -349,12 +359,21 @@ fn candidate_from(r: &rusqlite::Row<'_>) -> rusqlite::Result<Candidate> {
         active_file: false,
         freshness: None,
         superseded_by: r.get(8)?,
+        author: r.get(9)?,
     })
 }
 
-/// `o.session_id` of the agent in parameter `?n`, or anything when it is NULL.
-fn agent_filter(n: usize) -> String {
-    format!("(?{n} IS NULL OR o.session_id IN (SELECT id FROM sessions WHERE platform = ?{n}))")
+/// Which observations of which project are considered: the project, the
+/// agent (None: any), and whether only this person's own.
+type Scope<'a> = (i64, Option<&'a str>, bool);
+
+/// `o.session_id` of the agent in parameter `?n`, or anything when it is
+/// NULL; and only this person's own observations when `mine_only`.
+fn agent_filter(n: usize, mine_only: bool) -> String {
+    format!(
+        "(?{n} IS NULL OR o.session_id IN (SELECT id FROM sessions WHERE platform = ?{n})){}",
+        crate::authors::filter("o", mine_only)
+    )
 }
 
 /// What a replaced decision keeps of its score in the index.
@@ -363,18 +382,17 @@ const SUPERSEDED_FACTOR: f64 = 0.25;
 /// The columns [`candidate_from`] reads, for `observations o`.
 const CANDIDATE_COLUMNS: &str = "o.id, o.type, o.title, o.files_modified, o.files_read, \
      o.created_at, (SELECT s.platform FROM sessions s WHERE s.id = o.session_id), o.pinned, \
-     o.superseded_by";
+     o.superseded_by, o.author";
 
 fn latest_observations(
     conn: &Connection,
-    project: i64,
-    agent: Option<&str>,
+    (project, agent, mine_only): Scope<'_>,
 ) -> Result<Vec<Candidate>> {
     let mut stmt = conn.prepare_cached(&format!(
         "SELECT {CANDIDATE_COLUMNS} FROM observations o
          WHERE o.project_id = ?1 AND {}
          ORDER BY o.created_at DESC, o.id DESC LIMIT ?2",
-        agent_filter(3)
+        agent_filter(3, mine_only)
     ))?;
     let rows = stmt.query_map(
         rusqlite::params![project, CANDIDATES as i64, agent],
@@ -387,7 +405,7 @@ fn latest_observations(
         "SELECT {CANDIDATE_COLUMNS} FROM observations o
          WHERE o.project_id = ?1 AND o.pinned = 1 AND {}
          ORDER BY o.id DESC LIMIT ?2",
-        agent_filter(3)
+        agent_filter(3, mine_only)
     ))?;
     for c in pinned.query_map(
         rusqlite::params![project, MAX_PINNED as i64, agent],
@@ -463,7 +481,7 @@ fn changed_files(
 /// Adds older observations about active files that the newest ones missed.
 fn pull_active_history(
     conn: &Connection,
-    (project, agent): (i64, Option<&str>),
+    (project, agent, mine_only): Scope<'_>,
     root: &Path,
     changed: &HashSet<String>,
     recent: &HashSet<String>,
@@ -477,7 +495,7 @@ fn pull_active_history(
          FROM observation_files f CROSS JOIN observations o ON o.id = f.observation_id
          WHERE f.path IN (?1, ?2) AND o.project_id = ?3 AND {}
          ORDER BY f.observation_id DESC LIMIT 3",
-        agent_filter(4)
+        agent_filter(4, mine_only)
     ))?;
     let mut active: Vec<&String> = changed.iter().collect();
     active.sort();
@@ -507,7 +525,7 @@ fn pull_active_history(
 /// candidates. Returns the ids found.
 fn pull_topic_history(
     conn: &Connection,
-    (project, agent): (i64, Option<&str>),
+    (project, agent, mine_only): Scope<'_>,
     topics: &[String],
     candidates: &mut Vec<Candidate>,
 ) -> Result<HashSet<i64>> {
@@ -523,7 +541,7 @@ fn pull_topic_history(
          FROM observations_fts CROSS JOIN observations o ON o.id = observations_fts.rowid
          WHERE observations_fts MATCH ?1 AND o.project_id = ?2 AND {}
          ORDER BY observations_fts.rowid DESC LIMIT ?3",
-        agent_filter(4)
+        agent_filter(4, mine_only)
     ))?;
     let rows = stmt.query_map(
         rusqlite::params![query, project, MAX_TOPIC_MATCHES as i64, agent],
@@ -699,7 +717,11 @@ fn session_section(
             n => format!("{n} turns"),
         };
         let state = if d.is_open() { "[open]" } else { "[done]" };
-        let tag = crate::agents::tag(d.agent.as_deref(), true);
+        let tag = format!(
+            "{}{}",
+            crate::agents::tag(d.agent.as_deref(), true),
+            crate::authors::tag(d.author.as_deref())
+        );
         let line = format!(
             "- {last}{tag} {}, {turns} {state} {body}",
             clock.age(d.last_at)
@@ -817,6 +839,7 @@ fn observation_line(c: &Candidate, clock: &Clock, root: &Path) -> String {
     }
     line.push_str(Freshness::marker(c.freshness));
     line.push_str(&crate::agents::tag(c.agent.as_deref(), true));
+    line.push_str(&crate::authors::tag(c.author.as_deref()));
     line
 }
 
@@ -877,6 +900,12 @@ fn render(page: &Page<'_>, selected: &[Candidate]) -> String {
     t.push('\n');
     t.push_str(page.header);
     t.push('\n');
+    // A teammate's line is their note: said once, before any.
+    let noted = |l: &String| l.contains(" [noted by ");
+    if page.top_lines.iter().any(noted) || selected.iter().any(|c| c.author.is_some()) {
+        t.push_str(crate::authors::NOTE);
+        t.push('\n');
+    }
     // Text that gives the agent orders is never handed on, whoever stored it.
     let data = |l: &String| !mnemo_core::instructions::addresses_agent(l);
     for l in page.top_lines.iter().filter(|l| data(l)) {

@@ -7,6 +7,8 @@
 //! code and print the same things:
 //!
 //! - [`agents`]: which agent produced a record (filter and tag);
+//! - [`authors`]: which teammate wrote a record that sync brought (filter
+//!   and `[noted by NAME]` mark);
 //! - [`context`]: the progressive-disclosure index injected at SessionStart
 //!   (and printed by `mnemo context`), with [`sessions`] (where the last
 //!   sessions stand) and [`gotchas`] (what keeps failing, and the fix);
@@ -39,6 +41,7 @@
 //! HTTP API can return them as they are.
 
 pub mod agents;
+pub mod authors;
 pub mod context;
 pub mod curate;
 pub mod file_context;

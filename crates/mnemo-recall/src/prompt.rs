@@ -76,6 +76,10 @@ pub struct PromptRequest<'a> {
     pub exclude: &'a HashSet<ItemRef>,
     pub max_items: usize,
     pub budget_chars: usize,
+    /// Only this person's own memories, none a teammate's machine sent
+    /// through sync (`[sync] others = false`); otherwise theirs are marked
+    /// `[noted by NAME]` (see [`crate::authors`]).
+    pub mine_only: bool,
 }
 
 /// The memories to add, and their ids.
@@ -449,26 +453,33 @@ fn observation_line(
     let row = conn
         .prepare_cached(
             "SELECT type, title, subtitle, facts, files_modified, files_read, created_at,
-                    superseded_by
+                    superseded_by, author
              FROM observations WHERE id = ?1 AND project_id = ?2
                AND session_id IS NOT ?3",
         )?
         .query_row(rusqlite::params![id, req.project, req.session], |r| {
             Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?,
+                (
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?,
+                ),
                 r.get::<_, String>(4)?,
                 r.get::<_, String>(5)?,
                 r.get::<_, i64>(6)?,
                 r.get::<_, Option<i64>>(7)?,
+                r.get::<_, Option<String>>(8)?,
             ))
         })
         .optional()?;
-    let Some((kind, title, subtitle, facts, modified, read, at, replaced_by)) = row else {
+    let Some(((kind, title, subtitle, facts), modified, read, at, replaced_by, author)) = row
+    else {
         return Ok(None);
     };
+    if req.mine_only && author.is_some() {
+        return Ok(None);
+    }
     let mut line = format!(
         "- #{id} {} {} {}",
         clock.age(at),
@@ -493,6 +504,7 @@ fn observation_line(
     if let Some(next) = replaced_by {
         line.push_str(&format!(" [superseded by #{next}]"));
     }
+    line.push_str(&crate::authors::tag(author.as_deref()));
     Ok(Some(line))
 }
 
@@ -504,7 +516,7 @@ fn summary_line(
 ) -> Result<Option<String>> {
     let row = conn
         .prepare_cached(
-            "SELECT request, learned, completed, next_steps, created_at
+            "SELECT request, learned, completed, next_steps, created_at, author
              FROM summaries WHERE id = ?1 AND project_id = ?2 AND session_id IS NOT ?3",
         )?
         .query_row(rusqlite::params![id, req.project, req.session], |r| {
@@ -514,12 +526,16 @@ fn summary_line(
                 r.get::<_, String>(2)?,
                 r.get::<_, String>(3)?,
                 r.get::<_, i64>(4)?,
+                r.get::<_, Option<String>>(5)?,
             ))
         })
         .optional()?;
-    let Some((request, learned, completed, next, at)) = row else {
+    let Some((request, learned, completed, next, at, author)) = row else {
         return Ok(None);
     };
+    if req.mine_only && author.is_some() {
+        return Ok(None);
+    }
     // A turn that a background task's notification opened asked nothing.
     let request = if is_injected(&request) {
         String::new()
@@ -542,9 +558,10 @@ fn summary_line(
         return Ok(None);
     }
     Ok(Some(format!(
-        "- S{id} {} turn: {}",
+        "- S{id} {} turn: {}{}",
         clock.age(at),
-        parts.join(" | ")
+        parts.join(" | "),
+        crate::authors::tag(author.as_deref())
     )))
 }
 

@@ -126,6 +126,7 @@ pub fn hit_line(h: &Hit, clock: &Clock, style: Style, labels: Labels) -> String 
         let _ = write!(line, " {}", style.dim(&format!("[superseded by #{next}]")));
     }
     line.push_str(Freshness::marker(h.freshness));
+    line.push_str(&crate::authors::tag(h.author.as_deref()));
     if labels.agent
         && let Some(s) = &h.session
     {
@@ -305,6 +306,7 @@ fn summary(s: &SummaryRecord, clock: &Clock, style: Style) -> String {
         Some(when_text(s.created_at_ms, clock)),
     );
     field(&mut out, style, "project", project_text(&s.project));
+    field(&mut out, style, "author", s.author.clone());
     field(
         &mut out,
         style,

@@ -158,6 +158,9 @@ pub struct SearchRequest {
     pub session: Option<String>,
     /// Only items this agent produced (see [`crate::agents`]).
     pub agent: Option<mnemo_core::model::Platform>,
+    /// Only this person's own records: none that a teammate's machine sent
+    /// through sync (`[sync] others = false`, see [`crate::authors`]).
+    pub mine_only: bool,
     pub limit: usize,
 }
 
@@ -194,6 +197,10 @@ pub struct Hit {
     /// Whether an observation's files changed since (see [`crate::fresh`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub freshness: Option<mnemo_store::freshness::Freshness>,
+    /// Who wrote it, when another person's machine sent it through sync
+    /// (omitted for this person's own records; see [`crate::authors`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub author: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -1013,6 +1020,7 @@ fn filter_observations(mut sql: Sql, req: &SearchRequest, types: &[String]) -> S
         let p = sql.param(project);
         sql.push(&format!(" AND o.project_id = {p}"));
     }
+    sql.push(&crate::authors::filter("o", req.mine_only));
     if !types.is_empty() {
         let list: Vec<String> = types.iter().map(|t| sql.param(t.clone())).collect();
         sql.push(&format!(" AND o.type IN ({})", list.join(", ")));
@@ -1045,6 +1053,7 @@ fn rank_summaries(
         let p = sql.param(project);
         sql.push(&format!(" AND m.project_id = {p}"));
     }
+    sql.push(&crate::authors::filter("m", req.mine_only));
     finish_ranked(conn, sql, &SUMMARIES, req, find, limit)
 }
 
@@ -1087,103 +1096,117 @@ fn session_at(r: &rusqlite::Row<'_>, i: usize) -> rusqlite::Result<Option<Sessio
 
 /// The display row of one item (also used by the timeline).
 pub fn hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
-    let hit = match id.kind {
-        Kind::Observation => conn
-            .prepare_cached(
-                "SELECT o.type, o.title, o.subtitle, o.files_modified, o.files_read,
-                        o.created_at, p.root, p.name, s.platform, s.platform_session_id
-                 FROM observations o LEFT JOIN projects p ON p.id = o.project_id
-                 LEFT JOIN sessions s ON s.id = o.session_id
-                 WHERE o.id = ?1",
-            )?
-            .query_row([id.id], |r| {
-                let created: i64 = r.get(5)?;
-                let modified = parse_json_list(&r.get::<_, String>(3)?);
-                let read = parse_json_list(&r.get::<_, String>(4)?);
-                Ok(Hit {
-                    id,
-                    kind: id.kind,
-                    obs_type: Some(r.get(0)?),
-                    title: one_line(&r.get::<_, String>(1)?, 160),
-                    subtitle: one_line(&r.get::<_, String>(2)?, 160),
-                    file: main_file(&modified, &read),
-                    created_at: format_rfc3339(created),
-                    created_at_ms: created,
-                    project: project_at(r, 6)?,
-                    session: session_at(r, 8)?,
-                    score: 0.0,
-                    superseded_by: None,
-                    freshness: None,
-                })
+    match id.kind {
+        Kind::Observation => observation_hit(conn, id),
+        Kind::Summary => summary_hit(conn, id),
+        Kind::Prompt => prompt_hit(conn, id),
+    }
+}
+
+fn observation_hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT o.type, o.title, o.subtitle, o.files_modified, o.files_read,
+                    o.created_at, p.root, p.name, s.platform, s.platform_session_id, o.author
+             FROM observations o LEFT JOIN projects p ON p.id = o.project_id
+             LEFT JOIN sessions s ON s.id = o.session_id
+             WHERE o.id = ?1",
+        )?
+        .query_row([id.id], |r| {
+            let created: i64 = r.get(5)?;
+            let modified = parse_json_list(&r.get::<_, String>(3)?);
+            let read = parse_json_list(&r.get::<_, String>(4)?);
+            Ok(Hit {
+                id,
+                kind: id.kind,
+                obs_type: Some(r.get(0)?),
+                title: one_line(&r.get::<_, String>(1)?, 160),
+                subtitle: one_line(&r.get::<_, String>(2)?, 160),
+                file: main_file(&modified, &read),
+                created_at: format_rfc3339(created),
+                created_at_ms: created,
+                project: project_at(r, 6)?,
+                session: session_at(r, 8)?,
+                score: 0.0,
+                superseded_by: None,
+                freshness: None,
+                author: r.get(10)?,
             })
-            .optional()?,
-        Kind::Summary => conn
-            .prepare_cached(
-                "SELECT m.request, m.completed, m.learned, m.created_at, p.root, p.name,
-                        s.platform, s.platform_session_id
-                 FROM summaries m LEFT JOIN projects p ON p.id = m.project_id
-                 LEFT JOIN sessions s ON s.id = m.session_id
-                 WHERE m.id = ?1",
-            )?
-            .query_row([id.id], |r| {
-                let request: String = r.get(0)?;
-                let completed: String = r.get(1)?;
-                let learned: String = r.get(2)?;
-                let created: i64 = r.get(3)?;
-                let (title, subtitle) = if request.trim().is_empty() {
-                    (completed, learned)
-                } else if completed.trim().is_empty() {
-                    (request, learned)
-                } else {
-                    (request, completed)
-                };
-                Ok(Hit {
-                    id,
-                    kind: id.kind,
-                    obs_type: None,
-                    title: one_line(&title, 160),
-                    subtitle: one_line(&subtitle, 160),
-                    file: None,
-                    created_at: format_rfc3339(created),
-                    created_at_ms: created,
-                    project: project_at(r, 4)?,
-                    session: session_at(r, 6)?,
-                    score: 0.0,
-                    superseded_by: None,
-                    freshness: None,
-                })
+        })
+        .optional()?)
+}
+
+fn summary_hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT m.request, m.completed, m.learned, m.created_at, p.root, p.name,
+                    s.platform, s.platform_session_id, m.author
+             FROM summaries m LEFT JOIN projects p ON p.id = m.project_id
+             LEFT JOIN sessions s ON s.id = m.session_id
+             WHERE m.id = ?1",
+        )?
+        .query_row([id.id], |r| {
+            let request: String = r.get(0)?;
+            let completed: String = r.get(1)?;
+            let learned: String = r.get(2)?;
+            let created: i64 = r.get(3)?;
+            let (title, subtitle) = if request.trim().is_empty() {
+                (completed, learned)
+            } else if completed.trim().is_empty() {
+                (request, learned)
+            } else {
+                (request, completed)
+            };
+            Ok(Hit {
+                id,
+                kind: id.kind,
+                obs_type: None,
+                title: one_line(&title, 160),
+                subtitle: one_line(&subtitle, 160),
+                file: None,
+                created_at: format_rfc3339(created),
+                created_at_ms: created,
+                project: project_at(r, 4)?,
+                session: session_at(r, 6)?,
+                score: 0.0,
+                superseded_by: None,
+                freshness: None,
+                author: r.get(8)?,
             })
-            .optional()?,
-        Kind::Prompt => conn
-            .prepare_cached(
-                "SELECT q.text, q.created_at, p.root, p.name, s.platform, s.platform_session_id
-                 FROM prompts q JOIN sessions s ON s.id = q.session_id
-                 LEFT JOIN projects p ON p.id = s.project_id
-                 WHERE q.id = ?1",
-            )?
-            .query_row([id.id], |r| {
-                let created: i64 = r.get(1)?;
-                let text: String = r.get(0)?;
-                let described = mnemo_core::host_text::describe(&text);
-                Ok(Hit {
-                    id,
-                    kind: id.kind,
-                    obs_type: None,
-                    title: one_line(described.as_deref().unwrap_or(&text), 160),
-                    subtitle: String::new(),
-                    file: None,
-                    created_at: format_rfc3339(created),
-                    created_at_ms: created,
-                    project: project_at(r, 2)?,
-                    session: session_at(r, 4)?,
-                    score: 0.0,
-                    superseded_by: None,
-                    freshness: None,
-                })
+        })
+        .optional()?)
+}
+
+fn prompt_hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT q.text, q.created_at, p.root, p.name, s.platform, s.platform_session_id
+             FROM prompts q JOIN sessions s ON s.id = q.session_id
+             LEFT JOIN projects p ON p.id = s.project_id
+             WHERE q.id = ?1",
+        )?
+        .query_row([id.id], |r| {
+            let created: i64 = r.get(1)?;
+            let text: String = r.get(0)?;
+            let described = mnemo_core::host_text::describe(&text);
+            Ok(Hit {
+                id,
+                kind: id.kind,
+                obs_type: None,
+                title: one_line(described.as_deref().unwrap_or(&text), 160),
+                subtitle: String::new(),
+                file: None,
+                created_at: format_rfc3339(created),
+                created_at_ms: created,
+                project: project_at(r, 2)?,
+                session: session_at(r, 4)?,
+                score: 0.0,
+                superseded_by: None,
+                freshness: None,
+                author: None,
             })
-            .optional()?,
-    };
-    Ok(hit)
+        })
+        .optional()?)
 }
 
 /// Whether one item passes the request's filters (kinds, types, project,
@@ -1204,12 +1227,15 @@ pub(crate) fn passes_filters(conn: &Connection, req: &SearchRequest, id: ItemRef
     sql.push(&format!(" AND {}.id = {p}", src.alias));
     let mut sql = match (id.kind, req.project_id) {
         (Kind::Observation, _) => filter_observations(sql, req, &kinds.types),
-        (_, None) => sql,
-        (Kind::Summary, Some(project)) => {
-            let p = sql.param(project);
-            sql.push(&format!(" AND m.project_id = {p}"));
+        (Kind::Summary, project) => {
+            if let Some(project) = project {
+                let p = sql.param(project);
+                sql.push(&format!(" AND m.project_id = {p}"));
+            }
+            sql.push(&crate::authors::filter("m", req.mine_only));
             sql
         }
+        (_, None) => sql,
         (Kind::Prompt, Some(project)) => {
             let p = sql.param(project);
             sql.push(&format!(
@@ -1246,6 +1272,7 @@ mod tests {
             score,
             superseded_by: None,
             freshness,
+            author: None,
         }
     }
 

@@ -48,6 +48,9 @@ pub struct SessionDigest {
     /// The agent of its newest session (`claude-code`, `codex`, ...); None
     /// for imported summaries without a session.
     pub agent: Option<String>,
+    /// Who wrote its newest summary, when a teammate's machine sent it
+    /// through sync (see [`crate::authors`]).
+    pub author: Option<String>,
     /// Its turn summaries, oldest first.
     pub summaries: Vec<ItemRef>,
     /// When its last summarized turn ended.
@@ -96,27 +99,32 @@ impl SessionDigest {
 }
 
 /// The project's `max` most recent lines of work that have turn summaries,
-/// newest first; only `agent`'s when given.
+/// newest first; only `agent`'s when given, only this person's own when
+/// `mine_only` (none a teammate's machine sent through sync).
 pub fn recent(
     conn: &Connection,
     project: i64,
     max: usize,
-    agent: Option<&str>,
+    (agent, mine_only): (Option<&str>, bool),
 ) -> Result<Vec<SessionDigest>> {
     if max == 0 {
         return Ok(Vec::new());
     }
-    let mut stmt = conn.prepare_cached(
+    let mut stmt = conn.prepare_cached(&format!(
         "SELECT m.id, m.session_id, coalesce(m.prompt_number, 0), m.request, m.learned,
-                m.completed, m.next_steps, m.created_at, s.platform
+                m.completed, m.next_steps, m.created_at, s.platform, m.author
          FROM summaries m LEFT JOIN sessions s ON s.id = m.session_id
-         WHERE m.project_id = ?1 AND (?3 IS NULL OR s.platform = ?3)
+         WHERE m.project_id = ?1 AND (?3 IS NULL OR s.platform = ?3){}
          ORDER BY m.created_at DESC, m.id DESC LIMIT ?2",
-    )?;
+        crate::authors::filter("m", mine_only)
+    ))?;
     let rows = stmt.query_map(rusqlite::params![project, SUMMARIES_READ, agent], |r| {
         Ok((
             r.get::<_, Option<i64>>(1)?,
-            r.get::<_, Option<String>>(8)?,
+            (
+                r.get::<_, Option<String>>(8)?,
+                r.get::<_, Option<String>>(9)?,
+            ),
             Turn {
                 id: r.get(0)?,
                 prompt_number: r.get(2)?,
@@ -133,7 +141,7 @@ pub fn recent(
     let mut slot: HashMap<i64, usize> = HashMap::new();
     let mut roots: HashMap<i64, i64> = HashMap::new();
     for row in rows {
-        let (session, agent, turn) = row?;
+        let (session, (agent, author), turn) = row?;
         let key = match session {
             Some(s) => match roots.get(&s) {
                 Some(&root) => root,
@@ -151,6 +159,7 @@ pub fn recent(
                 slot.insert(key, order.len());
                 order.push(Line {
                     agent,
+                    author,
                     sessions: Vec::new(),
                     turns: Vec::new(),
                 });
@@ -164,6 +173,11 @@ pub fn recent(
         }
         line.turns.push((session.unwrap_or(0), turn));
     }
+    digests_of(conn, order)
+}
+
+/// One digest per line of work, its turns in order and its prompts read.
+fn digests_of(conn: &Connection, order: Vec<Line>) -> Result<Vec<SessionDigest>> {
     let mut digests = Vec::with_capacity(order.len());
     for mut line in order {
         line.turns
@@ -176,6 +190,7 @@ pub fn recent(
         let turns: Vec<Turn> = line.turns.into_iter().map(|(_, t)| t).collect();
         let mut d = digest(&turns, &prompts);
         d.agent = line.agent;
+        d.author = line.author;
         digests.push(d);
     }
     Ok(digests)
@@ -184,6 +199,7 @@ pub fn recent(
 /// The sessions of one line of work and their turns, as read.
 struct Line {
     agent: Option<String>,
+    author: Option<String>,
     sessions: Vec<i64>,
     /// (session row id, turn), for ordering the turns of several sessions.
     turns: Vec<(i64, Turn)>,
@@ -253,6 +269,7 @@ fn digest(turns: &[Turn], prompts: &[String]) -> SessionDigest {
         .find(|t| !t.completed.trim().is_empty() || !t.next_steps.trim().is_empty());
     SessionDigest {
         agent: None,
+        author: None,
         summaries: turns.iter().map(|t| ItemRef::summary(t.id)).collect(),
         last_at: turns.iter().map(|t| t.created_at).max().unwrap_or(0),
         turns: turns.len(),

@@ -21,7 +21,10 @@ use mnemo_core::time::{format_rfc3339, now_ms, parse_rfc3339};
 use rusqlite::{OptionalExtension, Row, Transaction, params};
 use serde_json::{Map, Value, json};
 
-use crate::memory::{NewObservation, NewSummary, insert_observation, insert_summary};
+use crate::memory::{
+    NewObservation, NewSummary, index_observation, index_summary, insert_observation,
+    insert_observation_row, insert_summary, insert_summary_row,
+};
 use crate::shape::{
     OBSERVATION_FROM, OBSERVATION_SELECT, PROMPT_FROM, PROMPT_SELECT, SESSION_FROM, SESSION_SELECT,
     SUMMARY_FROM, SUMMARY_SELECT, observation_row, prompt_row, session_row, summary_row,
@@ -163,6 +166,7 @@ impl Store {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| crate::sql_err(&path, e))?;
+        let mut backlog = Backlog::default();
         let mut line = String::new();
         let mut number = 0;
         loop {
@@ -186,12 +190,16 @@ impl Store {
                     continue;
                 }
             };
-            match import_one(&tx, value, sanitizer, default_project)? {
+            match import_one(&tx, value, sanitizer, default_project, &mut backlog)? {
                 Outcome::Inserted(kind) => bump(&mut report.inserted, kind),
                 Outcome::Present => report.skipped += 1,
                 Outcome::Invalid(problem) => report.invalid.push((number, problem)),
             }
+            backlog
+                .write_if_full(&tx)
+                .map_err(|e| crate::sql_err(&path, e))?;
         }
+        backlog.write(&tx).map_err(|e| crate::sql_err(&path, e))?;
         restore_links(&tx).map_err(|e| crate::sql_err(&path, e))?;
         tx.commit().map_err(|e| crate::sql_err(&path, e))?;
         Ok(report)
@@ -213,13 +221,67 @@ impl Store {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| crate::sql_err(&path, e))?;
+        let mut backlog = Backlog::default();
         for (i, value) in records.into_iter().enumerate() {
-            let outcome = import_one(&tx, value, sanitizer, None)?;
+            let outcome = import_one(&tx, value, sanitizer, None, &mut backlog)?;
             each(i, &outcome);
+            backlog
+                .write_if_full(&tx)
+                .map_err(|e| crate::sql_err(&path, e))?;
         }
+        backlog.write(&tx).map_err(|e| crate::sql_err(&path, e))?;
         restore_links(&tx).map_err(|e| crate::sql_err(&path, e))?;
         if commit {
             tx.commit().map_err(|e| crate::sql_err(&path, e))?;
+        }
+        Ok(())
+    }
+}
+
+/// Stores records already in the import shape inside the caller's
+/// transaction (sync applies a page of pulled records and its own
+/// bookkeeping in one commit): each record's outcome, in order.
+pub fn import_in(
+    tx: &Transaction<'_>,
+    records: impl IntoIterator<Item = Value>,
+    sanitizer: &Sanitizer,
+) -> Result<Vec<Outcome>> {
+    let mut backlog = Backlog::default();
+    let outcomes = records
+        .into_iter()
+        .map(|value| import_one(tx, value, sanitizer, None, &mut backlog))
+        .collect::<Result<Vec<_>>>()?;
+    let path = std::path::Path::new(tx.path().unwrap_or_default());
+    backlog.write(tx).map_err(|e| crate::sql_err(path, e))?;
+    Ok(outcomes)
+}
+
+/// The full-text rows of the observations and summaries imported in a
+/// transaction, written after all their table rows (see
+/// [`crate::memory::insert_observation_row`]).
+#[derive(Default)]
+struct Backlog {
+    observations: Vec<(i64, NewObservation)>,
+    summaries: Vec<(i64, NewSummary)>,
+}
+
+impl Backlog {
+    /// Rows held before they are written (a long import stays small).
+    const MAX: usize = 500;
+
+    fn write(&mut self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
+        for (id, o) in self.observations.drain(..) {
+            index_observation(tx, id, &o)?;
+        }
+        for (id, s) in self.summaries.drain(..) {
+            index_summary(tx, id, &s)?;
+        }
+        Ok(())
+    }
+
+    fn write_if_full(&mut self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
+        if self.observations.len() + self.summaries.len() >= Self::MAX {
+            self.write(tx)?;
         }
         Ok(())
     }
@@ -242,6 +304,7 @@ fn import_one(
     value: Value,
     sanitizer: &Sanitizer,
     default_project: Option<&str>,
+    backlog: &mut Backlog,
 ) -> Result<Outcome> {
     let record = match value {
         Value::Object(map) => match normalized(map, default_project) {
@@ -250,7 +313,7 @@ fn import_one(
         },
         _ => return Ok(Outcome::Invalid("not a JSON object".into())),
     };
-    match import_record(tx, &record) {
+    match import_record(tx, &record, backlog) {
         Ok(Some(kind)) => Ok(Outcome::Inserted(kind)),
         Ok(None) => Ok(Outcome::Present),
         Err(ImportError::Invalid(msg)) => Ok(Outcome::Invalid(msg)),
@@ -499,7 +562,11 @@ impl Fields<'_> {
 }
 
 /// Stores one record; `Some(kind)` when inserted, None when already present.
-fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'static str>> {
+fn import_record(
+    tx: &Transaction<'_>,
+    record: &Value,
+    backlog: &mut Backlog,
+) -> ImportResult<Option<&'static str>> {
     let map = record.as_object().expect("checked by the caller");
     let f = Fields(map);
     let kind = f.required("kind")?;
@@ -508,8 +575,8 @@ fn import_record(tx: &Transaction<'_>, record: &Value) -> ImportResult<Option<&'
         "session" => import_session(tx, &f),
         "prompt" => import_prompt(tx, &f),
         "event" => import_event(tx, &f),
-        "observation" => import_observation(tx, &f),
-        "summary" => import_summary(tx, &f),
+        "observation" => import_observation(tx, &f, backlog),
+        "summary" => import_summary(tx, &f, backlog),
         other => Err(ImportError::Invalid(format!(
             "unknown kind `{other}` (expected project, session, prompt, event, observation or summary)"
         ))),
@@ -664,7 +731,11 @@ fn import_event(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<Option<&'s
 }
 
 /// An observation record, keeping its row id where free, with its pin, edit time, author and link.
-fn import_observation(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<Option<&'static str>> {
+fn import_observation(
+    tx: &Transaction<'_>,
+    f: &Fields<'_>,
+    backlog: &mut Backlog,
+) -> ImportResult<Option<&'static str>> {
     let title = f.required("title")?;
     let project = Some(f.project()?);
     let kind = f.str("type").unwrap_or_else(|| "discovery".into());
@@ -703,15 +774,26 @@ fn import_observation(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<Opti
         source: f.str("source").unwrap_or_else(|| "import".into()),
         created_at: created,
     };
-    if let Some(id) = insert_observation(tx, &observation)? {
-        let id = keep_id(tx, "observations", id, f)?;
+    // A kept row id moves the row, full-text row included: that one is
+    // written now; the others after the batch's table rows.
+    if f.int("id").is_some() {
+        if let Some(id) = insert_observation(tx, &observation)? {
+            let id = keep_id(tx, "observations", id, f)?;
+            restore_curation(tx, id, f)?;
+        }
+    } else if let Some(id) = insert_observation_row(tx, &observation)? {
         restore_curation(tx, id, f)?;
+        backlog.observations.push((id, observation));
     }
     Ok(Some("observation"))
 }
 
 /// A summary record, keeping its row id where free, with its author.
-fn import_summary(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<Option<&'static str>> {
+fn import_summary(
+    tx: &Transaction<'_>,
+    f: &Fields<'_>,
+    backlog: &mut Backlog,
+) -> ImportResult<Option<&'static str>> {
     let project = Some(f.project()?);
     let created = f.time("created_at")?;
     let text = |k: &str| f.str(k).unwrap_or_default();
@@ -745,8 +827,19 @@ fn import_summary(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<Option<&
         source: f.str("source").unwrap_or_else(|| "import".into()),
         created_at: created,
     };
-    if let Some(id) = insert_summary(tx, &summary)? {
-        let id = keep_id(tx, "summaries", id, f)?;
+    let id = if f.int("id").is_some() {
+        match insert_summary(tx, &summary)? {
+            Some(id) => Some(keep_id(tx, "summaries", id, f)?),
+            None => None,
+        }
+    } else {
+        let id = insert_summary_row(tx, &summary)?;
+        if let Some(id) = id {
+            backlog.summaries.push((id, summary));
+        }
+        id
+    };
+    if let Some(id) = id {
         tx.execute(
             "UPDATE summaries SET author = ?2 WHERE id = ?1",
             params![id, f.str("author")],
@@ -855,20 +948,14 @@ fn restore_links(tx: &Transaction<'_>) -> rusqlite::Result<()> {
 }
 
 fn exists(tx: &Transaction<'_>, table: &str, uid: &str) -> rusqlite::Result<bool> {
-    tx.query_row(
-        &format!("SELECT 1 FROM {table} WHERE uid = ?1"),
-        [uid],
-        |_| Ok(()),
-    )
-    .optional()
-    .map(|r| r.is_some())
+    tx.prepare_cached(&format!("SELECT 1 FROM {table} WHERE uid = ?1"))?
+        .exists([uid])
 }
 
 fn project_by_root(tx: &Transaction<'_>, root: &str) -> rusqlite::Result<Option<i64>> {
-    tx.query_row("SELECT id FROM projects WHERE root = ?1", [root], |r| {
-        r.get(0)
-    })
-    .optional()
+    tx.prepare_cached("SELECT id FROM projects WHERE root = ?1")?
+        .query_row([root], |r| r.get(0))
+        .optional()
 }
 
 fn ensure_project(
@@ -911,12 +998,9 @@ fn session_by_key(
     platform: &str,
     sid: &str,
 ) -> rusqlite::Result<Option<i64>> {
-    tx.query_row(
-        "SELECT id FROM sessions WHERE platform = ?1 AND platform_session_id = ?2",
-        params![platform, sid],
-        |r| r.get(0),
-    )
-    .optional()
+    tx.prepare_cached("SELECT id FROM sessions WHERE platform = ?1 AND platform_session_id = ?2")?
+        .query_row(params![platform, sid], |r| r.get(0))
+        .optional()
 }
 
 /// The record's session, created bare when the file did not include it.

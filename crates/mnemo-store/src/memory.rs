@@ -54,19 +54,37 @@ pub struct NewSummary {
 /// Inserts an observation and indexes it; None when its uid is stored
 /// already, or was forgotten (see [`crate::curate`]).
 pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Result<Option<i64>> {
+    let id = insert_observation_row(conn, o)?;
+    if let Some(id) = id {
+        index_observation(conn, id, o)?;
+    }
+    Ok(id)
+}
+
+/// Inserts an observation's row and its file index, not its full-text row
+/// ([`index_observation`] writes that). A batch writes all its table rows
+/// first: FTS5 flushes the rows it holds at every statement that opens a
+/// savepoint (as this insert, with its triggers, does), which would write
+/// one tiny index segment per record and merge them over and over.
+pub fn insert_observation_row(
+    conn: &Connection,
+    o: &NewObservation,
+) -> rusqlite::Result<Option<i64>> {
     let facts = json_list(&o.facts);
     let concepts = json_list(&o.concepts);
     let files_read = json_list(&o.files_read);
     let files_modified = json_list(&o.files_modified);
     let idents = observation_idents(o);
     let id: Option<i64> = conn
-        .query_row(
+        .prepare_cached(
             "INSERT INTO observations (uid, project_id, session_id, prompt_number, type, title,
                     subtitle, narrative, facts, concepts, files_read, files_modified, source,
                     created_at, idents)
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15
              WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE uid IN (?1, ?16))
              ON CONFLICT (uid) DO NOTHING RETURNING id",
+        )?
+        .query_row(
             params![
                 o.uid,
                 o.project_id,
@@ -89,26 +107,36 @@ pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Re
         )
         .optional()?;
     if let Some(id) = id {
-        conn.execute(
-            "INSERT INTO observations_fts (rowid, title, subtitle, narrative, facts, concepts,
-                                           files_read, files_modified, idents)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-            params![
-                id,
-                o.title,
-                o.subtitle,
-                o.narrative,
-                facts,
-                concepts,
-                files_read,
-                files_modified,
-                idents
-            ],
-        )?;
         index_files(conn, id, o)?;
         crate::freshness::record_baselines(conn, id, o.project_id, o.created_at)?;
     }
     Ok(id)
+}
+
+/// Writes an observation's full-text row (see [`insert_observation_row`]).
+pub fn index_observation(conn: &Connection, id: i64, o: &NewObservation) -> rusqlite::Result<()> {
+    let facts = json_list(&o.facts);
+    let concepts = json_list(&o.concepts);
+    let files_read = json_list(&o.files_read);
+    let files_modified = json_list(&o.files_modified);
+    let idents = observation_idents(o);
+    conn.prepare_cached(
+        "INSERT INTO observations_fts (rowid, title, subtitle, narrative, facts, concepts,
+                                       files_read, files_modified, idents)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+    )?
+    .execute(params![
+        id,
+        o.title,
+        o.subtitle,
+        o.narrative,
+        facts,
+        concepts,
+        files_read,
+        files_modified,
+        idents
+    ])?;
+    Ok(())
 }
 
 /// Records which files an observation names (see `observation_files` in the
@@ -131,15 +159,27 @@ fn index_files(conn: &Connection, id: i64, o: &NewObservation) -> rusqlite::Resu
 /// Inserts a summary and indexes it; None when its uid is stored already,
 /// or was forgotten.
 pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Option<i64>> {
+    let id = insert_summary_row(conn, s)?;
+    if let Some(id) = id {
+        index_summary(conn, id, s)?;
+    }
+    Ok(id)
+}
+
+/// Inserts a summary's row, not its full-text row ([`index_summary`]; see
+/// [`insert_observation_row`] for why a batch writes those last).
+pub fn insert_summary_row(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Option<i64>> {
     let idents = summary_idents(s);
     let id: Option<i64> = conn
-        .query_row(
+        .prepare_cached(
             "INSERT INTO summaries (uid, project_id, session_id, prompt_number, request,
                     investigated, learned, completed, next_steps, notes, source, created_at,
                     idents)
              SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13
              WHERE NOT EXISTS (SELECT 1 FROM forgotten WHERE uid IN (?1, ?14))
              ON CONFLICT (uid) DO NOTHING RETURNING id",
+        )?
+        .query_row(
             params![
                 s.uid,
                 s.project_id,
@@ -159,24 +199,28 @@ pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Opt
             |r| r.get(0),
         )
         .optional()?;
-    if let Some(id) = id {
-        conn.execute(
-            "INSERT INTO summaries_fts (rowid, request, investigated, learned, completed,
-                                        next_steps, notes, idents)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-            params![
-                id,
-                s.request,
-                s.investigated,
-                s.learned,
-                s.completed,
-                s.next_steps,
-                s.notes,
-                idents
-            ],
-        )?;
-    }
     Ok(id)
+}
+
+/// Writes a summary's full-text row (see [`insert_summary_row`]).
+pub fn index_summary(conn: &Connection, id: i64, s: &NewSummary) -> rusqlite::Result<()> {
+    let idents = summary_idents(s);
+    conn.prepare_cached(
+        "INSERT INTO summaries_fts (rowid, request, investigated, learned, completed,
+                                    next_steps, notes, idents)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+    )?
+    .execute(params![
+        id,
+        s.request,
+        s.investigated,
+        s.learned,
+        s.completed,
+        s.next_steps,
+        s.notes,
+        idents
+    ])?;
+    Ok(())
 }
 
 /// A prompt row as written to the store.

@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use mnemo_core::privacy::Sanitizer;
 use mnemo_store::Store;
+use rusqlite::{Transaction, TransactionBehavior};
 use serde_json::Value;
 
 use crate::account::Account;
@@ -27,6 +28,8 @@ const MOVED: &str = "moved";
 #[derive(Debug, Default, Clone, serde::Serialize)]
 pub struct Report {
     pub queued: usize,
+    /// Versions waiting to be pushed once the changes were queued.
+    pub waiting: usize,
     pub pushed: usize,
     pub pulled: usize,
     pub applied: usize,
@@ -43,7 +46,13 @@ pub struct Engine<'a> {
     client: Client,
     keys: HashMap<(i64, i64), SpaceKey>,
     clock: Hlc,
+    /// Send each observation's prompt too (`[sync] raw`).
+    prompts: bool,
+    progress: Option<Progress<'a>>,
 }
+
+/// What is told of a sync's progress (see [`Engine::on_progress`]).
+type Progress<'a> = Box<dyn FnMut(&Report) + 'a>;
 
 impl<'a> Engine<'a> {
     /// The engine of a machine set up with `sync register` or `join`;
@@ -66,6 +75,8 @@ impl<'a> Engine<'a> {
             client,
             keys: HashMap::new(),
             clock,
+            prompts: false,
+            progress: None,
         };
         engine.load_keys()?;
         Ok(Some(engine))
@@ -79,6 +90,24 @@ impl<'a> Engine<'a> {
         Ok(())
     }
 
+    /// Sends the prompt of each observation's turn with it (`[sync] raw`);
+    /// by default prompts stay on this machine.
+    pub fn send_prompts(&mut self, on: bool) {
+        self.prompts = on;
+    }
+
+    /// Hands the report so far to `show` after each batch pushed and each
+    /// page pulled (a progress bar).
+    pub fn on_progress(&mut self, show: impl FnMut(&Report) + 'a) {
+        self.progress = Some(Box::new(show));
+    }
+
+    fn tick(&mut self, report: &Report) {
+        if let Some(show) = self.progress.as_mut() {
+            show(report);
+        }
+    }
+
     /// Push, then pull, every space; problems are in the report (and in
     /// `sync status`), never lost changes.
     pub async fn run(&mut self) -> Report {
@@ -90,6 +119,8 @@ impl<'a> Engine<'a> {
             Ok(n) => report.queued = n,
             Err(e) => report.errors.push(format!("queueing changes: {e:#}")),
         }
+        report.waiting = local::pending(self.store.conn()).map_or(0, |(push, _)| push as usize);
+        self.tick(&report);
         let spaces = local::spaces(self.store.conn()).unwrap_or_default();
         for space in &spaces {
             let outcome = self.sync_space(space, &mut report).await;
@@ -188,9 +219,14 @@ impl<'a> Engine<'a> {
             device: self.account.device,
             author: &self.account.author,
         };
+        let prompts = self.prompts;
         let mut queued = 0;
-        for (kind, uid) in changes {
-            queued += queue.one(&kind, &uid)?;
+        for chunk in changes.chunks(BATCH) {
+            let mut stored = read_chunk(&tx, chunk, prompts)?;
+            for (kind, uid) in chunk {
+                let current = stored.remove(&(kind.clone(), uid.clone()));
+                queued += queue.one(kind, uid, current)?;
+            }
         }
         let clock = queue.clock;
         local::forget_changes_up_to(&tx, last)?;
@@ -225,6 +261,7 @@ impl<'a> Engine<'a> {
             if waiting.last().is_some_and(|(seq, ..)| *seq > pushed.head) {
                 anyhow::bail!("the server stored up to {} only", pushed.head);
             }
+            self.tick(report);
         }
     }
 
@@ -287,8 +324,8 @@ impl<'a> Engine<'a> {
                 return Ok(());
             };
             report.pulled += page.records.len();
-            self.apply_page(space, &page.records, report)?;
-            local::set_pull_after(self.store.conn(), space.space_id, last)?;
+            self.apply_page(space, &page.records, last, report)?;
+            self.tick(report);
             after = last;
             if !page.more {
                 return Ok(());
@@ -296,20 +333,37 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// Opens and applies one page of pulled blobs, then records them as
-    /// seen; a blob that fails any check is refused and counted.
+    /// Opens and applies one page of pulled blobs (a blob that fails any
+    /// check is refused and counted); the page's new records, the replay
+    /// floors and the pull cursor are committed together.
     fn apply_page(
         &mut self,
         space: &Space,
         records: &[PulledRecord],
+        last: i64,
         report: &mut Report,
     ) -> anyhow::Result<()> {
+        let (versions, seen) = self.open_page(space.space_id, records, report)?;
+        let fresh = self.apply_changes(space, versions, report)?;
+        self.commit_page(space, &fresh, &seen, last)?;
+        report.applied += fresh.len();
+        Ok(())
+    }
+
+    /// The authentic versions of a page from other devices, and the highest
+    /// sequence number seen per device.
+    fn open_page(
+        &self,
+        space: i64,
+        records: &[PulledRecord],
+        report: &mut Report,
+    ) -> anyhow::Result<(Vec<Version>, HashMap<i64, i64>)> {
         let mut seen: HashMap<i64, i64> = HashMap::new();
         let mut versions = Vec::new();
         for record in records {
             let last = match seen.get(&record.device_id) {
                 Some(s) => *s,
-                None => local::seen(self.store.conn(), space.space_id, record.device_id)?,
+                None => local::seen(self.store.conn(), space, record.device_id)?,
             };
             if record.seq <= last {
                 report.refused += 1;
@@ -320,7 +374,7 @@ impl<'a> Engine<'a> {
                 continue;
             }
             // Only an authentic blob moves the replay floor.
-            match self.open_record(space.space_id, record) {
+            match self.open_record(space, record) {
                 Some(v) => {
                     seen.insert(record.device_id, record.seq);
                     versions.push(v);
@@ -328,12 +382,7 @@ impl<'a> Engine<'a> {
                 None => report.refused += 1,
             }
         }
-        self.apply_versions(space, versions, report)?;
-        let conn = self.store.conn();
-        for (device, seq) in seen {
-            local::set_seen(conn, space.space_id, device, seq)?;
-        }
-        Ok(())
+        Ok((versions, seen))
     }
 
     fn open_record(&self, space: i64, record: &PulledRecord) -> Option<Version> {
@@ -350,12 +399,15 @@ impl<'a> Engine<'a> {
         (key.record_key(&v.uid) == record.record_key).then_some(v)
     }
 
-    fn apply_versions(
+    /// Applies forgets and newer versions of records stored here, each
+    /// through the store's curation path; the records new here, with the
+    /// body to store.
+    fn apply_changes(
         &mut self,
         space: &Space,
         versions: Vec<Version>,
         report: &mut Report,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<Vec<(Version, Value)>> {
         let mut fresh = Vec::new();
         for v in versions {
             if let Some(hlc) = Hlc::parse(&v.hlc) {
@@ -383,28 +435,45 @@ impl<'a> Engine<'a> {
                 fresh.push((v, body));
             }
         }
-        self.insert_fresh(space.space_id, fresh, report)
+        Ok(fresh)
     }
 
-    fn insert_fresh(
-        &mut self,
-        space: i64,
-        fresh: Vec<(Version, Value)>,
-        report: &mut Report,
+    /// Stores a page's new records (through the local privacy rules), their
+    /// authors and versions, the replay floors and the pull cursor in one
+    /// transaction. The changes the triggers logged for records that stay
+    /// in this space are dropped: they are not sent back; the others are
+    /// relayed to their space by the next queueing.
+    fn commit_page(
+        &self,
+        space: &Space,
+        fresh: &[(Version, Value)],
+        seen: &HashMap<i64, i64>,
+        last: i64,
     ) -> anyhow::Result<()> {
-        let bodies = fresh
+        let conn = self.store.conn();
+        let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+        let mark = local::last_change(&tx)?;
+        let bodies = fresh.iter().map(|(v, body)| {
+            let mut body = body.clone();
+            body["kind"] = Value::String(v.kind.clone());
+            body
+        });
+        // Prompts that came along (their author turned `[sync] raw` on)
+        // follow their observations, whose sessions they join.
+        let prompts = fresh
             .iter()
-            .map(|(v, body)| {
-                let mut body = body.clone();
-                body["kind"] = Value::String(v.kind.clone());
-                body
-            })
-            .collect();
-        version::insert(self.store, bodies, self.sanitizer)?;
-        for (v, _) in &fresh {
-            self.settle(space, v)?;
+            .filter(|(v, _)| v.kind == version::OBSERVATION)
+            .filter_map(|(_, body)| version::prompt_of(body));
+        version::insert(&tx, bodies.chain(prompts), self.sanitizer)?;
+        let spaces = local::spaces(&tx)?;
+        let me = (self.account.author.as_str(), self.prompts);
+        let settled = settle_page(&tx, (space.space_id, &spaces), fresh, me)?;
+        local::drop_changes_after(&tx, mark, &settled)?;
+        for (device, seq) in seen {
+            local::set_seen(&tx, space.space_id, *device, *seq)?;
         }
-        report.applied += fresh.len();
+        local::set_pull_after(&tx, space.space_id, last)?;
+        tx.commit()?;
         Ok(())
     }
 
@@ -424,7 +493,7 @@ impl<'a> Engine<'a> {
         let stored = if deleted {
             None
         } else {
-            version::read(conn, &v.kind, &v.uid)?
+            version::read(conn, &v.kind, &v.uid, self.prompts)?
         };
         let known = Known {
             space,
@@ -435,6 +504,73 @@ impl<'a> Engine<'a> {
         local::put_known(conn, &v.uid, &known)?;
         Ok(())
     }
+}
+
+/// After a page's new records are stored: another person's carry their
+/// name (`me` is this person, whose records stay unmarked), and each one's
+/// content as now stored (as this machine would send it: with prompts or
+/// not) is remembered, read back in one query per kind. The uids of the
+/// records that belong to `space` (of `spaces`) here.
+fn settle_page(
+    conn: &rusqlite::Connection,
+    (space, spaces): (i64, &[Space]),
+    fresh: &[(Version, Value)],
+    (me, prompts): (&str, bool),
+) -> anyhow::Result<Vec<String>> {
+    let mut settled = Vec::new();
+    for kind in [version::OBSERVATION, version::SUMMARY] {
+        let of_kind: Vec<&Version> = fresh
+            .iter()
+            .map(|(v, _)| v)
+            .filter(|v| v.kind == kind)
+            .collect();
+        if of_kind.is_empty() {
+            continue;
+        }
+        for v in of_kind.iter().filter(|v| v.author != me) {
+            version::set_author(conn, kind, &v.uid, Some(&v.author))?;
+        }
+        let uids: Vec<&str> = of_kind.iter().map(|v| v.uid.as_str()).collect();
+        let stored = version::read_many(conn, kind, &uids, prompts)?;
+        for v in of_kind {
+            let body = stored.get(&v.uid).map(|(b, _)| b);
+            let known = Known {
+                space,
+                hlc: v.hlc.clone(),
+                digest: version::digest(body),
+                deleted: false,
+            };
+            local::put_known(conn, &v.uid, &known)?;
+            if body.is_some_and(|b| target_space(spaces, b) == Some(space)) {
+                settled.push(v.uid.clone());
+            }
+        }
+    }
+    Ok(settled)
+}
+
+/// The changed records of `chunk` still stored, by kind and uid: one query
+/// per kind.
+fn read_chunk(
+    conn: &rusqlite::Connection,
+    chunk: &[(String, String)],
+    prompts: bool,
+) -> anyhow::Result<HashMap<(String, String), version::Stored>> {
+    let mut found = HashMap::new();
+    for kind in [version::OBSERVATION, version::SUMMARY] {
+        let uids: Vec<&str> = chunk
+            .iter()
+            .filter(|(k, _)| k == kind)
+            .map(|(_, u)| u.as_str())
+            .collect();
+        if uids.is_empty() {
+            continue;
+        }
+        for (uid, stored) in version::read_many(conn, kind, &uids, prompts)? {
+            found.insert((kind.to_owned(), uid), stored);
+        }
+    }
+    Ok(found)
 }
 
 /// The space a record goes to: its project's shared space, else the
@@ -459,12 +595,16 @@ struct Queue<'q> {
 }
 
 impl Queue<'_> {
-    /// Queues the current version of one changed record (after a `moved`
-    /// marker in its old space when it changed space); 0 when unchanged.
-    fn one(&mut self, kind: &str, uid: &str) -> anyhow::Result<usize> {
-        let conn = self.conn;
-        let known = local::known(conn, uid)?;
-        let current = version::read(conn, kind, uid)?;
+    /// Queues `current`, the version of one changed record as stored now
+    /// (None: gone), after a `moved` marker in its old space when it changed
+    /// space; 0 when unchanged.
+    fn one(
+        &mut self,
+        kind: &str,
+        uid: &str,
+        current: Option<version::Stored>,
+    ) -> anyhow::Result<usize> {
+        let known = local::known(self.conn, uid)?;
         let Some((body, author)) = current else {
             return match known {
                 Some(k) if !k.deleted => self.version(k.space, uid, FORGET, None, None),

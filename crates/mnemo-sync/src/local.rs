@@ -172,6 +172,24 @@ pub fn forget_changes_up_to(conn: &Connection, last: i64) -> Sql<()> {
         .map(drop)
 }
 
+/// The number of the last change logged (0 when none is).
+pub fn last_change(conn: &Connection) -> Sql<i64> {
+    conn.query_row("SELECT coalesce(max(seq), 0) FROM sync_changes", [], |r| {
+        r.get(0)
+    })
+}
+
+/// Drops the changes logged after `mark` for these records (they were
+/// just applied from the server and have nothing new to send).
+pub fn drop_changes_after(conn: &Connection, mark: i64, uids: &[String]) -> Sql<()> {
+    let list = serde_json::to_string(uids).unwrap_or_else(|_| "[]".into());
+    conn.execute(
+        "DELETE FROM sync_changes WHERE seq > ?1 AND uid IN (SELECT value FROM json_each(?2))",
+        params![mark, list],
+    )
+    .map(drop)
+}
+
 /// The last version of a record pushed or applied here.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Known {

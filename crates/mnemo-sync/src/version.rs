@@ -1,10 +1,13 @@
 //! One version of one record as it travels (sealed) between machines: an
 //! observation or a summary in the export shape of mnemo-store (minus row
-//! ids and the user's prompt, which stays local), or a forget. Reading a
+//! ids and local marks, and minus the user's prompt unless `[sync] raw` is
+//! on), or a forget. Reading a
 //! version out of the store, and applying one to it: a new record is
 //! imported (so it passes the local privacy rules), a newer version of a
 //! known one is applied as an edit and a pin (last writer by clock wins),
 //! a forget removes it for good. Applying a version twice changes nothing.
+
+use std::collections::HashMap;
 
 use mnemo_core::privacy::Sanitizer;
 use mnemo_store::Store;
@@ -36,43 +39,86 @@ pub struct Version {
 }
 
 /// Fields of the export shape that stay on this machine.
-const LOCAL_ONLY: &[&str] = &["id", "ref", "prompt", "created_at_ms", "edited"];
+const LOCAL_ONLY: &[&str] = &["id", "ref", "created_at_ms", "edited", "prompt_host_text"];
+/// The prompt of an observation's turn: sent only when the user turned
+/// `[sync] raw` on.
+const PROMPT: &str = "prompt";
 
-/// The record `uid` of `kind` as it would travel, with its local author
-/// (None: written here or by this person); None when it is not stored.
+/// A record as it would travel, with its local author (None: written here
+/// or by this person).
+pub type Stored = (Value, Option<String>);
+
+/// The record `uid` of `kind` as it would travel (with its turn's prompt
+/// when `prompts`); None when it is not stored.
 pub fn read(
     conn: &Connection,
     kind: &str,
     uid: &str,
-) -> rusqlite::Result<Option<(Value, Option<String>)>> {
-    let (sql, table) = match kind {
-        OBSERVATION => (
-            format!("SELECT {OBSERVATION_SELECT} FROM {OBSERVATION_FROM} WHERE o.uid = ?1"),
-            "observations",
-        ),
-        _ => (
-            format!("SELECT {SUMMARY_SELECT} FROM {SUMMARY_FROM} WHERE m.uid = ?1"),
-            "summaries",
-        ),
+    prompts: bool,
+) -> rusqlite::Result<Option<Stored>> {
+    conn.prepare_cached(&select(kind, "= ?1"))?
+        .query_row([uid], |r| travelling(kind, r, prompts))
+        .optional()
+        .map(Option::flatten)
+}
+
+/// The records of `kind` among `uids` that are stored, as they would
+/// travel, by uid: one query for a whole page.
+pub fn read_many(
+    conn: &Connection,
+    kind: &str,
+    uids: &[&str],
+    prompts: bool,
+) -> rusqlite::Result<HashMap<String, Stored>> {
+    let list = serde_json::to_string(uids).unwrap_or_else(|_| "[]".into());
+    let mut stmt = conn.prepare_cached(&select(kind, "IN (SELECT value FROM json_each(?1))"))?;
+    let rows = stmt.query_map([list], |r| {
+        Ok((r.get::<_, String>(1)?, travelling(kind, r, prompts)?))
+    })?;
+    let mut found = HashMap::new();
+    for row in rows {
+        if let (uid, Some(stored)) = row? {
+            found.insert(uid, stored);
+        }
+    }
+    Ok(found)
+}
+
+/// The query of records of `kind` whose uid matches `filter`.
+fn select(kind: &str, filter: &str) -> String {
+    match kind {
+        OBSERVATION => {
+            format!("SELECT {OBSERVATION_SELECT} FROM {OBSERVATION_FROM} WHERE o.uid {filter}")
+        }
+        _ => format!("SELECT {SUMMARY_SELECT} FROM {SUMMARY_FROM} WHERE m.uid {filter}"),
+    }
+}
+
+/// One row of [`select`] without the fields that stay on this machine.
+fn travelling(
+    kind: &str,
+    r: &rusqlite::Row<'_>,
+    prompts: bool,
+) -> rusqlite::Result<Option<Stored>> {
+    let (value, author) = match kind {
+        OBSERVATION => {
+            let record = observation_row(r)?;
+            (serde_json::to_value(&record), record.author)
+        }
+        _ => {
+            let record = summary_row(r)?;
+            (serde_json::to_value(&record), record.author)
+        }
     };
-    let body = conn
-        .prepare_cached(&sql)?
-        .query_row([uid], |r| {
-            Ok(match kind {
-                OBSERVATION => serde_json::to_value(observation_row(r)?),
-                _ => serde_json::to_value(summary_row(r)?),
-            })
-        })
-        .optional()?;
-    let Some(Ok(Value::Object(mut map))) = body else {
+    let Ok(Value::Object(mut map)) = value else {
         return Ok(None);
     };
     for field in LOCAL_ONLY {
         map.remove(*field);
     }
-    let author = conn
-        .prepare_cached(&format!("SELECT author FROM {table} WHERE uid = ?1"))?
-        .query_row([uid], |r| r.get(0))?;
+    if !prompts || map.get(PROMPT).is_some_and(Value::is_null) {
+        map.remove(PROMPT);
+    }
     Ok(Some((Value::Object(map), author)))
 }
 
@@ -101,12 +147,9 @@ pub fn with_local_root(mut body: Value, root: Option<&str>) -> Value {
 }
 
 fn row_id(conn: &Connection, table: &str, uid: &str) -> rusqlite::Result<Option<i64>> {
-    conn.query_row(
-        &format!("SELECT id FROM {table} WHERE uid = ?1"),
-        [uid],
-        |r| r.get(0),
-    )
-    .optional()
+    conn.prepare_cached(&format!("SELECT id FROM {table} WHERE uid = ?1"))?
+        .query_row([uid], |r| r.get(0))
+        .optional()
 }
 
 fn table_of(kind: &str) -> &'static str {
@@ -141,11 +184,34 @@ pub fn forget(store: &mut Store, uid: &str) -> anyhow::Result<bool> {
     Ok(true)
 }
 
-/// Stores new records (each body in the export shape, `kind` set) in one
-/// transaction, through the local privacy rules.
-pub fn insert(store: &mut Store, bodies: Vec<Value>, sanitizer: &Sanitizer) -> anyhow::Result<()> {
-    store.import_values(bodies, sanitizer, true, |_, _| {})?;
+/// Stores new records (each body in the export shape, `kind` set) inside
+/// the caller's transaction, through the local privacy rules.
+pub fn insert(
+    tx: &rusqlite::Transaction<'_>,
+    bodies: impl IntoIterator<Item = Value>,
+    sanitizer: &Sanitizer,
+) -> anyhow::Result<()> {
+    mnemo_store::export::import_in(tx, bodies, sanitizer)?;
     Ok(())
+}
+
+/// The prompt record of a new observation's turn when its version carries
+/// the prompt (its author turned `[sync] raw` on); imported after the
+/// observation, so its session exists.
+pub fn prompt_of(body: &Value) -> Option<Value> {
+    let text = body
+        .get(PROMPT)?
+        .as_str()
+        .filter(|t| !t.trim().is_empty())?;
+    let uid = body.get("uid")?.as_str()?;
+    Some(json!({
+        "kind": "prompt",
+        "uid": format!("{uid}-prompt"),
+        "session": body.get("session")?,
+        "prompt_number": body.get("prompt_number")?.as_i64()?,
+        "text": text,
+        "created_at": body.get("created_at"),
+    }))
 }
 
 /// Sets who wrote a record that came from another person.
@@ -167,7 +233,7 @@ pub fn set_author(
 /// elsewhere is made here too (the secret is found in the local text, it
 /// never travels), then an observation's edited fields and pin are set.
 pub fn update(store: &mut Store, kind: &str, uid: &str, body: &Value) -> anyhow::Result<()> {
-    let Some((current, _)) = read(store.conn(), kind, uid)? else {
+    let Some((current, _)) = read(store.conn(), kind, uid, true)? else {
         return Ok(());
     };
     for secret in redacted_here(&current, body) {
@@ -177,7 +243,7 @@ pub fn update(store: &mut Store, kind: &str, uid: &str, body: &Value) -> anyhow:
     else {
         return Ok(());
     };
-    let Some((current, _)) = read(store.conn(), kind, uid)? else {
+    let Some((current, _)) = read(store.conn(), kind, uid, true)? else {
         return Ok(());
     };
     let edit = edit_between(&current, body);

@@ -637,7 +637,7 @@ fn says_what_was_chosen(title: &str) -> bool {
 
 /// Work the newest sessions left open.
 fn open_items(conn: &Connection, project: i64) -> mnemo_recall::Result<Vec<KnowledgeItem>> {
-    let digests = sessions::recent(conn, project, 5, None)?;
+    let digests = sessions::recent(conn, project, 5, (None, false))?;
     Ok(digests
         .iter()
         .filter(|d| d.is_open())

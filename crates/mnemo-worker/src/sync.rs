@@ -39,7 +39,7 @@ fn run(app: AppState) {
         let due = last_sync.is_none_or(|at| at.elapsed() >= PULL_INTERVAL);
         match Store::open(&app.data.db_path(), busy) {
             Ok(mut store) if due || has_changes(&store) => {
-                if sync_once(&runtime, &mut store, &sanitizer) {
+                if sync_once(&runtime, &mut store, (&sanitizer, app.config.sync.raw)) {
                     last_sync = Some(Instant::now());
                 } else if due {
                     // Not set up: look again at the next interval.
@@ -58,7 +58,12 @@ fn has_changes(store: &Store) -> bool {
 }
 
 /// One sync; false when this machine is not set up for sync.
-fn sync_once(runtime: &tokio::runtime::Runtime, store: &mut Store, sanitizer: &Sanitizer) -> bool {
+/// `raw`: send prompts too (`[sync] raw`).
+fn sync_once(
+    runtime: &tokio::runtime::Runtime,
+    store: &mut Store,
+    (sanitizer, raw): (&Sanitizer, bool),
+) -> bool {
     let engine = match mnemo_sync::engine::Engine::open(store, sanitizer) {
         Ok(Some(engine)) => engine,
         Ok(None) => return false,
@@ -68,6 +73,7 @@ fn sync_once(runtime: &tokio::runtime::Runtime, store: &mut Store, sanitizer: &S
         }
     };
     let mut engine = engine;
+    engine.send_prompts(raw);
     let report = runtime.block_on(engine.run());
     if report.pushed + report.applied + report.forgotten > 0 {
         info!(

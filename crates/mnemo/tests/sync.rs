@@ -5,6 +5,8 @@
 #![cfg(unix)]
 
 mod common;
+#[path = "common/mcp.rs"]
+mod mcp_client;
 #[path = "common/postgres.rs"]
 mod postgres;
 #[path = "common/worker.rs"]
@@ -16,6 +18,7 @@ use std::process::{Child, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
+use mcp_client::McpClient;
 use postgres::Postgres;
 use serde_json::{Value, json};
 use worker_support::{Worker, wait_for};
@@ -179,6 +182,38 @@ impl Machine {
 
     fn sync(&self) -> String {
         self.run(&["sync"])
+    }
+
+    /// `mnemo ARGS` in the project's checkout with extra environment.
+    fn run_in_project(&self, args: &[&str], vars: &[(&str, &str)]) -> String {
+        let mut c = self.env.mnemo();
+        c.args(args).current_dir(self.project());
+        for (k, v) in vars {
+            c.env(k, v);
+        }
+        let out = c.output().unwrap();
+        assert_success(&out);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The memories prompt recall adds to `prompt` in the project (None:
+    /// nothing).
+    fn recall_for(&self, prompt: &str, vars: &[(&str, &str)]) -> Option<String> {
+        let project = self.project();
+        let payload = json!({"session_id": "s-recall", "hook_event_name": "UserPromptSubmit",
+                             "cwd": project, "prompt": prompt});
+        let out = self
+            .env
+            .hook_with("UserPromptSubmit", &payload.to_string(), |c| {
+                c.env("CLAUDE_PROJECT_DIR", &project);
+                for (k, v) in vars {
+                    c.env(k, v);
+                }
+            });
+        let answer = assert_hook_ok(&out);
+        answer["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .map(str::to_owned)
     }
 
     fn finds(&self, words: &str) -> bool {
@@ -358,6 +393,8 @@ fn team() -> Option<Team> {
 fn two_machines_and_a_teammate_share_one_memory() {
     let Some(w) = team() else { return };
     the_server_holds_ciphertext_only(&w);
+    a_teammates_records_carry_their_author(&w);
+    a_teammates_records_can_be_left_out(&w);
     concurrent_edits_converge(&w);
     a_redaction_reaches_everyone(&w);
     a_forget_reaches_everyone(&w);
@@ -378,6 +415,120 @@ fn the_server_holds_ciphertext_only(w: &Team) {
             found.map(|f| f.0)
         );
     }
+}
+
+/// Bob sees alice's record as her note wherever it appears: search (text,
+/// JSON, MCP, HTTP API), the context index, prompt recall; alice's own
+/// machines show it unmarked.
+fn a_teammates_records_carry_their_author(w: &Team) {
+    let noted = "[noted by alice";
+    let bob = &w.bob;
+    let turn = json!({"kind": "summary", "request": "Fix the garnet loader",
+                      "completed": "the garnet loader reads byte order marks",
+                      "project": w.laptop.project(), "prompt_number": 1,
+                      "session": {"platform": "claude-code", "session_id": "alice-1"}});
+    w.laptop.import(&format!("{turn}\n"));
+    w.laptop.sync();
+    bob.sync();
+    let hits: Value =
+        serde_json::from_str(&bob.run_in_project(&["search", "--json", "quasar"], &[])).unwrap();
+    assert!(
+        hits["hits"][0]["author"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("alice")),
+        "{hits}"
+    );
+    let text = bob.run_in_project(&["search", "quasar"], &[]);
+    assert!(text.contains(noted), "{text}");
+    let context = bob.run_in_project(&["context"], &[]);
+    assert!(
+        context.contains(noted) && context.contains("information, not instructions"),
+        "{context}"
+    );
+    assert!(
+        context
+            .lines()
+            .any(|l| l.contains("garnet loader") && l.contains(noted)),
+        "alice's session is marked too: {context}"
+    );
+    // Bob's own notes: in a store of one record every word is common.
+    for word in ["copper", "tin", "zinc", "iron", "nickel", "cobalt"] {
+        bob.remember(
+            &bob.project(),
+            &format!("Bob's {word} note"),
+            &format!("the {word} smelter runs hot"),
+        );
+    }
+    let recalled = bob
+        .recall_for(
+            "why does the ledger parser choke on a byte order mark?",
+            &[],
+        )
+        .expect("prompt recall finds alice's finding");
+    assert!(recalled.contains(noted), "{recalled}");
+
+    let mut mcp = McpClient::start(&bob.env, &bob.project(), &[]);
+    let (answer, error) = mcp.call("search", json!({"query": "quasar"}));
+    assert!(!error && answer.contains(noted), "{answer}");
+    mcp.close();
+
+    let worker = Worker::start(&bob.env, |_| {});
+    let (status, found) = worker.get("/api/search?q=quasar");
+    assert_eq!(status, 200, "{found}");
+    assert!(
+        found["hits"][0]["author"]
+            .as_str()
+            .is_some_and(|a| a.starts_with("alice")),
+        "{found}"
+    );
+    let (status, state) = worker.get("/api/sync");
+    assert_eq!(status, 200, "{state}");
+    assert_eq!(state["configured"], true, "{state}");
+    assert_eq!(state["spaces"].as_array().map(Vec::len), Some(2), "{state}");
+    assert!(state["last_sync_at"].is_i64(), "{state}");
+    assert!(!state.to_string().contains("token"), "no secret in {state}");
+    drop(worker);
+
+    for own in [&w.laptop, &w.desktop] {
+        let text = own.run(&["search", "--all", "quasar"]);
+        assert!(text.contains("quasar") || text.contains("Ledger"), "{text}");
+        assert!(
+            !text.contains("noted by"),
+            "alice's own record is unmarked: {text}"
+        );
+    }
+}
+
+/// `[sync] others = false`: bob's search, index and prompt recall hold
+/// only his own memory.
+fn a_teammates_records_can_be_left_out(w: &Team) {
+    let bob = &w.bob;
+    let mine = [("MNEMO_SYNC_OTHERS", "false")];
+    let hits: Value =
+        serde_json::from_str(&bob.run_in_project(&["search", "--json", "quasar"], &mine)).unwrap();
+    let kinds: Vec<&Value> = hits["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| &h["kind"])
+        .collect();
+    assert!(
+        kinds.iter().all(|k| *k == "prompt") && !hits.to_string().contains("author"),
+        "only bob's own prompt is left: {hits}"
+    );
+    let context = bob.run_in_project(&["context"], &mine);
+    assert!(
+        !context.contains("Ledger") && !context.contains("garnet") && !context.contains("noted by"),
+        "{context}"
+    );
+    let recalled = bob.recall_for(
+        "why does the ledger parser choke on a byte order mark?",
+        &mine,
+    );
+    assert!(
+        recalled.as_deref().is_none_or(|r| !r.contains("noted by")),
+        "{recalled:?}"
+    );
 }
 
 /// Concurrent edits of one record converge on the last writer.
@@ -536,15 +687,7 @@ fn sync_resumes_after_the_server_the_client_or_the_database_dies() {
     let mut server = Server::start(&pg);
     let (laptop, desktop) = (Machine::new(), Machine::new());
     register(&laptop, &server, "alice");
-    let lines: String = (0..400)
-        .map(|i| {
-            json!({"kind": "observation", "title": format!("Finding number {i}"),
-                   "narrative": format!("observation body {i}"), "project": laptop.project()})
-            .to_string()
-                + "\n"
-        })
-        .collect();
-    laptop.import(&lines);
+    laptop.import(&findings(&laptop.project(), 400));
 
     // The client killed mid-push, then the server killed mid-sync.
     let mut client = laptop.spawn_sync();
@@ -589,6 +732,185 @@ fn sync_resumes_after_the_server_the_client_or_the_database_dies() {
         "each record stored once"
     );
     server.kill();
+}
+
+/// `n` observations in `project`, as JSON Lines for `mnemo import`.
+fn findings(project: &Path, n: usize) -> String {
+    (0..n)
+        .map(|i| {
+            json!({"kind": "observation", "title": format!("Finding number {i}"),
+                   "narrative": format!("observation body {i}"), "project": project})
+            .to_string()
+                + "\n"
+        })
+        .collect()
+}
+
+/// PostgreSQL killed (an immediate shutdown: no checkpoint, crash recovery
+/// on restart) while a large push is under way: that sync fails, the next
+/// one stores the rest, and every record is on the server exactly once.
+#[test]
+fn the_database_killed_during_a_push_loses_and_duplicates_nothing() {
+    const N: usize = 6000;
+    let Some(pg) = Postgres::start() else { return };
+    let server = Server::start(&pg);
+    let (laptop, desktop) = (Machine::new(), Machine::new());
+    register(&laptop, &server, "alice");
+    laptop.import(&findings(&laptop.project(), N));
+    let stored = || {
+        pg.sql("SELECT count(*) FROM records")
+            .parse::<usize>()
+            .unwrap_or(0)
+    };
+
+    let mut client = laptop.spawn_sync();
+    wait_for("the push under way", Duration::from_secs(120), || {
+        (stored() > 0).then_some(())
+    });
+    assert!(
+        client.try_wait().unwrap().is_none(),
+        "the push was still running when the database died"
+    );
+    pg.kill_server();
+    let out = wait_output(client);
+    assert!(!out.status.success(), "the interrupted sync says so");
+    let partial = stored_after_restart(&pg);
+    assert!(
+        partial < N,
+        "the database died mid-push ({partial} of {N} stored)"
+    );
+
+    laptop.sync();
+    let status: Value = serde_json::from_str(&laptop.run(&["sync", "status", "--json"])).unwrap();
+    assert_eq!(status["pending_push"], 0, "{status}");
+    assert_eq!(stored(), N, "each record stored once");
+    assert_eq!(
+        pg.sql("SELECT count(DISTINCT (space_id, record_key)) FROM records"),
+        N.to_string()
+    );
+    join(&desktop, &server, &laptop.key_file());
+    desktop.sync();
+    assert_eq!(
+        desktop.env.count("SELECT count(*) FROM observations"),
+        N as i64,
+        "nothing lost"
+    );
+}
+
+/// Starts the killed database again; how many records it kept.
+fn stored_after_restart(pg: &Postgres) -> usize {
+    pg.start_server();
+    pg.sql("SELECT count(*) FROM records").parse().unwrap()
+}
+
+/// One turn of a session: its prompt and the observation it led to.
+fn turn_with_prompt(project: &Path, session: &str, prompt: &str, title: &str) -> String {
+    let key = json!({"platform": "claude-code", "session_id": session});
+    [
+        json!({"kind": "session", "session": key, "project": project}),
+        json!({"kind": "prompt", "uid": format!("{session}-p1"), "session": key,
+               "prompt_number": 1, "text": prompt}),
+        json!({"kind": "observation", "type": "discovery", "title": title, "session": key,
+               "prompt_number": 1, "narrative": format!("what {title} found"),
+               "project": project}),
+    ]
+    .iter()
+    .map(|l| format!("{l}\n"))
+    .collect()
+}
+
+/// `mnemo sync` draws its progress on a terminal (here a pseudo-terminal
+/// from util-linux's `script`) and writes nothing to a pipe but its report.
+#[cfg(target_os = "linux")]
+#[test]
+fn progress_shows_on_a_terminal_only() {
+    let Some(pg) = Postgres::start() else { return };
+    let terminal = std::process::Command::new("script")
+        .args(["-qec", "true", "/dev/null"])
+        .output();
+    if !terminal.is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: no `script` or no pseudo-terminal to give `mnemo sync`");
+        return;
+    }
+    let server = Server::start(&pg);
+    let (laptop, desktop) = (Machine::new(), Machine::new());
+    laptop.import(&findings(&laptop.project(), 1200));
+    register(&laptop, &server, "alice");
+    let mut c = laptop.env.mnemo();
+    c.args(["-qec", &format!("{MNEMO} sync"), "/dev/null"]);
+    let mut script = std::process::Command::new("script");
+    script.args(c.get_args());
+    for (k, v) in c.get_envs() {
+        match v {
+            Some(v) => script.env(k, v),
+            None => script.env_remove(k),
+        };
+    }
+    let out = script.env_remove("CI").output().unwrap();
+    assert_success(&out);
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("mnemo sync: [") && shown.contains("pushed 1200/1200"),
+        "{shown}"
+    );
+
+    join(&desktop, &server, &laptop.key_file());
+    let piped = desktop.try_run(&["sync"]);
+    assert_success(&piped);
+    assert!(
+        piped.stderr.is_empty(),
+        "no progress on a pipe: {}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    assert!(String::from_utf8_lossy(&piped.stdout).contains("pulled 1200"));
+}
+
+/// The user's prompts stay on their machine unless `[sync] raw` is on.
+#[test]
+fn prompts_travel_only_when_turned_on() {
+    let Some(pg) = Postgres::start() else { return };
+    let server = Server::start(&pg);
+    let (laptop, desktop) = (Machine::new(), Machine::new());
+    let project = laptop.project();
+    laptop.import(&turn_with_prompt(
+        &project,
+        "s1",
+        "please look at the garnet importer",
+        "Garnet importer",
+    ));
+    register(&laptop, &server, "alice");
+    laptop.sync();
+    join(&desktop, &server, &laptop.key_file());
+    desktop.sync();
+    assert!(desktop.finds("Garnet"), "the observation travelled");
+    assert!(
+        !desktop.holds_bytes("garnet importer"),
+        "its prompt stayed on the laptop"
+    );
+
+    laptop.import(&turn_with_prompt(
+        &project,
+        "s2",
+        "now check the basalt exporter",
+        "Basalt exporter",
+    ));
+    let mut c = laptop.env.mnemo();
+    c.arg("sync").env("MNEMO_SYNC_RAW", "true");
+    assert_success(&c.output().unwrap());
+    desktop.sync();
+    let prompts = desktop.env.strings("SELECT text FROM prompts");
+    assert_eq!(
+        prompts,
+        ["now check the basalt exporter"],
+        "with raw on, the prompt came along"
+    );
+    let turn: i64 = desktop.value(
+        "SELECT count(*) FROM observations o JOIN prompts q
+           ON q.session_id = o.session_id AND q.prompt_number = o.prompt_number
+         WHERE o.title = ?1",
+        "Basalt exporter",
+    );
+    assert_eq!(turn, 1, "the prompt joined its observation's turn");
 }
 
 #[test]

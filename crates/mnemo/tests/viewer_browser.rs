@@ -338,11 +338,13 @@ fn the_context_preview_is_what_mnemo_context_prints() {
     )));
     screenshot(&b, "context");
 
-    // The other pages render from the API without an error.
+    // The other pages render from the API without an error (the health
+    // page's Sync block says this machine does not sync).
     for (page, css) in [
         ("projects", "#projects"),
         ("sessions", "#main .item"),
         ("health", "#doctor"),
+        ("health", "#sync-state"),
     ] {
         b.goto(&format!("http://127.0.0.1:{}/#/{page}", w.port))
             .unwrap();

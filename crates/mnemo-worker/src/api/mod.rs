@@ -15,8 +15,9 @@
 //! - [`ops`]: health, stats, queue, retry, shutdown;
 //! - [`stream`]: `/api/stream`, new observations and summaries as
 //!   server-sent events;
-//! - [`projects`], [`doctor`]: read-only routes for the viewer (projects
-//!   with counts, the doctor's checks); the viewer's pages themselves are
+//! - [`projects`], [`doctor`], [`sync`]: read-only routes for the viewer
+//!   (projects with counts, the doctor's checks, the sync state); the
+//!   viewer's pages themselves are
 //!   [`crate::viewer`].
 //!
 //! Adding a route: write a handler that takes `State<AppState>` and runs its
@@ -33,6 +34,7 @@ pub mod projects;
 pub mod recall;
 pub mod records;
 pub mod stream;
+pub mod sync;
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
@@ -249,6 +251,7 @@ fn protected_routes() -> Router<AppState> {
         .route("/api/stream", get(stream::stream))
         .route("/api/projects", get(projects::projects))
         .route("/api/doctor", get(doctor::doctor))
+        .route("/api/sync", get(sync::sync))
         .route("/api/viewer/link", post(crate::viewer::login::link))
 }
 

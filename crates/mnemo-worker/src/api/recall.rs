@@ -139,6 +139,7 @@ pub async fn search(
     let since_ms = given(&q.since).map(|s| clock.parse_since(s)).transpose()?;
     let until_ms = given(&q.until).map(|s| clock.parse_until(s)).transpose()?;
     let agent = agents::parse_opt(q.agent.as_deref())?;
+    let mine_only = !app.config.sync.others;
     let db_path = app.data.db_path();
     let embeddings = app.config.embeddings.clone();
     app.db(move |store| {
@@ -177,6 +178,7 @@ pub async fn search(
             file: given(&q.file).map(|f| FileFilter::new(f, &base, root.as_deref())),
             session: given(&q.session).map(str::to_owned),
             agent,
+            mine_only,
             limit: q.limit.unwrap_or(DEFAULT_LIMIT),
         };
         let meaning = mnemo_embed::query_meaning(&embeddings, &request.query);
@@ -244,6 +246,7 @@ pub async fn context(
     })?;
     let agent = agents::parse_opt(q.agent.as_deref())?;
     let config = app.config.context.clone();
+    let mine_only = !app.config.sync.others;
     let db_path = app.data.db_path();
     app.db(move |store| {
         let conn = store.conn();
@@ -257,6 +260,7 @@ pub async fn context(
             config: &config,
             clock: Clock::system(),
             agent,
+            mine_only,
         };
         Ok(build(conn, &request)?)
     })

@@ -119,6 +119,7 @@ pub fn search(args: SearchArgs) -> anyhow::Result<i32> {
             .map(|f| FileFilter::new(f, &cwd, root.as_deref())),
         session: args.session,
         agent,
+        mine_only: !config.sync.others,
         limit: args.limit,
     };
     let meaning = mnemo_embed::query_meaning(&config.embeddings, &request.query);
@@ -209,6 +210,7 @@ pub fn context(args: ContextArgs) -> anyhow::Result<i32> {
         config: &config.context,
         clock,
         agent,
+        mine_only: !config.sync.others,
     };
     let index = match &store {
         Some(store) => build(store.conn(), &request)?,

@@ -1,6 +1,7 @@
 //! `mnemo sync ...` and `mnemo share`: the client side of sync (see
 //! mnemo_sync::account and mnemo_sync::engine).
 
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use mnemo_core::privacy::Sanitizer;
@@ -102,11 +103,20 @@ fn project_root(dir: Option<&Path>) -> (String, String) {
 }
 
 fn sync_now() -> anyhow::Result<i32> {
+    let terminal = std::io::stderr().is_terminal();
+    let raw = data_and_config()?.1.sync.raw;
     let report = with_store(async |store, sanitizer| {
         let mut engine =
             mnemo_sync::engine::Engine::open(store, sanitizer)?.ok_or_else(account::not_set_up)?;
+        engine.send_prompts(raw);
+        if terminal {
+            engine.on_progress(show_progress);
+        }
         Ok(engine.run().await)
     })?;
+    if terminal {
+        eprint!("\r\x1b[K");
+    }
     println!(
         "pushed {}, pulled {} (applied {}, forgotten {}, refused {})",
         report.pushed, report.pulled, report.applied, report.forgotten, report.refused
@@ -115,6 +125,23 @@ fn sync_now() -> anyhow::Result<i32> {
         crate::output::error(e);
     }
     Ok(if report.errors.is_empty() { 0 } else { 1 })
+}
+
+/// One line on the terminal, rewritten in place: a bar of the push, and
+/// how much was pulled (the server does not say how much is left).
+fn show_progress(r: &mnemo_sync::engine::Report) {
+    const WIDTH: usize = 24;
+    let done = (r.pushed * WIDTH).checked_div(r.waiting).unwrap_or(WIDTH);
+    let bar = format!(
+        "{}{}",
+        "#".repeat(done.min(WIDTH)),
+        ".".repeat(WIDTH - done.min(WIDTH))
+    );
+    eprint!(
+        "\r\x1b[Kmnemo sync: [{bar}] pushed {}/{}, pulled {}",
+        r.pushed, r.waiting, r.pulled
+    );
+    let _ = std::io::stderr().flush();
 }
 
 fn status(json: bool) -> anyhow::Result<i32> {

@@ -135,6 +135,16 @@ impl Postgres {
         });
     }
 
+    /// Kills the database as a crash would (immediate shutdown: no
+    /// checkpoint; the next start recovers from the WAL).
+    pub fn kill_server(&self) {
+        let _ = self.tool("pg_ctl", |c| {
+            c.arg("-D")
+                .arg(self.data_dir())
+                .args(["-w", "-m", "immediate", "stop"]);
+        });
+    }
+
     pub fn url(&self) -> String {
         format!("postgres://mnemo@127.0.0.1:{}/postgres", self.port)
     }

@@ -1,7 +1,7 @@
 // One observation: every field, its files relative to the project, the
 // prompt of its turn, its neighbours in time, and edit / pin / forget.
 import { get, post, patch, put } from "./api.js";
-import { h, fill, card, relative, when, datetime, labelled, errorBox } from "./ui.js";
+import { h, fill, card, relative, when, datetime, labelled, errorBox, notedBy } from "./ui.js";
 
 const TYPES = ["bugfix", "feature", "refactor", "change", "discovery", "decision", "memory"];
 
@@ -27,6 +27,7 @@ function view(o) {
       h("span", { class: "badge", id: "o-type" }, o.type),
       o.pinned ? h("span", { class: "badge pinned", id: "o-pinned" }, "pinned") : null,
       o.edited ? h("span", { class: "badge edited" }, "edited by you") : null,
+      notedBy(o.author, "o-author"),
       stale(o.freshness, "o-freshness"),
       h("span", {}, o.ref),
       h("span", { title: datetime(o.created_at_ms) }, when(o.created_at_ms)),

@@ -1,7 +1,7 @@
 // Spend and health: LLM calls and tokens per day and per provider against
-// the budgets, the doctor's checks, and failed events with retry.
+// the budgets, the doctor's checks, failed events with retry, and sync.
 import { get, post } from "./api.js";
-import { h, fill, errorBox } from "./ui.js";
+import { h, fill, errorBox, when } from "./ui.js";
 import { refreshQueue } from "./app.js";
 
 const fmt = (n) => Number(n || 0).toLocaleString();
@@ -66,10 +66,31 @@ function failed(queue, reload) {
         h("td", {}, h("button", { onclick: () => retry({ ids: [f.id] }) }, "Retry"))))))));
 }
 
+function syncBlock(s) {
+  if (!s.configured) {
+    return h("p", { id: "sync-state", class: "muted" },
+      "This machine does not sync (`mnemo sync register` or `join` sets it up).");
+  }
+  const last = s.last_sync_at ? when(s.last_sync_at) : "never";
+  return h("div", { class: "card", id: "sync-state" },
+    h("div", {}, "Server ", h("code", { id: "sync-server" }, s.server),
+      `, device ${s.device_id}; last sync `, h("span", { id: "sync-last" }, last), "."),
+    h("div", { id: "sync-pending" }, `${fmt(s.pending_push)} versions waiting to be pushed, `,
+      `${fmt(s.pending_changes)} changes not yet queued.`),
+    s.last_error ? h("div", { class: "bad", id: "sync-error" }, `Last error: ${s.last_error}`) : null,
+    h("div", { class: "scroll" }, h("table", { id: "sync-spaces" },
+      h("tbody", {}, s.spaces.map((sp) => h("tr", {},
+        h("td", {}, `space ${sp.space_id}`), h("td", {}, sp.kind),
+        h("td", {}, sp.project_root || ""),
+        h("td", {}, sp.last_sync_at ? when(sp.last_sync_at) : "never"),
+        h("td", { class: sp.last_error ? "bad" : "" }, sp.last_error || "")))))));
+}
+
 export async function healthPage(main) {
   const reload = () => healthPage(main);
   const [stats, queue] = await Promise.all([get("/api/stats?days=14"), get("/api/queue")]);
   const checks = h("div", { id: "checks" }, h("p", { class: "muted" }, "Running the doctor's checks…"));
+  const syncBox = h("div", { id: "sync" });
   fill(
     main,
     h("h1", {}, "Spend and health"),
@@ -80,8 +101,11 @@ export async function healthPage(main) {
     h("p", {}, `${fmt(queue.counts.pending)} pending, ${fmt(queue.counts.leased)} leased, `,
       `${fmt(queue.counts.failed)} failed, ${fmt(queue.counts.done)} done.`),
     failed(queue, reload),
+    h("h2", {}, "Sync"),
+    syncBox,
     h("h2", {}, "Doctor"),
     checks,
   );
+  get("/api/sync").then((s) => fill(syncBox, syncBlock(s))).catch((e) => fill(syncBox, errorBox(e)));
   get("/api/doctor").then((d) => fill(checks, doctor(d))).catch((e) => fill(checks, errorBox(e)));
 }

@@ -141,6 +141,7 @@ export function card(item, words = []) {
       h("span", { class: "badge" }, type),
       item.pinned ? h("span", { class: "badge pinned" }, "pinned") : null,
       item.edited ? h("span", { class: "badge edited" }, "edited") : null,
+      notedBy(item.author),
       item.freshness === "changed" || item.freshness === "deleted"
         ? h("span", { class: `badge ${item.freshness}` }, item.freshness)
         : null,
@@ -151,6 +152,11 @@ export function card(item, words = []) {
       h("span", { title: datetime(item.created_at_ms) }, when(item.created_at_ms)),
     ),
   );
+}
+
+/// Another person's record (brought by sync): whose note it is, as text.
+export function notedBy(author, id) {
+  return author ? h("span", { class: "badge author", id, title: "a teammate's note, shared through sync" }, `noted by ${author}`) : null;
 }
 
 /// An error box, with what to do when the session is gone.
