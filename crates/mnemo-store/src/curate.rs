@@ -418,11 +418,63 @@ impl From<rusqlite::Error> for Failed {
 }
 
 fn forget_in(tx: &Transaction<'_>, what: &Forget, gone: &mut Gone) -> Result<Removed, Failed> {
-    match what {
+    let removed = match what {
         Forget::Items(items) => forget_items(tx, items, gone),
         Forget::Sessions(ids) => forget_sessions(tx, ids, gone),
         Forget::Project(id) => forget_project(tx, *id, gone),
+    }?;
+    drop_knowledge_of_gone_records(tx)?;
+    Ok(removed)
+}
+
+/// Deletes the project knowledge items (`crate::knowledge`) built from a
+/// record that no longer exists, or of a project that no longer exists:
+/// their text may quote what was just forgotten. The worker rebuilds a
+/// project's items from the records that remain after its next batch. A
+/// store (or repair copy) from before the knowledge table has none.
+fn drop_knowledge_of_gone_records(tx: &Transaction<'_>) -> rusqlite::Result<usize> {
+    let has_table = tx
+        .prepare_cached("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'knowledge'")?
+        .exists([])?;
+    if !has_table {
+        return Ok(0);
     }
+    let rows: Vec<(i64, String, String, String)> = tx
+        .prepare("SELECT project_id, kind, key, sources FROM knowledge")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))?
+        .collect::<rusqlite::Result<_>>()?;
+    let mut dropped = 0;
+    for (project, kind, key, sources) in rows {
+        if exists(tx, "projects", project)? && !names_a_gone_record(tx, &sources)? {
+            continue;
+        }
+        dropped += tx.execute(
+            "DELETE FROM knowledge WHERE project_id = ?1 AND kind = ?2 AND key = ?3",
+            params![project, kind, key],
+        )?;
+    }
+    Ok(dropped)
+}
+
+/// Whether a knowledge item's sources (`["#12", "S3", "P7"]`) name a
+/// record that no longer exists.
+fn names_a_gone_record(tx: &Transaction<'_>, sources: &str) -> rusqlite::Result<bool> {
+    let sources = parse_json_list(sources);
+    for source in &sources {
+        let (table, id) = match source.split_at_checked(1) {
+            Some(("#", id)) => ("observations", id),
+            Some(("S", id)) => ("summaries", id),
+            Some(("P", id)) => ("prompts", id),
+            _ => continue,
+        };
+        let Ok(id) = id.parse::<i64>() else {
+            continue;
+        };
+        if !exists(tx, table, id)? {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 fn forget_items(tx: &Transaction<'_>, items: &Items, gone: &mut Gone) -> Result<Removed, Failed> {
@@ -1183,6 +1235,46 @@ mod tests {
 
     fn fts_consistent(store: &Store) {
         assert!(store.check_fts().unwrap().is_empty());
+    }
+
+    #[test]
+    fn forgetting_a_record_drops_the_knowledge_built_from_it() {
+        let (_tmp, mut store) = store();
+        let gone = observation(&store, "obs-k1", 1, "Chose sqlx over diesel");
+        let kept = observation(&store, "obs-k2", 1, "Tests run with cargo nextest");
+        store
+            .conn()
+            .execute_batch(&format!(
+                "INSERT INTO projects (id, root, name, created_at) VALUES (2, '/q', 'q', 0);
+                 INSERT INTO knowledge (project_id, kind, key, text, sources, updated_at) VALUES
+                     (1, 'decision', 'db', 'Chose sqlx over diesel', '[\"#{gone}\"]', 0),
+                     (1, 'command', 'test', 'cargo nextest', '[\"#{kept}\", \"S999\"]', 0),
+                     (1, 'stack', 'stack', 'Rust', '[]', 0),
+                     (2, 'stack', 'stack', 'Go (go.mod): q', '[]', 0);"
+            ))
+            .unwrap();
+        let keys = |store: &Store| -> Vec<String> {
+            let mut stmt = store
+                .conn()
+                .prepare("SELECT project_id || '/' || key FROM knowledge ORDER BY 1")
+                .unwrap();
+            stmt.query_map([], |r| r.get(0))
+                .unwrap()
+                .collect::<rusqlite::Result<_>>()
+                .unwrap()
+        };
+        let what = Forget::Items(Items {
+            observations: vec![gone],
+            ..Items::default()
+        });
+        store.forget(&what, true).unwrap();
+        assert_eq!(keys(&store).len(), 4, "a dry run changes nothing");
+        store.forget(&what, false).unwrap();
+        // The item quoting the forgotten decision is gone; an item naming a
+        // summary that never existed here is gone too (it cannot be checked).
+        assert_eq!(keys(&store), ["1/stack", "2/stack"]);
+        store.forget(&Forget::Project(2), false).unwrap();
+        assert_eq!(keys(&store), ["1/stack"]);
     }
 
     #[test]
