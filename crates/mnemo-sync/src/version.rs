@@ -38,8 +38,17 @@ pub struct Version {
     pub body: Option<Value>,
 }
 
-/// Fields of the export shape that stay on this machine.
-const LOCAL_ONLY: &[&str] = &["id", "ref", "created_at_ms", "edited", "prompt_host_text"];
+/// Fields of the export shape that stay on this machine. `freshness` says
+/// whether this checkout's files changed since the record was written: a
+/// fact about this machine, computed again wherever the record is read.
+const LOCAL_ONLY: &[&str] = &[
+    "id",
+    "ref",
+    "created_at_ms",
+    "edited",
+    "prompt_host_text",
+    "freshness",
+];
 /// The prompt of an observation's turn: sent only when the user turned
 /// `[sync] raw` on.
 const PROMPT: &str = "prompt";
@@ -377,6 +386,48 @@ mod tests {
         let moved = with_local_root(body.clone(), Some("/work/app"));
         assert_eq!(project_root(&moved), Some("/work/app"));
         assert_eq!(with_local_root(body.clone(), None), body);
+    }
+
+    #[test]
+    fn the_state_of_this_checkouts_files_does_not_travel() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = tmp.path().join("lib.rs");
+        std::fs::write(&file, "fn a() {}\n").unwrap();
+        let store =
+            Store::open(&tmp.path().join("m.db"), std::time::Duration::from_secs(1)).unwrap();
+        let root = tmp.path().to_string_lossy().into_owned();
+        store
+            .conn()
+            .execute(
+                "INSERT INTO projects (id, root, name, created_at) VALUES (1, ?1, 'p', 0)",
+                [&root],
+            )
+            .unwrap();
+        mnemo_store::memory::insert_observation(
+            store.conn(),
+            &mnemo_store::memory::NewObservation {
+                uid: "obs-fresh".into(),
+                project_id: Some(1),
+                kind: "change".into(),
+                title: "Rewrote a".into(),
+                files_modified: vec![file.to_string_lossy().into_owned()],
+                created_at: mnemo_core::time::now_ms(),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let travelling = |store: &Store| {
+            read(store.conn(), OBSERVATION, "obs-fresh", false)
+                .unwrap()
+                .unwrap()
+                .0
+        };
+        let before = travelling(&store);
+        assert!(before.get("title").is_some(), "{before}");
+        std::fs::write(&file, "fn a() { changed() }\n").unwrap();
+        let after = travelling(&store);
+        assert!(after.get("freshness").is_none(), "{after}");
+        assert_eq!(digest(Some(&before)), digest(Some(&after)));
     }
 
     #[test]
