@@ -36,6 +36,9 @@ pub struct Host {
     pub events: &'static [EventRow],
     /// Host tool name -> the common vocabulary (Claude Code's tool names).
     pub tools: &'static [(&'static str, &'static str)],
+    /// Argument keys the host names differently from the common vocabulary:
+    /// (tool in the common vocabulary, the host's key, the common key).
+    pub arguments: &'static [(&'static str, &'static str, &'static str)],
     /// How context for the model is answered.
     pub context: ContextReply,
     /// The unit of the hook `timeout` field, and the value mnemo installs.
@@ -265,6 +268,17 @@ const GEMINI_EVENTS: &[EventRow] = &[
     },
 ];
 
+/// Gemini CLI's argument names: older builds call the file `absolute_path`;
+/// directories are `dir_path`.
+const GEMINI_ARGUMENTS: &[(&str, &str, &str)] = &[
+    ("Read", "absolute_path", "file_path"),
+    ("Write", "absolute_path", "file_path"),
+    ("Edit", "absolute_path", "file_path"),
+    ("LS", "dir_path", "path"),
+    ("Grep", "dir_path", "path"),
+    ("Glob", "dir_path", "path"),
+];
+
 /// No `preToolUse` (Cursor takes no context there), and `afterAgentResponse`
 /// rather than `stop` for the end of a turn: it carries the agent's answer.
 /// Older builds' `afterShellExecution` / `afterFileEdit` are understood by the
@@ -369,6 +383,7 @@ pub static HOSTS: [Host; 6] = [
         }),
         events: CLAUDE_CODE_EVENTS,
         tools: &[],
+        arguments: &[],
         context: ContextReply::HookSpecificOutput { strict: false },
         timeout: SECONDS_10,
         project_dir_env: &["CLAUDE_PROJECT_DIR"],
@@ -408,6 +423,7 @@ pub static HOSTS: [Host; 6] = [
         // The model's `exec_command` reaches hooks as `Bash` already;
         // `apply_patch` keeps its name (the adapter reads the patch).
         tools: &[("exec_command", "Bash"), ("shell", "Bash")],
+        arguments: &[],
         context: ContextReply::HookSpecificOutput { strict: true },
         timeout: SECONDS_10,
         project_dir_env: &[],
@@ -460,6 +476,7 @@ pub static HOSTS: [Host; 6] = [
             ("google_web_search", "WebSearch"),
             ("invoke_agent", "Agent"),
         ],
+        arguments: GEMINI_ARGUMENTS,
         context: ContextReply::HookSpecificOutput { strict: false },
         timeout: HookTimeout {
             unit: TimeUnit::Milliseconds,
@@ -509,6 +526,7 @@ pub static HOSTS: [Host; 6] = [
             ("Delete", "Delete"),
             ("Task", "Agent"),
         ],
+        arguments: &[],
         context: ContextReply::FlatSnakeCase,
         timeout: SECONDS_10,
         project_dir_env: &["CURSOR_PROJECT_DIR", "CLAUDE_PROJECT_DIR"],
@@ -560,6 +578,7 @@ pub static HOSTS: [Host; 6] = [
             ("websearch", "WebSearch"),
             ("task", "Agent"),
         ],
+        arguments: &[],
         context: ContextReply::FlatSnakeCase,
         timeout: SECONDS_10,
         project_dir_env: &[],
@@ -574,6 +593,7 @@ pub static HOSTS: [Host; 6] = [
         mcp: None,
         events: CLAUDE_CODE_EVENTS,
         tools: &[],
+        arguments: &[],
         context: ContextReply::HookSpecificOutput { strict: false },
         timeout: SECONDS_10,
         project_dir_env: &[],
@@ -596,6 +616,23 @@ impl Host {
             .iter()
             .find(|(host, _)| *host == name)
             .map_or(name, |(_, common)| common)
+    }
+
+    /// A tool call's arguments in the common vocabulary (`tool` already
+    /// is): the keys this host names differently are renamed, unless the
+    /// common key is there too.
+    pub fn canonical_arguments(&self, tool: &str, input: serde_json::Value) -> serde_json::Value {
+        let serde_json::Value::Object(mut args) = input else {
+            return input;
+        };
+        for (_, from, to) in self.arguments.iter().filter(|(t, _, _)| *t == tool) {
+            if !args.contains_key(*to)
+                && let Some(v) = args.remove(*from)
+            {
+                args.insert((*to).to_owned(), v);
+            }
+        }
+        serde_json::Value::Object(args)
     }
 
     /// What the host's event `name` means to mnemo, if mnemo hooks it.

@@ -15,7 +15,7 @@
 
 use mnemo_core::host::host;
 use mnemo_core::model::Platform;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::{
     Adapter, Env, event_name, lenient_string, parse_salvaged_with, salvaged_payload, tool_input,
@@ -145,7 +145,8 @@ fn after_tool(payload: &Value) -> HookEvent {
 
 fn tool_call(payload: &Value) -> ToolCall {
     let name = mnemo_tool_name(&tool_name(payload, "tool_name"), payload.get("mcp_context"));
-    let input = tool_arguments(&name, tool_input(payload.get("tool_input")));
+    let input =
+        host(Platform::Gemini).canonical_arguments(&name, tool_input(payload.get("tool_input")));
     ToolCall {
         name,
         input,
@@ -171,27 +172,6 @@ pub fn mnemo_tool_name(gemini: &str, mcp_context: Option<&Value>) -> String {
         (Some(server), Some(tool)) => format!("mcp__{server}__{tool}"),
         _ => gemini.to_owned(),
     }
-}
-
-/// Renames the argument keys that differ from mnemo's vocabulary: older
-/// builds call the file `absolute_path`, directories are `dir_path`.
-fn tool_arguments(name: &str, input: Value) -> Value {
-    let Value::Object(mut args) = input else {
-        return input;
-    };
-    let rename = |args: &mut Map<String, Value>, from: &str, to: &str| {
-        if !args.contains_key(to)
-            && let Some(v) = args.remove(from)
-        {
-            args.insert(to.to_owned(), v);
-        }
-    };
-    match name {
-        "Read" | "Write" | "Edit" => rename(&mut args, "absolute_path", "file_path"),
-        "LS" | "Grep" | "Glob" => rename(&mut args, "dir_path", "path"),
-        _ => {}
-    }
-    Value::Object(args)
 }
 
 /// Gemini's `{llmContent, returnDisplay}` as the response shapes mnemo
