@@ -20,16 +20,21 @@
 //! finds the turn a batch of captured events belongs to; [`files`] finds
 //! transcripts on disk. Codex's rollout file is read into the same
 //! [`Session`] by [`rollout`]; [`codex`] reads from it the one thing
-//! Codex's hooks leave out: each tool call's exit code.
+//! Codex's hooks leave out: each tool call's exit code. Gemini CLI's chat
+//! recording is read into the same [`Session`] by [`gemini`]; its hooks
+//! give tool calls no id, so [`locate::match_calls`] pairs captured calls
+//! with the transcript's by order, name and arguments.
 
 pub mod claude_code;
 pub mod clean;
 pub mod codex;
 pub mod files;
+pub mod gemini;
 pub mod locate;
 pub mod model;
 pub mod rollout;
 
 pub use claude_code::{read_file, read_session};
+pub use gemini::read_gemini;
 pub use model::{Note, Origin, Question, ReadStats, Session, ToolCall, Turn};
 pub use rollout::read_rollout;

@@ -1,7 +1,11 @@
 //! Finding the transcript turn that a batch of captured events belongs to:
-//! by the tool calls' ids, else by the prompt's text, else by its number.
+//! by the tool calls' ids, else by the prompt's text, else by its number;
+//! and, for hosts whose hooks give tool calls no id (Gemini CLI), which of
+//! the turn's calls each captured one is ([`match_calls`]).
 
-use crate::model::{Origin, Session, Turn};
+use serde_json::Value;
+
+use crate::model::{Origin, Session, ToolCall, Turn};
 
 /// What the store knows about a turn.
 #[derive(Debug, Clone, Copy, Default)]
@@ -76,4 +80,118 @@ fn same_prompt(stored: &str, read: &str) -> bool {
     let stored = stored.trim().trim_end_matches('…').trim_end();
     let read = read.trim();
     !stored.is_empty() && (stored == read || (stored.len() >= 40 && read.starts_with(stored)))
+}
+
+/// A captured tool call, as the store keeps it.
+#[derive(Debug, Clone, Copy)]
+pub struct Captured<'a> {
+    /// In the common vocabulary (`Write`, `Bash`).
+    pub name: &'a str,
+    /// The stored (sanitized, possibly cut) input.
+    pub input: &'a Value,
+}
+
+/// The arguments that tell one call of a tool from another.
+const KEY_ARGUMENTS: &[&str] = &["file_path", "command", "path", "pattern", "url", "query"];
+
+/// The ids of `turn`'s calls that the `captured` calls are, in order (None
+/// where none fits): the host runs calls in the order it records them, so
+/// each captured call is the first call after the previous match with the
+/// same tool name and the same key arguments. Calls capture skipped are
+/// passed over.
+pub fn match_calls(turn: &Turn, captured: &[Captured<'_>]) -> Vec<Option<String>> {
+    let mut next = 0;
+    captured
+        .iter()
+        .map(|c| {
+            let found = turn.tool_calls[next.min(turn.tool_calls.len())..]
+                .iter()
+                .position(|call| same_call(c, call))?;
+            let at = next + found;
+            next = at + 1;
+            Some(turn.tool_calls[at].id.clone())
+        })
+        .collect()
+}
+
+fn same_call(captured: &Captured<'_>, call: &ToolCall) -> bool {
+    captured.name == call.name
+        && KEY_ARGUMENTS.iter().all(|key| {
+            match (
+                captured.input.get(*key).and_then(Value::as_str),
+                call.input.get(*key).and_then(Value::as_str),
+            ) {
+                (Some(stored), Some(read)) => same_value(stored, read),
+                _ => true,
+            }
+        })
+}
+
+/// Equal, or the stored value is the read one cut in the middle.
+fn same_value(stored: &str, read: &str) -> bool {
+    if stored == read {
+        return true;
+    }
+    match stored.split_once("…[") {
+        Some((head, _)) => !head.is_empty() && read.starts_with(head),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(id: &str, name: &str, input: Value) -> ToolCall {
+        ToolCall {
+            id: id.into(),
+            name: name.into(),
+            input,
+            ..ToolCall::default()
+        }
+    }
+
+    #[test]
+    fn captured_calls_without_ids_pair_by_order_name_and_arguments() {
+        let turn = Turn {
+            tool_calls: vec![
+                call("a", "Bash", json!({"command": "cargo test"})),
+                call("b", "mcp__mnemo__search", json!({"query": "x"})),
+                call(
+                    "c",
+                    "Write",
+                    json!({"file_path": "/p/a.rs", "content": "x"}),
+                ),
+                call("d", "Bash", json!({"command": "cargo test"})),
+                call(
+                    "e",
+                    "Write",
+                    json!({"file_path": "/p/b.rs", "content": "y"}),
+                ),
+            ],
+            ..Turn::default()
+        };
+        let inputs = [
+            json!({"command": "cargo test"}),
+            json!({"file_path": "/p/b.rs", "content": "y"}),
+            json!({"command": "cargo test"}),
+            json!({"file_path": "/p/zzz.rs"}),
+            json!({"command": "cargo te…[5 bytes cut]…"}),
+        ];
+        let names = ["Bash", "Write", "Bash", "Write", "Bash"];
+        let captured: Vec<Captured<'_>> = names
+            .iter()
+            .zip(&inputs)
+            .map(|(name, input)| Captured { name, input })
+            .collect();
+        let ids = match_calls(&turn, &captured);
+        // The second `cargo test` comes after the write to b.rs: none left.
+        assert_eq!(ids, [Some("a".into()), Some("e".into()), None, None, None]);
+        let cut = Captured {
+            name: "Bash",
+            input: &inputs[4],
+        };
+        assert_eq!(match_calls(&turn, &[cut]), [Some("a".to_owned())]);
+    }
 }
