@@ -38,7 +38,7 @@ use tracing::{error, info, warn};
 use crate::api::{AppState, StreamEvent};
 use crate::exits::CodexExits;
 use crate::info::{ExhaustedInfo, WorkerInfo};
-use crate::narrative::Narratives;
+use crate::narrative::{Narratives, Told};
 
 /// How often the drain looks for new commits when it has nothing to do:
 /// often while work is coming in, less often after a quiet minute.
@@ -226,7 +226,9 @@ impl Drain {
         let started = Instant::now();
         self.record_codex_failures(&mut lease).await;
         let mut batch = build_batch(&lease);
-        batch.narrative = read_narrative(self.narratives.clone(), &lease).await;
+        if let Some(told) = read_narrative(self.narratives.clone(), &lease).await {
+            told.apply(&mut batch);
+        }
         // Every piece sees the earlier ones: the checks they left failing
         // are fixed by a later piece or stand at the turn's end.
         if batch.turn_complete || !batch.events.is_empty() {
@@ -573,10 +575,7 @@ pub fn build_batch(lease: &Lease) -> TurnBatch {
 
 /// The why of the lease's turn from the host's transcript (a file read,
 /// so on a blocking thread); None when there is none to read.
-async fn read_narrative(
-    narratives: Arc<Narratives>,
-    lease: &Lease,
-) -> Option<mnemo_compress::TurnNarrative> {
+async fn read_narrative(narratives: Arc<Narratives>, lease: &Lease) -> Option<Told> {
     lease.turn.transcript_path.as_ref()?;
     let lease = lease.clone();
     tokio::task::spawn_blocking(move || narratives.for_lease(&lease))

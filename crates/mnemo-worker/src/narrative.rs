@@ -1,22 +1,26 @@
 //! The why of a batch: reads its session's transcript (`transcript_path`:
-//! Claude Code's transcript, or Codex's rollout) and gives the compressor what the agent said and asked around the
-//! batch's tool calls ([`TurnNarrative`]).
+//! Claude Code's transcript, Codex's rollout or Gemini CLI's chat
+//! recording) and gives the compressor what the agent said and asked around
+//! the batch's tool calls ([`TurnNarrative`]). Tool calls the host's hooks
+//! gave no id (Gemini CLI's) get the transcript's, found by order, name and
+//! arguments ([`Told::call_ids`]), so the words before a call reach it.
 //!
 //! A live session's transcript grows with every turn, so the last read is
 //! kept while the file is unchanged ([`crate::last_read`]): the batches of a
 //! drained backlog read each file once. A transcript that is missing or
 //! unreadable makes no narrative (logged once per file), never a failure.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use mnemo_compress::{AssistantNote, QuestionAnswer, TurnNarrative, TurnOrigin};
+use mnemo_compress::{AssistantNote, QuestionAnswer, TurnBatch, TurnNarrative, TurnOrigin};
 use mnemo_core::Config;
 use mnemo_core::config::glob_match;
 use mnemo_core::model::Platform;
 use mnemo_core::privacy::Sanitizer;
-use mnemo_store::queue::Lease;
-use mnemo_transcript::locate::{Wanted, turn_for};
+use mnemo_store::queue::{Lease, QueuedEvent};
+use mnemo_transcript::locate::{Captured, Wanted, match_calls, turn_for};
 use mnemo_transcript::{Origin, Session, Turn};
 use tracing::debug;
 
@@ -44,16 +48,16 @@ impl Narratives {
 
     /// The narrative of the lease's turn, if its transcript tells it.
     /// Blocking (reads a file): call it off the async threads.
-    pub fn for_lease(&self, lease: &Lease) -> Option<TurnNarrative> {
+    pub fn for_lease(&self, lease: &Lease) -> Option<Told> {
         let path = PathBuf::from(lease.turn.transcript_path.as_deref()?);
         let session = self.session(&path, &lease.turn.platform)?;
-        let ids: Vec<String> = lease
+        let host_ids: Vec<String> = lease
             .events
             .iter()
             .filter_map(|e| e.tool_use_id.clone())
             .collect();
         let wanted = Wanted {
-            tool_use_ids: &ids,
+            tool_use_ids: &host_ids,
             prompt: lease.turn.prompt.as_deref(),
             prompt_number: lease.turn.prompt_number,
         };
@@ -66,21 +70,86 @@ impl Narratives {
             );
             return None;
         };
-        Some(narrative(turn, &ids, lease.turn_complete, &self.skip_tools))
+        let call_ids = unnamed_calls(turn, &lease.events);
+        let ids: Vec<String> = lease
+            .events
+            .iter()
+            .filter_map(|e| {
+                e.tool_use_id
+                    .clone()
+                    .or_else(|| call_ids.get(&e.id).cloned())
+            })
+            .collect();
+        Some(Told {
+            narrative: narrative(turn, &ids, lease.turn_complete, &self.skip_tools),
+            call_ids,
+        })
     }
 
-    /// The session a host's transcript tells: Codex's rollout, else a
-    /// Claude Code-style transcript.
+    /// The session a host's transcript tells: Codex's rollout, Gemini CLI's
+    /// chat recording, else a Claude Code-style transcript.
     fn session(&self, path: &Path, platform: &str) -> Option<Arc<Session>> {
         let sanitizer = &self.sanitizer;
-        if platform == Platform::Codex.as_str() {
-            self.transcripts
-                .get(path, |p| mnemo_transcript::read_rollout(p, sanitizer))
-        } else {
-            self.transcripts
-                .get(path, |p| mnemo_transcript::read_session(p, sanitizer))
+        match Platform::parse(platform) {
+            Some(Platform::Codex) => self
+                .transcripts
+                .get(path, |p| mnemo_transcript::read_rollout(p, sanitizer)),
+            Some(Platform::Gemini) => self
+                .transcripts
+                .get(path, |p| mnemo_transcript::read_gemini(p, sanitizer)),
+            _ => self
+                .transcripts
+                .get(path, |p| mnemo_transcript::read_session(p, sanitizer)),
         }
     }
+}
+
+/// What a lease's turn is in the host's transcript.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Told {
+    pub narrative: TurnNarrative,
+    /// The transcript's ids of the lease's tool calls the host gave none,
+    /// by event row id.
+    pub call_ids: HashMap<i64, String>,
+}
+
+impl Told {
+    /// Gives `batch` the narrative, and its events without a host id the
+    /// transcript's.
+    pub fn apply(self, batch: &mut TurnBatch) {
+        for e in batch.events.iter_mut().filter(|e| e.tool_use_id.is_none()) {
+            e.tool_use_id = self.call_ids.get(&e.id).cloned();
+        }
+        batch.narrative = Some(self.narrative);
+    }
+}
+
+/// The transcript ids of the captured tool calls that have no host id,
+/// paired with `turn`'s calls by order, name and arguments.
+fn unnamed_calls(turn: &Turn, events: &[QueuedEvent]) -> HashMap<i64, String> {
+    let unnamed: Vec<(i64, &str, serde_json::Value)> = events
+        .iter()
+        .filter(|e| e.tool_use_id.is_none() && !e.is_turn_end())
+        .filter_map(|e| {
+            let input = e
+                .input
+                .as_deref()
+                .and_then(|i| serde_json::from_str(i).ok());
+            Some((e.id, e.tool_name.as_deref()?, input.unwrap_or_default()))
+        })
+        .collect();
+    if unnamed.is_empty() {
+        return HashMap::new();
+    }
+    let captured: Vec<Captured<'_>> = unnamed
+        .iter()
+        .map(|(_, name, input)| Captured { name, input })
+        .collect();
+    unnamed
+        .iter()
+        .zip(match_calls(turn, &captured))
+        .filter_map(|((id, _, _), call)| Some((*id, call?)))
+        .collect()
 }
 
 /// The part of `turn` that concerns a batch holding the calls `ids`: the
@@ -231,13 +300,15 @@ mod tests {
         let narratives = Narratives::new(&Config::default());
         let first = narratives
             .for_lease(&lease(Some(&path), vec![event(1, "t1")], false))
-            .expect("found by tool id");
+            .expect("found by tool id")
+            .narrative;
         assert_eq!(first.notes.len(), 1);
         assert!(first.notes[0].text.contains("bounded one"));
         assert_eq!(first.final_report, None);
         let last = narratives
             .for_lease(&lease(Some(&path), vec![event(2, "t2")], true))
-            .expect("found by tool id");
+            .expect("found by tool id")
+            .narrative;
         assert_eq!(last.notes[0].text, "Then the tests.");
         assert_eq!(last.final_report.as_deref(), Some("Done: bounded retries."));
         let rendered = format!("{first:?}{last:?}");
@@ -264,7 +335,10 @@ mod tests {
         std::fs::write(&path, text).unwrap();
         let mut l = lease(Some(&path), vec![event(1, "w1")], true);
         l.turn.prompt = Some("add a cache".into());
-        let n = Narratives::new(&Config::default()).for_lease(&l).unwrap();
+        let n = Narratives::new(&Config::default())
+            .for_lease(&l)
+            .unwrap()
+            .narrative;
         let notes: Vec<&str> = n.notes.iter().map(|n| n.text.as_str()).collect();
         assert_eq!(
             notes,
@@ -273,6 +347,46 @@ mod tests {
         assert_eq!(n.questions.len(), 1);
         assert_eq!(n.questions[0].answer, "LRU");
         assert_eq!(n.questions[0].options, ["LRU", "Redis"]);
+    }
+
+    #[test]
+    fn gemini_calls_without_ids_get_the_recordings_and_their_words() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../mnemo-transcript/tests/fixtures/gemini/session.token_bucket.jsonl");
+        let file = "/home/dev/projects/limiter/limits.py";
+        let unnamed = |id: i64, tool: &str, input: serde_json::Value| QueuedEvent {
+            tool_use_id: None,
+            tool_name: Some(tool.into()),
+            input: Some(input.to_string()),
+            ..event(id, "")
+        };
+        let events = vec![
+            unnamed(1, "Read", json!({"file_path": file})),
+            unnamed(2, "Write", json!({"file_path": file, "content": "x"})),
+            unnamed(3, "Bash", json!({"command": "python3 limits.py"})),
+        ];
+        let mut l = lease(Some(&path), events, true);
+        l.turn.platform = Platform::Gemini.as_str().into();
+        l.turn.prompt = Some("make the rate limiter smooth out bursts".into());
+        let told = Narratives::new(&Config::default())
+            .for_lease(&l)
+            .expect("the recording tells the turn");
+        assert_eq!(told.call_ids.len(), 3, "{:?}", told.call_ids);
+        let write_id = told.call_ids[&2].clone();
+        let reason = told
+            .narrative
+            .notes
+            .iter()
+            .find(|n| n.before_tool_use_id.as_deref() == Some(write_id.as_str()))
+            .expect("the words before the write");
+        assert!(reason.text.contains("window edge"), "{}", reason.text);
+        let mut batch = crate::drain::build_batch(&l);
+        told.apply(&mut batch);
+        assert_eq!(
+            batch.events[1].tool_use_id.as_deref(),
+            Some(write_id.as_str())
+        );
+        assert!(batch.narrative.unwrap().final_report.is_some());
     }
 
     #[test]

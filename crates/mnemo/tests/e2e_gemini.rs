@@ -128,3 +128,87 @@ fn a_real_gemini_session_is_captured_compressed_and_remembered() -> anyhow::Resu
     assert!(!log.contains("ERROR") && !log.contains("WARN"), "{log}");
     Ok(())
 }
+
+/// Gemini CLI's hooks give a tool call no id and no words: the worker reads
+/// the turn's narrative from the chat recording (`transcript_path`), pairs
+/// its calls with the captured ones by order, name and arguments, and the
+/// reason the model stated before a change is remembered with it.
+#[test]
+fn a_gemini_turn_is_remembered_with_the_reason_the_model_stated() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    let limits = project.join("limits.py");
+    std::fs::write(
+        &limits,
+        "WINDOW_SECONDS = 60\nMAX_PER_WINDOW = 100\n\n\ndef allow(count):\n    return count < MAX_PER_WINDOW\n",
+    )?;
+    gemini::write_base_settings(&sandbox.home())?;
+    install(&sandbox, "gemini")?;
+    let _stop = StopWorker(&sandbox);
+    let server = StandIn::with_script([
+        Step::tool("read_file", json!({"file_path": limits}))
+            .with_text("Reading the limiter before changing it."),
+        Step::tool(
+            "write_file",
+            json!({"file_path": limits, "content": TOKEN_BUCKET}),
+        )
+        .with_text(
+            "A token bucket replaces the window counter because a fixed window lets a double burst through at the window edge.",
+        ),
+        Step::tool(
+            "run_shell_command",
+            json!({"command": "python3 limits.py", "description": "check the limiter"}),
+        ),
+        Step::text("limits.py now refills a token bucket; the check prints ok."),
+    ]);
+    session(&sandbox, &server, "make the rate limiter smooth out bursts")
+        .run()?
+        .expect_success();
+    wait_compressed(&sandbox)?;
+
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    keep_recording(&db, "token_bucket")?;
+    let summary: String = db.query_row(
+        "SELECT request || ' | ' || completed || ' | ' || learned || ' | ' || notes FROM summaries",
+        [],
+        |r| r.get(0),
+    )?;
+    let observations: String = db.query_row(
+        "SELECT group_concat(title || ' ' || narrative || ' ' || facts, '\n') FROM observations",
+        [],
+        |r| r.get(0),
+    )?;
+    let memory = format!("{summary}\n{observations}");
+    assert!(
+        memory.contains("double burst through at the window edge"),
+        "the stated reason is missing: {memory}"
+    );
+    assert!(
+        summary.contains("window edge"),
+        "the summary lacks the why: {summary}"
+    );
+    assert!(!memory.contains("hook_context"), "{memory}");
+    Ok(())
+}
+
+const TOKEN_BUCKET: &str = "import time\n\nCAPACITY = 100\nPER_SECOND = 100 / 60\n\n\nclass Bucket:\n    def __init__(self):\n        self.tokens = CAPACITY\n        self.last = time.monotonic()\n\n    def allow(self):\n        now = time.monotonic()\n        self.tokens = min(CAPACITY, self.tokens + (now - self.last) * PER_SECOND)\n        self.last = now\n        if self.tokens >= 1:\n            self.tokens -= 1\n            return True\n        return False\n\n\nif __name__ == '__main__':\n    print('ok' if Bucket().allow() else 'limited')\n";
+
+/// Copies the session's chat recording to
+/// `$MNEMO_RECORD_GEMINI/<name>.jsonl` when that is set: how the Gemini
+/// fixtures of `mnemo-transcript` were recorded.
+fn keep_recording(db: &rusqlite::Connection, name: &str) -> anyhow::Result<()> {
+    let Some(dir) = std::env::var_os("MNEMO_RECORD_GEMINI") else {
+        return Ok(());
+    };
+    let path: String = db.query_row(
+        "SELECT transcript_path FROM sessions WHERE transcript_path IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )?;
+    std::fs::copy(
+        path,
+        std::path::Path::new(&dir).join(format!("{name}.jsonl")),
+    )?;
+    Ok(())
+}
