@@ -83,3 +83,74 @@ fn a_real_opencode_session_is_captured_by_the_plugin_and_remembered() -> anyhow:
     );
     Ok(())
 }
+
+/// The plugin mnemo installs, run by `node` on the callbacks OpenCode makes
+/// during a turn (its text parts stream as `message.part.updated` events),
+/// forwards the assistant's words after the turn's last tool call at
+/// `session.idle`: the turn's final answer is stored with its end, and the
+/// words said before the tool call are not taken for it.
+#[test]
+fn the_opencode_plugin_forwards_the_turns_final_answer() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    install(&sandbox, "opencode")?;
+    let plugin = sandbox.home().join(".config/opencode/plugins/mnemo.js");
+    let module = sandbox.root().join("plugin.mjs");
+    std::fs::copy(&plugin, &module)?;
+    let driver = sandbox.root().join("drive.mjs");
+    std::fs::write(&driver, plugin_driver(&project))?;
+    let out = std::process::Command::new("node")
+        .arg(&driver)
+        .env("HOME", sandbox.home())
+        .env("MNEMO_DATA_DIR", sandbox.data())
+        .env("MNEMO_NO_WORKER", "1")
+        .current_dir(&project)
+        .output()?;
+    assert!(
+        out.status.success(),
+        "node: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+    let ends: Vec<Option<String>> = db
+        .prepare("SELECT response FROM events WHERE kind = 'turn_end'")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    assert_eq!(
+        ends,
+        [Some("\"Added ledger.py; it sums the entries.\"".to_owned())]
+    );
+    Ok(())
+}
+
+/// A script that loads the plugin and plays one turn's callbacks: a
+/// prompt, the assistant's words, a tool call, its last words, idle.
+fn plugin_driver(project: &std::path::Path) -> String {
+    let dir = serde_json::to_string(&project.to_string_lossy()).unwrap();
+    format!(
+        r#"import plugin from "./plugin.mjs";
+const directory = {dir};
+const hooks = await plugin.server({{ directory }});
+const event = (type, properties) => hooks.event({{ event: {{ type, properties }} }});
+const settle = () => new Promise((done) => setTimeout(done, 500));
+const part = (id, text) => event("message.part.updated",
+  {{ part: {{ id, messageID: "a1", sessionID: "s1", type: "text", text }} }});
+await hooks["chat.message"]({{ sessionID: "s1", messageID: "u1" }},
+  {{ parts: [{{ type: "text", text: "add a ledger script" }}] }});
+await settle();
+await event("message.updated", {{ info: {{ id: "u1", sessionID: "s1", role: "user" }} }});
+await event("message.part.updated",
+  {{ part: {{ id: "p0", messageID: "u1", sessionID: "s1", type: "text", text: "add a ledger script" }} }});
+await event("message.updated", {{ info: {{ id: "a1", sessionID: "s1", role: "assistant" }} }});
+await part("p1", "Writing the ledger first.");
+await hooks["tool.execute.after"](
+  {{ sessionID: "s1", tool: "write", callID: "c1", args: {{ filePath: directory + "/ledger.py", content: "x" }} }},
+  {{ title: "ledger.py", output: "ok", metadata: {{}} }});
+await part("p2", "Added ledger.py;");
+await part("p2", "Added ledger.py; it sums the entries.");
+await settle();
+await event("session.idle", {{ sessionID: "s1" }});
+"#
+    )
+}

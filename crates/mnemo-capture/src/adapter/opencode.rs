@@ -10,7 +10,7 @@
 //! | `session.start` | first `experimental.chat.system.transform` of a session | |
 //! | `chat.message` | `chat.message` | `message_id`, `prompt` |
 //! | `tool.execute.after` | `tool.execute.after` | `tool`, `call_id`, `args`, `title`, `output`, `error?` |
-//! | `session.idle` | event `session.idle` | |
+//! | `session.idle` | event `session.idle` | `last_assistant_message?` (the assistant's text parts after the turn's last tool call, from `message.part.updated`) |
 //! | `session.deleted` | event `session.deleted` | |
 //!
 //! with `session_id`, `directory` (the project) and `opencode_version` on

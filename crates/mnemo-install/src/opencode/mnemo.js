@@ -12,6 +12,10 @@ const CONTEXT_TIMEOUT_MS = 3000;
 
 const server = async ({ directory }) => {
   const contexts = new Map();
+  // The assistant's messages (id -> session) and, per session, its words
+  // since the last tool call: the turn's final answer when it goes idle.
+  const assistant = new Map();
+  const answers = new Map();
 
   // Fire and forget: capture must never slow the agent down or fail it.
   const send = (payload) => {
@@ -52,6 +56,7 @@ const server = async ({ directory }) => {
     },
 
     "chat.message": async (input, output) => {
+      answers.delete(input?.sessionID);
       const prompt = (output?.parts ?? [])
         .filter((part) => part?.type === "text" && !part.synthetic && typeof part.text === "string")
         .map((part) => part.text)
@@ -65,6 +70,7 @@ const server = async ({ directory }) => {
     },
 
     "tool.execute.after": async (input, output) => {
+      answers.delete(input?.sessionID);
       const error = output?.metadata?.error;
       send({
         hook_event_name: "tool.execute.after",
@@ -79,8 +85,20 @@ const server = async ({ directory }) => {
     },
 
     event: async ({ event }) => {
-      if (event?.type === "session.idle") {
-        send({ hook_event_name: "session.idle", session_id: event.properties?.sessionID });
+      if (event?.type === "message.updated") {
+        const info = event.properties?.info;
+        if (info?.role === "assistant" && info.id) assistant.set(info.id, info.sessionID);
+      } else if (event?.type === "message.part.updated") {
+        const part = event.properties?.part;
+        if (part?.type === "text" && !part.synthetic && assistant.has(part.messageID) &&
+            typeof part.text === "string" && part.text.trim()) {
+          answers.set(part.sessionID, part.text);
+        }
+      } else if (event?.type === "session.idle") {
+        const id = event.properties?.sessionID;
+        send({ hook_event_name: "session.idle", session_id: id, last_assistant_message: answers.get(id) });
+        answers.delete(id);
+        for (const [message, session] of assistant) if (session === id) assistant.delete(message);
       } else if (event?.type === "session.deleted") {
         contexts.delete(event.properties?.info?.id);
         send({ hook_event_name: "session.deleted", session_id: event.properties?.info?.id });
