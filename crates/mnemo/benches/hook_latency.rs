@@ -61,6 +61,21 @@ fn main() {
         v["tool_use_id"] = format!("call_bench_{i}").into();
         serde_json::to_vec(&v).unwrap()
     };
+    // Gemini CLI 0.61's AfterTool of a shell command. Gemini gives calls no
+    // id, so each run's command differs (the same call twice is one event).
+    let gemini_post: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../mnemo-capture/tests/fixtures/gemini-cli/AfterTool.run_shell_command.json"
+        ))
+        .expect("the Gemini fixture"),
+    )
+    .expect("JSON");
+    let unique_gemini = move |i: usize| {
+        let mut v = gemini_post.clone();
+        v["tool_input"]["command"] = format!("python -m pytest -q -k bench_{i}").into();
+        serde_json::to_vec(&v).unwrap()
+    };
     let skipped = {
         let mut v = fixture("PostToolUse.Bash.json");
         v["tool_name"] = "ToolSearch".into();
@@ -104,6 +119,14 @@ fn main() {
             args: vec!["hook", "codex", "PostToolUse"],
             env: data(&held),
             payload: Box::new(unique_codex),
+            samples: vec![],
+        },
+        Scenario {
+            name: "Gemini AfterTool, store held open",
+            program: bin.clone(),
+            args: vec!["hook", "gemini", "AfterTool"],
+            env: data(&held),
+            payload: Box::new(unique_gemini),
             samples: vec![],
         },
         Scenario {
