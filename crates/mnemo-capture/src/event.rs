@@ -47,6 +47,12 @@ pub enum HookEvent {
     SessionEnd {
         reason: Option<String>,
     },
+    /// Something the agent said or thought during the turn, for hosts whose
+    /// hooks carry it (Cursor's `afterAgentThought`).
+    AgentText {
+        text: String,
+        thought: bool,
+    },
     /// An event we do not act on (yet); answered with a no-op.
     Other {
         name: String,
@@ -64,6 +70,7 @@ impl HookEvent {
             HookEvent::PostToolUseFailure { .. } => "PostToolUseFailure",
             HookEvent::Stop { .. } => "Stop",
             HookEvent::SessionEnd { .. } => "SessionEnd",
+            HookEvent::AgentText { .. } => "AgentText",
             HookEvent::Other { name } => name,
         }
     }

@@ -86,6 +86,16 @@ pub fn plan(input: &HookInput, ctx: &Context<'_>) -> Plan {
         HookEvent::SessionEnd { reason } => CaptureOp::SessionEnd {
             reason: reason.clone(),
         },
+        HookEvent::AgentText { text, thought } => {
+            let clean = ctx.sanitizer.text(text);
+            if clean.trim().is_empty() || is_entirely_private(text, &clean) {
+                return Plan::default();
+            }
+            CaptureOp::Note {
+                text: cap(clean.trim(), ctx),
+                thought: *thought,
+            }
+        }
         // Nothing to store before a tool runs (recall answers here later),
         // and nothing for events we do not know.
         HookEvent::PreToolUse(_) | HookEvent::Other { .. } => return Plan::default(),

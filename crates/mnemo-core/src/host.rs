@@ -117,6 +117,8 @@ pub enum Moment {
     PreToolUse,
     PostToolUse,
     PostToolUseFailure,
+    /// The agent said or thought something during the turn.
+    AgentText,
     /// The agent finished answering a prompt.
     TurnEnd,
     SessionEnd,
@@ -281,6 +283,7 @@ const GEMINI_ARGUMENTS: &[(&str, &str, &str)] = &[
 
 /// No `preToolUse` (Cursor takes no context there), and `afterAgentResponse`
 /// rather than `stop` for the end of a turn: it carries the agent's answer.
+/// `afterAgentThought` carries the thinking before each step: the why.
 /// Older builds' `afterShellExecution` / `afterFileEdit` are understood by the
 /// adapter but not installed, since `postToolUse` reports the same calls.
 const CURSOR_EVENTS: &[EventRow] = &[
@@ -302,6 +305,11 @@ const CURSOR_EVENTS: &[EventRow] = &[
     EventRow {
         name: "postToolUseFailure",
         moment: Moment::PostToolUseFailure,
+        matcher: None,
+    },
+    EventRow {
+        name: "afterAgentThought",
+        moment: Moment::AgentText,
         matcher: None,
     },
     EventRow {

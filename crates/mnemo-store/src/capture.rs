@@ -198,6 +198,10 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
                 event_id,
             })
         }
+        CaptureOp::Note { text, thought } => {
+            crate::notes::insert(tx, &capture.capture_id, session_id, text, *thought, at)?;
+            Ok(Applied::Session { session_id })
+        }
         CaptureOp::SessionEnd { reason } => {
             tx.execute(
                 "UPDATE sessions SET status = 'ended', ended_at = ?2, end_reason = ?3, updated_at = ?2

@@ -292,8 +292,19 @@ impl Store {
 
     /// Drops the raw input and response of events compressed before
     /// `cutoff_ms` (a failure keeps its input and error: the recurring
-    /// gotchas read them); the number of events pruned.
+    /// gotchas read them), and the hooks' notes of the agent's words from
+    /// before it; the number of events pruned.
     pub fn prune_raw_payloads(&self, cutoff_ms: i64) -> Result<usize> {
+        self.conn
+            .execute(
+                "DELETE FROM turn_notes WHERE created_at < ?1
+                   AND NOT EXISTS (SELECT 1 FROM events e
+                                   WHERE e.session_id = turn_notes.session_id
+                                     AND e.prompt_number = turn_notes.prompt_number
+                                     AND e.status <> 'done')",
+                [cutoff_ms],
+            )
+            .map_err(|e| self.err(e))?;
         self.conn
             .execute(
                 "UPDATE events SET response = NULL,
@@ -532,7 +543,12 @@ fn forget_sessions(
         &format!("DELETE FROM events {by_session} {EVENT_TEXTS}"),
         &json,
     )?;
-    for table in ["turn_pieces", "file_context_shown", "recall_shown"] {
+    for table in [
+        "turn_pieces",
+        "turn_notes",
+        "file_context_shown",
+        "recall_shown",
+    ] {
         tx.execute(&format!("DELETE FROM {table} {by_session}"), [&json])?;
     }
     tx.execute(

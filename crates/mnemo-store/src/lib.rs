@@ -39,6 +39,7 @@ pub mod idents;
 pub mod knowledge;
 pub mod ledger;
 pub mod memory;
+pub mod notes;
 pub mod pieces;
 pub mod queue;
 pub mod record;

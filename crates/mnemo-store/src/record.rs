@@ -45,6 +45,12 @@ pub enum CaptureOp {
         origin: PromptOrigin,
     },
     Event(EventRecord),
+    /// Something the agent said or thought during the current turn, from a
+    /// hook that carries it (already sanitized).
+    Note {
+        text: String,
+        thought: bool,
+    },
     SessionEnd {
         reason: Option<String>,
     },

@@ -226,7 +226,11 @@ impl Drain {
         let started = Instant::now();
         self.record_codex_failures(&mut lease).await;
         let mut batch = build_batch(&lease);
-        if let Some(told) = read_narrative(self.narratives.clone(), &lease).await {
+        let told = match read_narrative(self.narratives.clone(), &lease).await {
+            Some(told) => Some(told),
+            None => self.told_by_hooks(&lease).await,
+        };
+        if let Some(told) = told {
             told.apply(&mut batch);
         }
         // Every piece sees the earlier ones: the checks they left failing
@@ -376,6 +380,22 @@ impl Drain {
 
     /// The partial summaries the turn's earlier pieces left (none when they
     /// cannot be read: the summary then covers this piece only).
+    /// The why of a turn whose transcript is not read, from what its hooks
+    /// reported the agent said or thought (Cursor's thinking blocks).
+    async fn told_by_hooks(&mut self, lease: &Lease) -> Option<Told> {
+        let (session, prompt) = (lease.turn.session_id, lease.turn.prompt_number);
+        match self
+            .with_store(move |s| s.turn_notes(session, prompt))
+            .await
+        {
+            Ok(notes) => crate::narrative::from_notes(&notes, &lease.events),
+            Err(e) => {
+                warn!("cannot read the notes of turn {prompt} ({e}); summarizing without them");
+                None
+            }
+        }
+    }
+
     async fn earlier_pieces(&mut self, lease: &Lease) -> Vec<SummaryDraft> {
         let (session, prompt) = (lease.turn.session_id, lease.turn.prompt_number);
         match self

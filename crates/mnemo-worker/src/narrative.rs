@@ -4,6 +4,8 @@
 //! the batch's tool calls ([`TurnNarrative`]). Tool calls the host's hooks
 //! gave no id (Gemini CLI's) get the transcript's, found by order, name and
 //! arguments ([`Told::call_ids`]), so the words before a call reach it.
+//! A host whose transcript is not read but whose hooks report what the
+//! agent thought (Cursor) is told from those notes ([`from_notes`]).
 //!
 //! A live session's transcript grows with every turn, so the last read is
 //! kept while the file is unchanged ([`crate::last_read`]): the batches of a
@@ -19,6 +21,7 @@ use mnemo_core::Config;
 use mnemo_core::config::glob_match;
 use mnemo_core::model::Platform;
 use mnemo_core::privacy::Sanitizer;
+use mnemo_store::notes::TurnNote;
 use mnemo_store::queue::{Lease, QueuedEvent};
 use mnemo_transcript::locate::{Captured, Wanted, match_calls, turn_for};
 use mnemo_transcript::{Origin, Session, Turn};
@@ -122,6 +125,42 @@ impl Told {
         }
         batch.narrative = Some(self.narrative);
     }
+}
+
+/// A turn told by its hooks' notes: each note goes before the first tool
+/// call captured after it (a call without a host id gets one for the
+/// batch, `event-<row id>`); notes after the last call are the turn's. None
+/// without notes.
+pub fn from_notes(notes: &[TurnNote], events: &[QueuedEvent]) -> Option<Told> {
+    if notes.is_empty() {
+        return None;
+    }
+    let calls: Vec<&QueuedEvent> = events.iter().filter(|e| !e.is_turn_end()).collect();
+    let mut call_ids = HashMap::new();
+    let notes = notes
+        .iter()
+        .map(|note| {
+            let next = calls.iter().find(|e| e.created_at >= note.created_at);
+            let before_tool_use_id = next.map(|e| match &e.tool_use_id {
+                Some(id) => id.clone(),
+                None => call_ids
+                    .entry(e.id)
+                    .or_insert_with(|| format!("event-{}", e.id))
+                    .clone(),
+            });
+            AssistantNote {
+                text: note.text.clone(),
+                before_tool_use_id,
+            }
+        })
+        .collect();
+    Some(Told {
+        narrative: TurnNarrative {
+            notes,
+            ..TurnNarrative::default()
+        },
+        call_ids,
+    })
 }
 
 /// The transcript ids of the captured tool calls that have no host id,
@@ -387,6 +426,37 @@ mod tests {
             Some(write_id.as_str())
         );
         assert!(batch.narrative.unwrap().final_report.is_some());
+    }
+
+    #[test]
+    fn hook_notes_go_before_the_next_captured_call() {
+        let mut first = event(1, "tu1");
+        first.created_at = 20;
+        let mut second = event(2, "");
+        second.tool_use_id = None;
+        second.created_at = 40;
+        let note = |text: &str, at: i64| TurnNote {
+            text: text.into(),
+            thought: true,
+            created_at: at,
+        };
+        assert_eq!(from_notes(&[], &[first.clone()]), None);
+        let told = from_notes(
+            &[note("a", 10), note("b", 30), note("c", 50)],
+            &[first, second],
+        )
+        .unwrap();
+        let placed: Vec<(&str, Option<&str>)> = told
+            .narrative
+            .notes
+            .iter()
+            .map(|n| (n.text.as_str(), n.before_tool_use_id.as_deref()))
+            .collect();
+        assert_eq!(
+            placed,
+            [("a", Some("tu1")), ("b", Some("event-2")), ("c", None)]
+        );
+        assert_eq!(told.call_ids[&2], "event-2");
     }
 
     #[test]

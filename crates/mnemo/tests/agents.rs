@@ -3,7 +3,8 @@
 //! Cursor payload is one event whichever command receives it, a session
 //! started by `/clear` or compaction names the one it continues, and
 //! recall names and filters the agent of what it gives back (CLI, MCP,
-//! HTTP on loopback).
+//! HTTP on loopback); and Cursor's thinking blocks are remembered as the
+//! why of the turn they belong to.
 
 mod common;
 #[path = "common/mcp.rs"]
@@ -567,4 +568,42 @@ fn mcp_and_http_filter_by_agent() {
     let (status, body) = worker.get("/api/search?q=login&agent=emacs");
     assert_eq!(status, 400, "{body}");
     assert!(body.to_string().contains("claude-code, codex"), "{body}");
+}
+
+/// Cursor reports the agent's thinking per step (`afterAgentThought`); it is
+/// kept as the turn's narrative, placed before the tool call that follows,
+/// and the worker's memory of the turn carries it.
+#[test]
+fn a_cursor_thought_is_remembered_as_the_why_of_its_turn() {
+    let env = Env::new();
+    let proj = project(&env);
+    for name in [
+        "sessionStart",
+        "beforeSubmitPrompt",
+        "afterAgentThought",
+        "postToolUse.Write",
+        "afterAgentResponse",
+    ] {
+        let event = name.split('.').next().unwrap();
+        let mut c = env.mnemo();
+        c.args(["hook", "cursor", event]);
+        assert_hook_ok(&run_with_stdin(c, cursor_fixture(name, &proj).as_bytes()));
+    }
+    assert_eq!(env.count("SELECT count(*) FROM turn_notes"), 1);
+    let _worker = Worker::start(&env, |_| {});
+    let memory = worker_support::wait_for(
+        "the turn compressed",
+        std::time::Duration::from_secs(60),
+        || {
+            let texts = env.strings(
+                "SELECT title || ' ' || narrative || ' ' || facts FROM observations
+                 UNION ALL SELECT learned || ' ' || completed FROM summaries",
+            );
+            (env.count("SELECT count(*) FROM summaries") > 0).then(|| texts.join("\n"))
+        },
+    );
+    assert!(
+        memory.contains("the new parameter needs a default"),
+        "the thought is missing: {memory}"
+    );
 }

@@ -16,6 +16,9 @@
 //! conversation id there, which would make every prompt after the first look
 //! like a repeat, so turns are counted by mnemo as for hosts without ids.
 //!
+//! `afterAgentThought` (a thinking block, per model step) is kept as the
+//! turn's narrative: the worker puts it before the tool call that follows.
+//!
 //! Context goes back as `additional_context` on `sessionStart` and
 //! `postToolUse`; `beforeSubmitPrompt` gets `{"continue": true}`; everything
 //! else `{}`.
@@ -78,6 +81,10 @@ pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
                 payload,
             ),
             response: Value::Null,
+        },
+        "afteragentthought" => HookEvent::AgentText {
+            text: field("text").unwrap_or_default(),
+            thought: true,
         },
         "afteragentresponse" | "stop" => HookEvent::Stop {
             prompt_id: None,
@@ -254,6 +261,19 @@ mod tests {
         };
         assert_eq!(call.name, "Bash");
         assert_eq!(error, "Command timed out after 30s");
+    }
+
+    #[test]
+    fn a_thought_is_the_turns_narrative() {
+        let input = parsed("afterAgentThought");
+        assert_eq!(input.session_id.as_deref(), Some(CONVERSATION));
+        let HookEvent::AgentText { text, thought } = input.event else {
+            panic!("not the agent's words")
+        };
+        assert!(thought);
+        assert!(text.contains("needs a default"), "{text}");
+        let event = parsed("afterAgentThought").event;
+        assert_eq!(render(&event, &HookResponse::default()), json!({}));
     }
 
     #[test]
