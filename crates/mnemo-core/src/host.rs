@@ -325,7 +325,8 @@ const CURSOR_EVENTS: &[EventRow] = &[
 ];
 
 /// What mnemo's OpenCode plugin forwards (its `hook_event_name`s): the
-/// first system prompt of a session, `chat.message`, `tool.execute.after`,
+/// first system prompt of a session, `chat.message`, the assistant's words
+/// before a tool call (`message.part`), `tool.execute.after`,
 /// and the `session.idle` / `session.deleted` events.
 const OPENCODE_EVENTS: &[EventRow] = &[
     EventRow {
@@ -336,6 +337,11 @@ const OPENCODE_EVENTS: &[EventRow] = &[
     EventRow {
         name: "chat.message",
         moment: Moment::UserPrompt,
+        matcher: None,
+    },
+    EventRow {
+        name: "message.part",
+        moment: Moment::AgentText,
         matcher: None,
     },
     EventRow {

@@ -85,10 +85,11 @@ fn a_real_opencode_session_is_captured_by_the_plugin_and_remembered() -> anyhow:
 }
 
 /// The plugin mnemo installs, run by `node` on the callbacks OpenCode makes
-/// during a turn (its text parts stream as `message.part.updated` events),
-/// forwards the assistant's words after the turn's last tool call at
-/// `session.idle`: the turn's final answer is stored with its end, and the
-/// words said before the tool call are not taken for it.
+/// during a turn (its text and reasoning parts stream as
+/// `message.part.updated` events): the words said before a tool call are
+/// sent when the call starts and kept as the turn's narrative, and the
+/// words after the last call are the final answer stored with the turn's
+/// end.
 #[test]
 fn the_opencode_plugin_forwards_the_turns_final_answer() -> anyhow::Result<()> {
     let sandbox = Sandbox::new();
@@ -121,6 +122,23 @@ fn the_opencode_plugin_forwards_the_turns_final_answer() -> anyhow::Result<()> {
         ends,
         [Some("\"Added ledger.py; it sums the entries.\"".to_owned())]
     );
+    let notes: Vec<(String, String)> = db
+        .prepare("SELECT kind, text FROM turn_notes ORDER BY id")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    // Sent at once, by two processes: in either order.
+    let mut notes: Vec<(&str, &str)> = notes
+        .iter()
+        .map(|(k, t)| (k.as_str(), t.as_str()))
+        .collect();
+    notes.sort();
+    assert_eq!(
+        notes,
+        [
+            ("said", "Writing the ledger first."),
+            ("thought", "A ledger is a list of signed amounts.")
+        ]
+    );
     Ok(())
 }
 
@@ -143,7 +161,11 @@ await event("message.updated", {{ info: {{ id: "u1", sessionID: "s1", role: "use
 await event("message.part.updated",
   {{ part: {{ id: "p0", messageID: "u1", sessionID: "s1", type: "text", text: "add a ledger script" }} }});
 await event("message.updated", {{ info: {{ id: "a1", sessionID: "s1", role: "assistant" }} }});
+await event("message.part.updated", {{ part: {{ id: "r1", messageID: "a1", sessionID: "s1",
+  type: "reasoning", text: "A ledger is a list of signed amounts." }} }});
 await part("p1", "Writing the ledger first.");
+await hooks["tool.execute.before"]({{ sessionID: "s1", tool: "write", callID: "c1" }}, {{ args: {{}} }});
+await settle();
 await hooks["tool.execute.after"](
   {{ sessionID: "s1", tool: "write", callID: "c1", args: {{ filePath: directory + "/ledger.py", content: "x" }} }},
   {{ title: "ledger.py", output: "ok", metadata: {{}} }});

@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | `session.start` | first `experimental.chat.system.transform` of a session | |
 //! | `chat.message` | `chat.message` | `message_id`, `prompt` |
+//! | `message.part` | the assistant's text and reasoning parts (`message.part.updated`), sent when a tool call starts | `text`, `reasoning` |
 //! | `tool.execute.after` | `tool.execute.after` | `tool`, `call_id`, `args`, `title`, `output`, `error?` |
 //! | `session.idle` | event `session.idle` | `last_assistant_message?` (the assistant's text parts after the turn's last tool call, from `message.part.updated`) |
 //! | `session.deleted` | event `session.deleted` | |
@@ -49,6 +50,10 @@ pub fn parse(payload: &Value, event_arg: Option<&str>, env: &Env) -> HookInput {
             prompt: field("prompt").unwrap_or_default(),
         },
         "tool.execute.before" => HookEvent::PreToolUse(tool_call(payload)),
+        "message.part" => HookEvent::AgentText {
+            text: field("text").unwrap_or_default(),
+            thought: super::flag(payload, "reasoning"),
+        },
         "tool.execute.after" => {
             let call = tool_call(payload);
             match field("error") {

@@ -12,10 +12,21 @@ const CONTEXT_TIMEOUT_MS = 3000;
 
 const server = async ({ directory }) => {
   const contexts = new Map();
-  // The assistant's messages (id -> session) and, per session, its words
-  // since the last tool call: the turn's final answer when it goes idle.
+  // The assistant's messages (id -> session), and its text and reasoning
+  // parts not yet sent (part id -> {session, text, reasoning}, in order):
+  // those before a tool call go as the turn's narrative when the call
+  // starts; the text after the last call is the answer sent at idle.
   const assistant = new Map();
-  const answers = new Map();
+  const parts = new Map();
+  const take = (session) => {
+    const taken = [];
+    for (const [id, part] of parts) {
+      if (part.session !== session) continue;
+      taken.push(part);
+      parts.delete(id);
+    }
+    return taken;
+  };
 
   // Fire and forget: capture must never slow the agent down or fail it.
   const send = (payload) => {
@@ -56,7 +67,7 @@ const server = async ({ directory }) => {
     },
 
     "chat.message": async (input, output) => {
-      answers.delete(input?.sessionID);
+      take(input?.sessionID);
       const prompt = (output?.parts ?? [])
         .filter((part) => part?.type === "text" && !part.synthetic && typeof part.text === "string")
         .map((part) => part.text)
@@ -69,8 +80,14 @@ const server = async ({ directory }) => {
       });
     },
 
+    "tool.execute.before": async (input) => {
+      const session = input?.sessionID;
+      for (const part of take(session)) {
+        send({ hook_event_name: "message.part", session_id: session, text: part.text, reasoning: part.reasoning });
+      }
+    },
+
     "tool.execute.after": async (input, output) => {
-      answers.delete(input?.sessionID);
       const error = output?.metadata?.error;
       send({
         hook_event_name: "tool.execute.after",
@@ -90,14 +107,14 @@ const server = async ({ directory }) => {
         if (info?.role === "assistant" && info.id) assistant.set(info.id, info.sessionID);
       } else if (event?.type === "message.part.updated") {
         const part = event.properties?.part;
-        if (part?.type === "text" && !part.synthetic && assistant.has(part.messageID) &&
-            typeof part.text === "string" && part.text.trim()) {
-          answers.set(part.sessionID, part.text);
+        const kind = part?.type === "reasoning" || (part?.type === "text" && !part.synthetic);
+        if (kind && assistant.has(part.messageID) && typeof part.text === "string" && part.text.trim()) {
+          parts.set(part.id, { session: part.sessionID, text: part.text, reasoning: part.type === "reasoning" });
         }
       } else if (event?.type === "session.idle") {
         const id = event.properties?.sessionID;
-        send({ hook_event_name: "session.idle", session_id: id, last_assistant_message: answers.get(id) });
-        answers.delete(id);
+        const answer = take(id).filter((part) => !part.reasoning).map((part) => part.text).join("\n\n");
+        send({ hook_event_name: "session.idle", session_id: id, last_assistant_message: answer || undefined });
         for (const [message, session] of assistant) if (session === id) assistant.delete(message);
       } else if (event?.type === "session.deleted") {
         contexts.delete(event.properties?.info?.id);
