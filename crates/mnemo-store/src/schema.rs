@@ -583,6 +583,22 @@ CREATE TABLE IF NOT EXISTS embedding_status (
 );
 "#;
 
+/// What the agent said or thought during a turn, as hooks report it for
+/// hosts whose transcript mnemo does not read (Cursor's `afterAgentThought`):
+/// the worker tells the turn's why from it. Raw capture, like events.
+const V14_TURN_NOTES: &str = r#"
+CREATE TABLE IF NOT EXISTS turn_notes (
+    id             INTEGER PRIMARY KEY,
+    uid            TEXT NOT NULL UNIQUE,
+    session_id     INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    prompt_number  INTEGER NOT NULL,
+    kind           TEXT NOT NULL CHECK (kind IN ('said', 'thought')),
+    text           TEXT NOT NULL,
+    created_at     INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS turn_notes_by_turn ON turn_notes(session_id, prompt_number, created_at);
+"#;
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -665,19 +681,3 @@ mod tests {
         assert_eq!(found(&store, "页面超时"), 1);
     }
 }
-
-/// What the agent said or thought during a turn, as hooks report it for
-/// hosts whose transcript mnemo does not read (Cursor's `afterAgentThought`):
-/// the worker tells the turn's why from it. Raw capture, like events.
-const V14_TURN_NOTES: &str = r#"
-CREATE TABLE IF NOT EXISTS turn_notes (
-    id             INTEGER PRIMARY KEY,
-    uid            TEXT NOT NULL UNIQUE,
-    session_id     INTEGER NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    prompt_number  INTEGER NOT NULL,
-    kind           TEXT NOT NULL CHECK (kind IN ('said', 'thought')),
-    text           TEXT NOT NULL,
-    created_at     INTEGER NOT NULL
-);
-CREATE INDEX IF NOT EXISTS turn_notes_by_turn ON turn_notes(session_id, prompt_number, created_at);
-"#;
