@@ -39,6 +39,7 @@ use crate::claude_code::line_time;
 use crate::clean;
 use crate::files::MAX_TRANSCRIPT_BYTES;
 use crate::model::{Note, Origin, ReadStats, Session, ToolCall, Turn};
+use crate::rollout::str_at;
 
 /// The tag Gemini CLI wraps hook context in, inside the user's message.
 const HOOK_CONTEXT: (&str, &str) = ("<hook_context>", "</hook_context>");
@@ -115,7 +116,7 @@ impl Log {
         if v.get("type").is_none() {
             // The header (or a line of a shape we do not know).
             if self.session_id.is_none() {
-                self.session_id = str_of(&v, "sessionId").map(str::to_owned);
+                self.session_id = str_at(&v, &["sessionId"]).map(str::to_owned);
             }
             return;
         }
@@ -124,7 +125,7 @@ impl Log {
 
     /// An older build's whole-file object.
     fn whole(&mut self, v: &Value) {
-        self.session_id = str_of(v, "sessionId").map(str::to_owned);
+        self.session_id = str_at(v, &["sessionId"]).map(str::to_owned);
         if let Some(Value::Array(messages)) = v.get("messages") {
             self.replace(messages.clone());
         }
@@ -139,7 +140,7 @@ impl Log {
     }
 
     fn upsert(&mut self, message: Value) {
-        let id = str_of(&message, "id").map(str::to_owned);
+        let id = str_at(&message, &["id"]).map(str::to_owned);
         match id.as_ref().and_then(|id| self.index.get(id)) {
             Some(&i) => self.messages[i] = message,
             None => {
@@ -179,7 +180,7 @@ struct Builder<'a> {
 impl Builder<'_> {
     fn message(&mut self, m: &Value) {
         let at = line_time(m).unwrap_or(0);
-        match str_of(m, "type") {
+        match str_at(m, &["type"]) {
             Some("user") => self.user(m, at),
             Some("gemini") => self.model(m, at),
             _ => return,
@@ -208,7 +209,7 @@ impl Builder<'_> {
         self.session.turns.push(Turn {
             origin: Origin::User,
             prompt: clean::text(self.sanitizer, &typed),
-            uuid: str_of(m, "id").map(str::to_owned),
+            uuid: str_at(m, &["id"]).map(str::to_owned),
             started_at_ms: at,
             ended_at_ms: at,
             ..Turn::default()
@@ -263,13 +264,13 @@ impl Builder<'_> {
 
 /// One entry of `toolCalls`, in the common vocabulary, sanitized.
 fn tool_call(sanitizer: &Sanitizer, c: &Value, message_at: i64) -> Option<ToolCall> {
-    let id = str_of(c, "id")?.to_owned();
+    let id = str_at(c, &["id"])?.to_owned();
     let gemini = host(Platform::Gemini);
-    let name = gemini.canonical_tool(str_of(c, "name")?).to_owned();
+    let name = gemini.canonical_tool(str_at(c, &["name"])?).to_owned();
     let mut input = gemini.canonical_arguments(&name, c.get("args").cloned().unwrap_or_default());
     let withheld = clean::tool_input(sanitizer, &mut input);
     let output = call_output(c);
-    let failed = matches!(str_of(c, "status"), Some("error" | "cancelled"));
+    let failed = matches!(str_at(c, &["status"]), Some("error" | "cancelled"));
     let (result, error) = match (&withheld, failed) {
         (Some(_), _) => (None, None),
         (None, true) => (
@@ -313,8 +314,8 @@ fn thoughts(value: Option<&Value>) -> Vec<String> {
         .into_iter()
         .flatten()
         .filter_map(|t| {
-            let subject = str_of(t, "subject").unwrap_or("").trim();
-            let description = str_of(t, "description").unwrap_or("").trim();
+            let subject = str_at(t, &["subject"]).unwrap_or("").trim();
+            let description = str_at(t, &["description"]).unwrap_or("").trim();
             match (subject.is_empty(), description.is_empty()) {
                 (true, true) => None,
                 (false, true) => Some(subject.to_owned()),
@@ -355,10 +356,6 @@ fn without_hook_context(text: &str) -> String {
     }
     out.push_str(rest);
     out.trim().to_owned()
-}
-
-fn str_of<'v>(value: &'v Value, key: &str) -> Option<&'v str> {
-    value.get(key).and_then(Value::as_str)
 }
 
 #[cfg(test)]

@@ -303,7 +303,8 @@ fn tool_of(payload: &Value) -> (String, Value) {
     }
 }
 
-fn str_at<'v>(value: &'v Value, keys: &[&str]) -> Option<&'v str> {
+/// The first of `keys` that holds a string.
+pub(crate) fn str_at<'v>(value: &'v Value, keys: &[&str]) -> Option<&'v str> {
     keys.iter()
         .find_map(|k| value.get(*k).and_then(Value::as_str))
 }

@@ -54,21 +54,7 @@ fn main() {
         recordings.len(),
         dir.display()
     );
-    let mut replay = Replay {
-        dir: tempfile::tempdir().expect("temp dir"),
-        bin,
-        sessions: Vec::new(),
-        hooks: 0,
-        bad_hooks: Vec::new(),
-        drain_time: Default::default(),
-    };
-    for dir in [
-        replay.project(),
-        replay.data(),
-        replay.dir.path().join("home"),
-    ] {
-        std::fs::create_dir_all(dir).expect("replay dirs");
-    }
+    let mut replay = Replay::new(&bin);
     let sessions: Vec<Session> = recordings
         .iter()
         .map(|r| replay_recording(&mut replay, r))

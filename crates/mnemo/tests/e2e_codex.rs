@@ -236,24 +236,6 @@ fn three_file_patch(project: &std::path::Path) -> String {
     )
 }
 
-/// Copies the session's rollout to `$MNEMO_RECORD_ROLLOUT/<name>.jsonl` when
-/// that is set: how the fixtures of `mnemo-transcript` were recorded.
-fn keep_rollout(db: &rusqlite::Connection, name: &str) -> anyhow::Result<()> {
-    let Some(dir) = std::env::var_os("MNEMO_RECORD_ROLLOUT") else {
-        return Ok(());
-    };
-    let path: String = db.query_row(
-        "SELECT transcript_path FROM sessions WHERE transcript_path IS NOT NULL",
-        [],
-        |r| r.get(0),
-    )?;
-    std::fs::copy(
-        path,
-        std::path::Path::new(&dir).join(format!("{name}.jsonl")),
-    )?;
-    Ok(())
-}
-
 /// Every file of a multi-file `apply_patch` is kept; a file shown through
 /// the shell is read (not "Ran …", not a change), and a search that found
 /// nothing (exit 1) is no failure; the why said before the patch comes from
@@ -313,7 +295,7 @@ fn a_multi_file_patch_and_shell_reads_are_kept_as_codex_did_them() -> anyhow::Re
     )?;
     assert!(read.contains("parser.rs"), "{read}");
     wait_compressed(&sandbox)?;
-    keep_rollout(&db, "multi_file_patch")?;
+    e2e::keep_transcript(&db, "MNEMO_RECORD_ROLLOUT", "multi_file_patch")?;
 
     let modified = column(&db, "SELECT files_modified FROM observations")?.join(" ");
     for name in ["parser.rs", "lexer.rs", "token.rs"] {
@@ -466,7 +448,7 @@ fn shell_reads_of_every_form_are_reads_and_a_patch_keeps_moves_and_deletes() -> 
     );
     wait_compressed(&sandbox)?;
     let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
-    keep_rollout(&db, "shell_reads")?;
+    e2e::keep_transcript(&db, "MNEMO_RECORD_ROLLOUT", "shell_reads")?;
 
     let titles = column(&db, "SELECT title FROM observations")?;
     assert!(

@@ -168,7 +168,7 @@ fn a_gemini_turn_is_remembered_with_the_reason_the_model_stated() -> anyhow::Res
     wait_compressed(&sandbox)?;
 
     let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
-    keep_recording(&db, "token_bucket")?;
+    e2e::keep_transcript(&db, "MNEMO_RECORD_GEMINI", "token_bucket")?;
     let summary: String = db.query_row(
         "SELECT request || ' | ' || completed || ' | ' || learned || ' | ' || notes FROM summaries",
         [],
@@ -193,22 +193,3 @@ fn a_gemini_turn_is_remembered_with_the_reason_the_model_stated() -> anyhow::Res
 }
 
 const TOKEN_BUCKET: &str = "import time\n\nCAPACITY = 100\nPER_SECOND = 100 / 60\n\n\nclass Bucket:\n    def __init__(self):\n        self.tokens = CAPACITY\n        self.last = time.monotonic()\n\n    def allow(self):\n        now = time.monotonic()\n        self.tokens = min(CAPACITY, self.tokens + (now - self.last) * PER_SECOND)\n        self.last = now\n        if self.tokens >= 1:\n            self.tokens -= 1\n            return True\n        return False\n\n\nif __name__ == '__main__':\n    print('ok' if Bucket().allow() else 'limited')\n";
-
-/// Copies the session's chat recording to
-/// `$MNEMO_RECORD_GEMINI/<name>.jsonl` when that is set: how the Gemini
-/// fixtures of `mnemo-transcript` were recorded.
-fn keep_recording(db: &rusqlite::Connection, name: &str) -> anyhow::Result<()> {
-    let Some(dir) = std::env::var_os("MNEMO_RECORD_GEMINI") else {
-        return Ok(());
-    };
-    let path: String = db.query_row(
-        "SELECT transcript_path FROM sessions WHERE transcript_path IS NOT NULL",
-        [],
-        |r| r.get(0),
-    )?;
-    std::fs::copy(
-        path,
-        std::path::Path::new(&dir).join(format!("{name}.jsonl")),
-    )?;
-    Ok(())
-}

@@ -30,6 +30,28 @@ pub struct Replay {
 }
 
 impl Replay {
+    /// A fresh replay of `bin` in a temporary directory, with its project,
+    /// home, data and transcripts directories made.
+    pub fn new(bin: &Path) -> Replay {
+        let replay = Replay {
+            dir: tempfile::tempdir().expect("temp dir"),
+            bin: bin.to_owned(),
+            sessions: Vec::new(),
+            hooks: 0,
+            bad_hooks: Vec::new(),
+            drain_time: Duration::ZERO,
+        };
+        for dir in [
+            replay.project(),
+            replay.data(),
+            replay.dir.path().join("home"),
+            replay.dir.path().join("transcripts"),
+        ] {
+            std::fs::create_dir_all(dir).expect("replay dirs");
+        }
+        replay
+    }
+
     pub fn project(&self) -> PathBuf {
         self.dir.path().join("project")
     }
@@ -81,18 +103,7 @@ pub enum Worker {
 /// the queue. Panics on a setup failure (a harness that cannot run measures
 /// nothing).
 pub fn run(bin: &Path, transcripts: &[PathBuf], worker: Worker) -> Replay {
-    let dir = tempfile::tempdir().expect("temp dir");
-    let mut replay = Replay {
-        dir,
-        bin: bin.to_owned(),
-        sessions: Vec::new(),
-        hooks: 0,
-        bad_hooks: Vec::new(),
-        drain_time: Duration::ZERO,
-    };
-    for sub in ["project", "home", "transcripts"] {
-        std::fs::create_dir_all(replay.dir.path().join(sub)).expect("create dir");
-    }
+    let mut replay = Replay::new(bin);
     let project = replay.project().display().to_string();
     let mut loaded = Vec::new();
     for path in transcripts {

@@ -82,3 +82,22 @@ pub fn wait_compressed(sandbox: &Sandbox) -> anyhow::Result<()> {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Copies the session's transcript (`transcript_path`: Codex's rollout,
+/// Gemini CLI's chat recording) to `$<var>/<name>.jsonl` when that variable
+/// is set: how the fixtures of `mnemo-transcript` were recorded.
+pub fn keep_transcript(db: &rusqlite::Connection, var: &str, name: &str) -> anyhow::Result<()> {
+    let Some(dir) = std::env::var_os(var) else {
+        return Ok(());
+    };
+    let path: String = db.query_row(
+        "SELECT transcript_path FROM sessions WHERE transcript_path IS NOT NULL",
+        [],
+        |r| r.get(0),
+    )?;
+    std::fs::copy(
+        path,
+        std::path::Path::new(&dir).join(format!("{name}.jsonl")),
+    )?;
+    Ok(())
+}
