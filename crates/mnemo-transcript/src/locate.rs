@@ -89,27 +89,41 @@ pub struct Captured<'a> {
     pub name: &'a str,
     /// The stored (sanitized, possibly cut) input.
     pub input: &'a Value,
+    /// When it was captured (the host's hook ran as the call ended), ms.
+    pub at_ms: Option<i64>,
 }
+
+/// How far apart a captured call and the transcript's record of it may be.
+const SAME_TIME_MS: i64 = 60_000;
 
 /// The arguments that tell one call of a tool from another.
 const KEY_ARGUMENTS: &[&str] = &["file_path", "command", "path", "pattern", "url", "query"];
 
 /// The ids of `turn`'s calls that the `captured` calls are, in order (None
-/// where none fits): the host runs calls in the order it records them, so
-/// each captured call is the first call after the previous match with the
-/// same tool name and the same key arguments. Calls capture skipped are
-/// passed over.
+/// where none fits): a call with the same tool name and the same key
+/// arguments, not taken by an earlier one; when both sides carry a time,
+/// the nearest such call within [`SAME_TIME_MS`] (a batch may be a later
+/// piece of a long turn that repeats a command), else the first after the
+/// previous match (the host runs calls in the order it records them). Calls
+/// capture skipped are passed over.
 pub fn match_calls(turn: &Turn, captured: &[Captured<'_>]) -> Vec<Option<String>> {
+    let calls = &turn.tool_calls;
+    let mut taken = vec![false; calls.len()];
     let mut next = 0;
     captured
         .iter()
         .map(|c| {
-            let found = turn.tool_calls[next.min(turn.tool_calls.len())..]
-                .iter()
-                .position(|call| same_call(c, call))?;
-            let at = next + found;
+            let fits = |i: &usize| !taken[*i] && same_call(c, &calls[*i]);
+            let nearest = c.at_ms.and_then(|at| {
+                (0..calls.len())
+                    .filter(|i| calls[*i].at_ms > 0 && (calls[*i].at_ms - at).abs() <= SAME_TIME_MS)
+                    .filter(fits)
+                    .min_by_key(|i| (calls[*i].at_ms - at).abs())
+            });
+            let at = nearest.or_else(|| (next..calls.len()).find(fits))?;
+            taken[at] = true;
             next = at + 1;
-            Some(turn.tool_calls[at].id.clone())
+            Some(calls[at].id.clone())
         })
         .collect()
 }
@@ -183,7 +197,11 @@ mod tests {
         let captured: Vec<Captured<'_>> = names
             .iter()
             .zip(&inputs)
-            .map(|(name, input)| Captured { name, input })
+            .map(|(name, input)| Captured {
+                name,
+                input,
+                at_ms: None,
+            })
             .collect();
         let ids = match_calls(&turn, &captured);
         // The second `cargo test` comes after the write to b.rs: none left.
@@ -191,7 +209,59 @@ mod tests {
         let cut = Captured {
             name: "Bash",
             input: &inputs[4],
+            at_ms: None,
         };
         assert_eq!(match_calls(&turn, &[cut]), [Some("a".to_owned())]);
+    }
+
+    #[test]
+    fn a_later_piece_repeating_a_command_pairs_by_time() {
+        let at = |mut c: ToolCall, ms: i64| {
+            c.at_ms = ms;
+            c
+        };
+        let turn = Turn {
+            tool_calls: vec![
+                at(call("a", "Bash", json!({"command": "cargo test"})), 1_000),
+                at(call("b", "Edit", json!({"file_path": "/p/a.rs"})), 200_000),
+                at(call("c", "Bash", json!({"command": "cargo test"})), 400_000),
+            ],
+            ..Turn::default()
+        };
+        // The second piece of the turn: the edit and the second test run.
+        let (edit, test) = (
+            json!({"file_path": "/p/a.rs"}),
+            json!({"command": "cargo test"}),
+        );
+        let piece = [
+            Captured {
+                name: "Edit",
+                input: &edit,
+                at_ms: Some(200_020),
+            },
+            Captured {
+                name: "Bash",
+                input: &test,
+                at_ms: Some(400_015),
+            },
+        ];
+        assert_eq!(
+            match_calls(&turn, &piece),
+            [Some("b".to_owned()), Some("c".to_owned())]
+        );
+        // Without times, the first fitting call after the last match.
+        let untimed: Vec<Captured<'_>> = piece
+            .iter()
+            .map(|c| Captured { at_ms: None, ..*c })
+            .collect();
+        assert_eq!(
+            match_calls(&turn, &untimed),
+            [Some("b".to_owned()), Some("c".to_owned())]
+        );
+        let alone = [Captured {
+            at_ms: None,
+            ..piece[1]
+        }];
+        assert_eq!(match_calls(&turn, &alone), [Some("a".to_owned())]);
     }
 }

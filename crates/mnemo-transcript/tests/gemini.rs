@@ -80,7 +80,11 @@ fn the_hooks_calls_find_their_turn_and_their_ids() {
     let captured: Vec<Captured<'_>> = ["Read", "Write", "Bash"]
         .iter()
         .zip(&inputs)
-        .map(|(name, input)| Captured { name, input })
+        .map(|(name, input)| Captured {
+            name,
+            input,
+            at_ms: None,
+        })
         .collect();
     let ids = match_calls(turn, &captured);
     let expected: Vec<Option<String>> =

@@ -166,7 +166,7 @@ pub fn from_notes(notes: &[TurnNote], events: &[QueuedEvent]) -> Option<Told> {
 /// The transcript ids of the captured tool calls that have no host id,
 /// paired with `turn`'s calls by order, name and arguments.
 fn unnamed_calls(turn: &Turn, events: &[QueuedEvent]) -> HashMap<i64, String> {
-    let unnamed: Vec<(i64, &str, serde_json::Value)> = events
+    let unnamed: Vec<(&QueuedEvent, &str, serde_json::Value)> = events
         .iter()
         .filter(|e| e.tool_use_id.is_none() && !e.is_turn_end())
         .filter_map(|e| {
@@ -174,7 +174,7 @@ fn unnamed_calls(turn: &Turn, events: &[QueuedEvent]) -> HashMap<i64, String> {
                 .input
                 .as_deref()
                 .and_then(|i| serde_json::from_str(i).ok());
-            Some((e.id, e.tool_name.as_deref()?, input.unwrap_or_default()))
+            Some((e, e.tool_name.as_deref()?, input.unwrap_or_default()))
         })
         .collect();
     if unnamed.is_empty() {
@@ -182,12 +182,16 @@ fn unnamed_calls(turn: &Turn, events: &[QueuedEvent]) -> HashMap<i64, String> {
     }
     let captured: Vec<Captured<'_>> = unnamed
         .iter()
-        .map(|(_, name, input)| Captured { name, input })
+        .map(|(e, name, input)| Captured {
+            name,
+            input,
+            at_ms: Some(e.created_at),
+        })
         .collect();
     unnamed
         .iter()
         .zip(match_calls(turn, &captured))
-        .filter_map(|((id, _, _), call)| Some((*id, call?)))
+        .filter_map(|((e, _, _), call)| Some((e.id, call?)))
         .collect()
 }
 
