@@ -31,7 +31,8 @@ fn a_real_opencode_session_is_captured_by_the_plugin_and_remembered() -> anyhow:
         Step::tool(
             "write",
             json!({"filePath": script, "content": "def balance(entries):\n    return sum(entries)\n\nprint(balance([5, -2]))\n"}),
-        ),
+        )
+        .with_text("Summing signed entries keeps refunds negative."),
         Step::tool(
             "bash",
             json!({"command": "python3 ledger.py", "description": "run the ledger"}),
@@ -59,6 +60,18 @@ fn a_real_opencode_session_is_captured_by_the_plugin_and_remembered() -> anyhow:
         .query_map([], |r| r.get(0))?
         .collect::<Result<_, _>>()?;
     assert_eq!(tools, ["Bash", "Write"]);
+    // The plugin forwards the words before the write and the final answer.
+    let notes: Vec<String> = db
+        .prepare("SELECT text FROM turn_notes")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    assert_eq!(notes, ["Summing signed entries keeps refunds negative."]);
+    let answer: Option<String> = db.query_row(
+        "SELECT response FROM events WHERE kind = 'turn_end'",
+        [],
+        |r| r.get(0),
+    )?;
+    assert_eq!(answer.as_deref(), Some("\"Added ledger.py; it prints 3.\""));
     let title: String = db.query_row(
         "SELECT title FROM observations WHERE files_modified LIKE '%ledger.py%'",
         [],
