@@ -60,8 +60,9 @@ use crate::text::{has_unsegmented, main_file, one_line};
 /// facts, concepts, files_read, files_modified, idents.
 const OBSERVATION_WEIGHTS: &str = "10.0, 4.0, 1.0, 2.0, 3.0, 3.0, 5.0, 3.0";
 /// `summaries_fts`: request, investigated, learned, completed, next_steps,
-/// notes, idents.
-const SUMMARY_WEIGHTS: &str = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0, 1.0";
+/// notes, idents (the request, the user's words, weighs no more than what
+/// was found and done).
+const SUMMARY_WEIGHTS: &str = "1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 1.0";
 
 /// Most matches of observations whose BM25 score is computed (the newest
 /// ones); summaries and prompts, which only back the observations up, get
@@ -568,14 +569,16 @@ const DECISION_INTENT: f64 = 1.5;
 const STATUS_INTENT: f64 = 1.5;
 
 /// Superseded decisions sink below their successor, which takes their
-/// place when the search did not find it by itself.
+/// place when the search did not find it by itself; so do changes that a
+/// later change among the results amends ([`supersede::amendments`]).
 fn mark_superseded(conn: &Connection, req: &SearchRequest, scored: &mut Vec<Scored>) -> Result<()> {
-    let decisions: Vec<i64> = scored
+    let observations: Vec<i64> = scored
         .iter()
         .filter(|s| s.id.kind == Kind::Observation)
         .map(|s| s.id.id)
         .collect();
-    let successors = supersede::successors(conn, &decisions)?;
+    let mut successors = supersede::amendments(conn, &observations)?;
+    successors.extend(supersede::successors(conn, &observations)?);
     let mut added: Vec<Scored> = Vec::new();
     for s in scored.iter_mut() {
         let Some(&next) = successors

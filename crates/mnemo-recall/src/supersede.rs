@@ -12,6 +12,14 @@
 //! Stored when the later decision is written ([`link_replaced`], called by
 //! the worker: `observations.superseded_by`), and computed at query time for
 //! decisions stored before that link existed: decisions are few.
+//!
+//! Work is amended too: "Retry the upload three times (upload.rs)" is
+//! followed by "Retry the upload with backoff instead (upload.rs)". Among
+//! the records a search found, a later change of the same project that
+//! modified a file the earlier one modified, with a fair part of its title
+//! words ([`amendments`]; words of the records' own file paths do not
+//! count, so "Edited upload.rs" amends nothing), supersedes the earlier one.
+//! A read amends nothing, and decisions are linked as above.
 
 use std::collections::{HashMap, HashSet};
 
@@ -24,6 +32,10 @@ use crate::Result;
 pub const SAME_TITLE: f64 = 0.5;
 /// Title-word overlap enough when the decisions also share a file.
 pub const SAME_FILE_TITLE: f64 = 0.2;
+/// Title-word overlap with which a later change that modified a file of an
+/// earlier one amends it: more than for decisions, since changes to one
+/// file are many and mostly about different things.
+pub const AMENDED_TITLE: f64 = 0.4;
 /// Later decisions compared per decision (the newest ones).
 const MAX_LATER: i64 = 100;
 
@@ -53,16 +65,34 @@ impl Subject {
         Subject { words, files }
     }
 
+    /// Sets aside the title words that only name the subject's files
+    /// (`Edited src/upload.rs` says nothing beyond its file).
+    fn drop_path_words(&mut self) {
+        let path_words: HashSet<String> = self
+            .files
+            .iter()
+            .flat_map(|f| Subject::new(f, "[]", "[]").words)
+            .collect();
+        self.words.retain(|w| !path_words.contains(w));
+    }
+
+    /// The share of their title words two subjects have in common
+    /// (Jaccard), 0 when they have none.
+    fn overlap(&self, other: &Subject) -> f64 {
+        let shared = self.words.intersection(&other.words).count();
+        let union = self.words.union(&other.words).count();
+        if union == 0 {
+            return 0.0;
+        }
+        shared as f64 / union as f64
+    }
+
     /// Whether `later`, written after `self`, is about the same subject.
     fn replaced_by(&self, later: &Subject) -> bool {
-        let shared = self.words.intersection(&later.words).count();
-        let union = self.words.union(&later.words).count();
-        if union == 0 || shared == 0 {
-            return false;
-        }
-        let jaccard = shared as f64 / union as f64;
-        jaccard >= SAME_TITLE
-            || (jaccard >= SAME_FILE_TITLE && !self.files.is_disjoint(&later.files))
+        let jaccard = self.overlap(later);
+        jaccard > 0.0
+            && (jaccard >= SAME_TITLE
+                || (jaccard >= SAME_FILE_TITLE && !self.files.is_disjoint(&later.files)))
     }
 }
 
@@ -188,6 +218,73 @@ fn successor(conn: &Connection, id: i64) -> Result<Option<i64>> {
         }
     }
     Ok(None)
+}
+
+/// Observation types that record work done, which a later record can amend.
+const AMENDABLE: &[&str] = &["bugfix", "change", "feature", "refactor"];
+
+/// A change as [`amendments`] compares it.
+struct Change {
+    id: i64,
+    project: Option<i64>,
+    created: i64,
+    subject: Subject,
+}
+
+/// Among the given observations, each change that a later one of them
+/// amends (same project, a modified file in common, and title words in
+/// common once the words of their file paths are set aside): its id and
+/// the newest amending one's. Costs one statement.
+pub fn amendments(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, i64>> {
+    let changes = read_changes(conn, ids)?;
+    let mut out = HashMap::new();
+    for earlier in &changes {
+        let newest = changes
+            .iter()
+            .filter(|later| amends(later, earlier))
+            .max_by_key(|later| (later.created, later.id));
+        if let Some(later) = newest {
+            out.insert(earlier.id, later.id);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `later` amends `earlier`.
+fn amends(later: &Change, earlier: &Change) -> bool {
+    (later.created, later.id) > (earlier.created, earlier.id)
+        && later.project == earlier.project
+        && !later.subject.files.is_disjoint(&earlier.subject.files)
+        && earlier.subject.overlap(&later.subject) >= AMENDED_TITLE
+}
+
+/// The given observations that record work, with their subjects: title
+/// words (less their files' path words) and modified files.
+fn read_changes(conn: &Connection, ids: &[i64]) -> Result<Vec<Change>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+    let types: Vec<String> = AMENDABLE.iter().map(|t| format!("'{t}'")).collect();
+    let sql = format!(
+        "SELECT id, project_id, created_at, title, files_modified FROM observations
+         WHERE id IN ({}) AND type IN ({}) AND files_modified NOT IN ('', '[]')",
+        list.join(", "),
+        types.join(", ")
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([], |r| {
+        let files: String = r.get(4)?;
+        let mut subject = Subject::new(&r.get::<_, String>(3)?, &files, "[]");
+        subject.drop_path_words();
+        Ok(Change {
+            id: r.get(0)?,
+            project: r.get(1)?,
+            created: r.get(2)?,
+            subject,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 #[cfg(test)]
