@@ -611,8 +611,8 @@ fn mark_superseded(conn: &Connection, req: &SearchRequest, scored: &mut Vec<Scor
     Ok(())
 }
 
-/// A superseded decision keeps this share of its score.
-const SUPERSEDED_FACTOR: f64 = 0.5;
+/// A superseded record keeps this share of its score.
+pub const SUPERSEDED_FACTOR: f64 = 0.5;
 
 /// Whether a successor found through its predecessor passes the request's
 /// filters (type, time, file, session): the same query, on one id.

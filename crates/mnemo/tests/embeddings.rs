@@ -414,5 +414,9 @@ fn a_superseded_decision_stays_below_its_successor_after_fusion() {
     let at = |title: &str| t.iter().position(|x| x == title).expect("shown");
     assert!(at(new) < at(old), "{t:#?}");
     let hits = found["hits"].as_array().unwrap();
-    assert_eq!(hits[at(old)]["superseded_by"], hits[at(new)]["id"], "{found}");
+    assert_eq!(
+        hits[at(old)]["superseded_by"],
+        hits[at(new)]["id"],
+        "{found}"
+    );
 }

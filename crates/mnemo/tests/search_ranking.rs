@@ -299,7 +299,11 @@ fn a_later_change_amending_an_earlier_one_comes_first_and_the_earlier_is_marked(
     let t = titles(&found);
     let at = |title: &str| t.iter().position(|x| x == title).expect("shown");
     assert!(at(new) < at(old), "{t:#?}");
-    assert_eq!(found[at(old)]["superseded_by"], found[at(new)]["id"], "{t:#?}");
+    assert_eq!(
+        found[at(old)]["superseded_by"],
+        found[at(new)]["id"],
+        "{t:#?}"
+    );
     assert!(found[at(new)].get("superseded_by").is_none(), "{t:#?}");
 }
 
