@@ -270,9 +270,10 @@ fn fold(word: &str) -> String {
 /// facts, concepts, files, identifier words.
 const OBSERVATION_FIELDS: [f64; 7] = [3.0, 2.0, 1.0, 1.5, 1.5, 2.0, 1.0];
 /// A summary: request, investigated, learned and completed, next steps,
-/// notes, identifier words. The request is the user's words, weighed
-/// least: the turn's work answers a question, its request only restates it.
-const SUMMARY_FIELDS: [f64; 6] = [0.5, 1.0, 1.5, 1.5, 1.0, 1.0];
+/// notes, identifier words. The request (the user's words) keeps its
+/// weight: what a developer told the agent is memory too; a word found
+/// only there earns less coverage ([`ASKED_SHARE`]).
+const SUMMARY_FIELDS: [f64; 6] = [2.0, 1.0, 1.5, 1.5, 1.0, 1.0];
 /// A prompt: its text, identifier words.
 const PROMPT_FIELDS: [f64; 2] = [1.0, 1.0];
 

@@ -60,9 +60,8 @@ use crate::text::{has_unsegmented, main_file, one_line};
 /// facts, concepts, files_read, files_modified, idents.
 const OBSERVATION_WEIGHTS: &str = "10.0, 4.0, 1.0, 2.0, 3.0, 3.0, 5.0, 3.0";
 /// `summaries_fts`: request, investigated, learned, completed, next_steps,
-/// notes, idents (the request, the user's words, weighs no more than what
-/// was found and done).
-const SUMMARY_WEIGHTS: &str = "1.0, 1.0, 2.0, 2.0, 1.0, 1.0, 1.0";
+/// notes, idents.
+const SUMMARY_WEIGHTS: &str = "4.0, 1.0, 2.0, 2.0, 1.0, 1.0, 1.0";
 
 /// Most matches of observations whose BM25 score is computed (the newest
 /// ones); summaries and prompts, which only back the observations up, get
