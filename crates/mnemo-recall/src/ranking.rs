@@ -435,6 +435,23 @@ mod tests {
     }
 
     #[test]
+    fn words_only_in_the_users_own_question_earn_half_coverage() {
+        let terms = Terms::parse("upload timeout");
+        let weights = TermWeights::new(&[3, 3], 1000);
+        let mut asked = Field::new(2.0, "why does the upload time out");
+        asked.asked = true;
+        let restated = Doc {
+            fields: vec![asked, Field::new(1.0, "timeout raised")],
+            obs_type: None,
+        };
+        let share = coverage(&terms, &weights, &restated);
+        assert!((share - (1.0 + ASKED_SHARE) / 2.0).abs() < 1e-9, "{share}");
+        assert!(restated.contains(&term("upload")));
+        let answered = Doc::new("upload timeout raised");
+        assert!((coverage(&terms, &weights, &answered) - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
     fn coverage_weighs_rare_words_more() {
         let terms = Terms::parse("login redis timeout");
         let weights = TermWeights::new(&[500, 3, 40], 1000);

@@ -307,6 +307,43 @@ fn a_later_change_amending_an_earlier_one_comes_first_and_the_earlier_is_marked(
     assert!(found[at(new)].get("superseded_by").is_none(), "{t:#?}");
 }
 
+/// "End to end" in a question finds the records that say `e2e`, and the
+/// vague verb at its end ("go") does not pull in every record about a
+/// `.go` file.
+#[test]
+fn end_to_end_finds_e2e_and_go_the_verb_is_not_go_the_language() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records: Vec<Value> = (0..12)
+        .map(|i| {
+            obs(
+                &p,
+                "change",
+                &format!("Edited strategy_{i}_test.go"),
+                "Tests for the end of a session in main.go go green again.",
+                &format!("cmd/strategy_{i}_test.go"),
+                (i + 2) as i64,
+            )
+        })
+        .collect();
+    let answer = "Chose a separate e2e_test/ directory over a subfolder of integration tests";
+    records.push(obs(
+        &p,
+        "decision",
+        answer,
+        "Own build tag; the e2e tests run on their own.",
+        "cmd/e2e_test/setup_test.go",
+        30,
+    ));
+    import(&env, &records);
+    let t = titles(&hits(
+        &env,
+        &p,
+        "where did we decide the end to end tests go?",
+    ));
+    assert_eq!(t[0], answer, "{t:#?}");
+}
+
 /// Recall first: a record that shares only the report's middling words
 /// (each in a few records) is found and ranked first, even though the
 /// report's rarest words (each in exactly one unrelated record) would fill
