@@ -16,9 +16,10 @@
 //! Work is amended too: "Retry the upload three times (upload.rs)" is
 //! followed by "Retry the upload with backoff instead (upload.rs)". Among
 //! the records a search found, a later change of the same project that
-//! modified a file the earlier one modified, with a fair part of its title
-//! words ([`amendments`]; words of the records' own file paths do not
-//! count, so "Edited upload.rs" amends nothing), supersedes the earlier one.
+//! modified a file the earlier one modified, with a fair part (and at
+//! least two) of its title words ([`amendments`]; words of the records' own
+//! file paths, and words most found titles share, do not count, so
+//! "Edited upload.rs" amends nothing), supersedes the earlier one.
 //! A read amends nothing, and decisions are linked as above.
 
 use std::collections::{HashMap, HashSet};
@@ -236,7 +237,8 @@ struct Change {
 /// common once the words of their file paths are set aside): its id and
 /// the newest amending one's. Costs one statement.
 pub fn amendments(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, i64>> {
-    let changes = read_changes(conn, ids)?;
+    let mut changes = read_changes(conn, ids)?;
+    drop_template_words(&mut changes);
     let mut out = HashMap::new();
     for earlier in &changes {
         let newest = changes
@@ -250,12 +252,35 @@ pub fn amendments(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, i64>> {
     Ok(out)
 }
 
-/// Whether `later` amends `earlier`.
+/// Whether `later` amends `earlier`: besides a file, at least two title
+/// words in common.
 fn amends(later: &Change, earlier: &Change) -> bool {
     (later.created, later.id) > (earlier.created, earlier.id)
         && later.project == earlier.project
         && !later.subject.files.is_disjoint(&earlier.subject.files)
+        && earlier
+            .subject
+            .words
+            .intersection(&later.subject.words)
+            .count()
+            >= 2
         && earlier.subject.overlap(&later.subject) >= AMENDED_TITLE
+}
+
+/// Sets aside the title words found in more than a quarter of the changes
+/// (at least three of them): the words every title is made of ("Edited",
+/// "Command … failed, then passed") say nothing about a subject.
+fn drop_template_words(changes: &mut [Change]) {
+    let mut titles_with: HashMap<String, usize> = HashMap::new();
+    for c in changes.iter() {
+        for w in &c.subject.words {
+            *titles_with.entry(w.clone()).or_default() += 1;
+        }
+    }
+    let most = (changes.len() / 4).max(2);
+    for c in changes.iter_mut() {
+        c.subject.words.retain(|w| titles_with[w] <= most);
+    }
 }
 
 /// The given observations that record work, with their subjects: title
@@ -347,6 +372,45 @@ mod tests {
         // Linking again changes nothing; a record that is no decision links nothing.
         assert!(link_replaced(conn, last).unwrap().is_empty());
         assert!(link_replaced(conn, 9999).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_later_change_to_the_same_file_and_subject_amends_an_edit_log_does_not() {
+        use mnemo_store::memory::{NewObservation, insert_observation};
+        let tmp = tempfile::tempdir().unwrap();
+        let store =
+            mnemo_store::Store::open(&tmp.path().join("m.db"), std::time::Duration::from_secs(1))
+                .unwrap();
+        let conn = store.conn();
+        let mut add = |kind: &str, title: &str, at: i64| {
+            let o = NewObservation {
+                uid: format!("u{at}"),
+                kind: kind.into(),
+                title: title.into(),
+                files_modified: vec!["/p/src/upload.rs".into()],
+                created_at: at,
+                ..Default::default()
+            };
+            insert_observation(conn, &o).unwrap().unwrap()
+        };
+        let old = add("change", "Retry failed uploads three times, fixed delay", 1);
+        let edit = add("change", "Edited src/upload.rs", 2);
+        let edit_again = add("change", "Edited src/upload.rs", 3);
+        let read = add(
+            "discovery",
+            "Read upload.rs: retry failed uploads, fixed delay",
+            4,
+        );
+        let new = add(
+            "bugfix",
+            "Retry failed uploads with backoff, not a fixed delay",
+            5,
+        );
+        let other = add("change", "Log upload sizes", 6);
+        let ids = [old, edit, edit_again, read, new, other];
+        let found = amendments(conn, &ids).unwrap();
+        assert_eq!(found.get(&old), Some(&new), "{found:?}");
+        assert_eq!(found.len(), 1, "{found:?}");
     }
 
     #[test]
