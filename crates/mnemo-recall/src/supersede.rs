@@ -382,7 +382,7 @@ mod tests {
             mnemo_store::Store::open(&tmp.path().join("m.db"), std::time::Duration::from_secs(1))
                 .unwrap();
         let conn = store.conn();
-        let mut add = |kind: &str, title: &str, at: i64| {
+        let add = |kind: &str, title: &str, at: i64| {
             let o = NewObservation {
                 uid: format!("u{at}"),
                 kind: kind.into(),
