@@ -19,8 +19,9 @@
 //! observation is what the index lists and what an agent can act on; a
 //! prompt only says what was asked), up for decisions when the question
 //! asks what was decided, and by [`ranking::record_factor`]. A decision
-//! that a later decision replaced ([`crate::supersede`]) sinks below its
-//! successor and says so (`superseded_by`). Scores are rounded so that
+//! that a later decision replaced, or a change that a later change among
+//! the results amends ([`crate::supersede`]), sinks below its successor
+//! and says so (`superseded_by`). Scores are rounded so that
 //! near-equal ones tie, and ties go to the newest. `relaxed` says that no
 //! hit contains every word.
 //!
