@@ -316,13 +316,18 @@ fn read_changes(conn: &Connection, ids: &[i64]) -> Result<Vec<Change>> {
 mod tests {
     use super::*;
 
+    /// A store in a directory that lives as long as the returned guard.
+    fn scratch_store() -> (tempfile::TempDir, mnemo_store::Store) {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("m.db");
+        let store = mnemo_store::Store::open(&path, std::time::Duration::from_secs(1)).unwrap();
+        (tmp, store)
+    }
+
     #[test]
     fn a_later_decision_on_the_same_subject_is_stored_as_the_successor() {
         use mnemo_store::memory::{NewObservation, insert_observation};
-        let tmp = tempfile::tempdir().unwrap();
-        let store =
-            mnemo_store::Store::open(&tmp.path().join("m.db"), std::time::Duration::from_secs(1))
-                .unwrap();
+        let (_tmp, store) = scratch_store();
         let decision = |uid: &str, title: &str, at: i64| NewObservation {
             uid: uid.into(),
             kind: "decision".into(),
@@ -377,10 +382,7 @@ mod tests {
     #[test]
     fn a_later_change_to_the_same_file_and_subject_amends_an_edit_log_does_not() {
         use mnemo_store::memory::{NewObservation, insert_observation};
-        let tmp = tempfile::tempdir().unwrap();
-        let store =
-            mnemo_store::Store::open(&tmp.path().join("m.db"), std::time::Duration::from_secs(1))
-                .unwrap();
+        let (_tmp, store) = scratch_store();
         let conn = store.conn();
         let add = |kind: &str, title: &str, at: i64| {
             let o = NewObservation {
