@@ -9,7 +9,8 @@
 //! same model and dimension, each checked against the request's filters),
 //! and fuses the two ranked lists by reciprocal rank fusion: a record's
 //! score is the sum over the lists of `1 / (RRF_K + rank)`. A record found
-//! only by meaning is shown like any other hit.
+//! only by meaning is shown like any other hit. Supersession holds after
+//! fusion: a record a later one replaced is demoted again, below it.
 //!
 //! Without a vector (endpoint down, slow, answering garbage) the results are
 //! the full-text ones, and [`MeaningNote::skipped`] says why. Nothing here
@@ -26,6 +27,7 @@ use serde::Serialize;
 use crate::Result;
 use crate::ids::{ItemRef, Kind};
 use crate::search::{self, Hit, SearchRequest, SearchResults};
+use crate::supersede;
 
 /// The query's embedding, as the endpoint gave it.
 #[derive(Debug, Clone, PartialEq)]
@@ -105,9 +107,13 @@ pub fn search(conn: &Connection, req: &SearchRequest, meaning: Meaning) -> Resul
             }
         };
         if let Some(mut hit) = hit {
-            hit.score = (score * 1e6).round() / 1e6;
+            hit.score = score;
             hits.push(hit);
         }
+    }
+    demote_superseded(conn, &mut hits)?;
+    for hit in &mut hits {
+        hit.score = (hit.score * 1e6).round() / 1e6;
     }
     results.hits = hits;
     results.meaning = Some(MeaningNote {
@@ -141,6 +147,37 @@ fn new_hit(conn: &Connection, id: ItemRef) -> Result<Option<Hit>> {
     crate::fresh::mark_hits(conn, &mut one)?;
     let [hit] = one;
     Ok(Some(hit))
+}
+
+/// Fusion adds what meaning ranks to what full-text search ranked, and can
+/// lift a superseded record back above the one that replaced it (a record
+/// found only by meaning was never checked): each is demoted again as
+/// full-text search demotes it, its successor taking at least its score.
+fn demote_superseded(conn: &Connection, hits: &mut [Hit]) -> Result<()> {
+    let unchecked: Vec<i64> = hits
+        .iter()
+        .filter(|h| h.id.kind == Kind::Observation && h.superseded_by.is_none())
+        .map(|h| h.id.id)
+        .collect();
+    let found = supersede::successors(conn, &unchecked)?;
+    for h in hits.iter_mut().filter(|h| h.id.kind == Kind::Observation) {
+        h.superseded_by = h.superseded_by.or(found.get(&h.id.id).copied());
+    }
+    let replaced: Vec<(i64, f64)> = hits
+        .iter()
+        .filter_map(|h| h.superseded_by.map(|next| (next, h.score)))
+        .collect();
+    for (next, score) in replaced {
+        let successor = ItemRef::observation(next);
+        if let Some(s) = hits.iter_mut().find(|h| h.id == successor) {
+            s.score = s.score.max(score);
+        }
+    }
+    for h in hits.iter_mut().filter(|h| h.superseded_by.is_some()) {
+        h.score *= search::SUPERSEDED_FACTOR;
+    }
+    hits.sort_by(|a, b| b.score.partial_cmp(&a.score).unwrap_or(Ordering::Equal));
+    Ok(())
 }
 
 /// Reciprocal rank fusion of two ranked lists: best first; ties keep the

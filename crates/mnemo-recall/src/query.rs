@@ -14,7 +14,8 @@
 //!
 //! Questions and pasted bug reports are mostly glue: stop words and question
 //! words (`how`, `did`, `the`, `we`) are set aside unless nothing else is
-//! left, and repeated words count once. Only a query longer than
+//! left, and repeated words count once. A word repeated around `to` ("end
+//! to end") is searched as that phrase and as its short form (`e2e`). Only a query longer than
 //! [`MAX_TERMS`] content words is cut, to its most selective ones: the
 //! caller says how many documents each word matches
 //! ([`Terms::keep_selective`]). Only a short query typed halfway gets a
@@ -181,6 +182,43 @@ impl Term {
     }
 }
 
+/// A word repeated around `to` ("end to end", "peer to peer") is one
+/// compound, which developers also write with its initials around a 2
+/// (`e2e`, `p2p`): it becomes that phrase, and the short form beside it.
+fn reduplicated(words: Vec<Term>) -> Vec<Term> {
+    let mut out = Vec::with_capacity(words.len());
+    let mut i = 0;
+    while i < words.len() {
+        let compound = words.get(i..i + 3).and_then(|w| {
+            let word = &w[0].text;
+            let alphabetic = word.chars().count() > 1 && word.chars().all(char::is_alphabetic);
+            let plain = w.iter().all(|t| !t.quoted);
+            (plain && alphabetic && w[1].text.eq_ignore_ascii_case("to"))
+                .then_some(word)
+                .filter(|word| word.eq_ignore_ascii_case(&w[2].text))
+        });
+        let Some(word) = compound else {
+            out.push(words[i].clone());
+            i += 1;
+            continue;
+        };
+        let word = word.to_lowercase();
+        let initial: String = word.chars().take(1).collect();
+        out.push(Term {
+            text: format!("{word} to {word}"),
+            quoted: true,
+            stop: false,
+        });
+        out.push(Term {
+            text: format!("{initial}2{initial}"),
+            quoted: false,
+            stop: false,
+        });
+        i += 3;
+    }
+    out
+}
+
 /// Every word and quoted phrase of the input that has a letter or digit.
 fn words(input: &str) -> Vec<Term> {
     let mut out = Vec::new();
@@ -214,7 +252,7 @@ fn words(input: &str) -> Vec<Term> {
             out.push(Term { text, quoted, stop });
         }
     }
-    out
+    reduplicated(out)
 }
 
 /// The alphanumeric runs of a word, as the index's tokenizer cuts them.
@@ -287,6 +325,25 @@ mod tests {
     }
 
     #[test]
+    fn a_word_repeated_around_to_is_one_compound_with_its_short_form() {
+        assert_eq!(
+            Terms::parse("where do the end to end tests go?")
+                .any()
+                .as_deref(),
+            Some("\"end to end\" OR \"e2e\" OR \"tests\"")
+        );
+        assert_eq!(
+            Terms::parse("Peer-to-peer sync?").any().as_deref(),
+            Some("\"Peer-to-peer\" OR \"sync\"")
+        );
+        // Only a word repeated: a move from one thing to another is not one.
+        assert_eq!(
+            Terms::parse("migrate sqlite to postgres?").any().as_deref(),
+            Some("\"migrate\" OR \"sqlite\" OR \"postgres\"")
+        );
+    }
+
+    #[test]
     fn nothing_searchable_is_none() {
         for q in ["", "   ", "-", "* : ^", "\"\"", "\u{0}\u{7}", "\"\" \""] {
             assert_eq!(all(q), None, "{q:?}");
@@ -338,8 +395,8 @@ mod tests {
 
     #[test]
     fn short_last_words_are_not_prefixed() {
-        assert_eq!(all("go to").as_deref(), Some("\"go\""));
-        assert_eq!(all("go db").as_deref(), Some("\"go\" \"db\""));
+        assert_eq!(all("ui to").as_deref(), Some("\"ui\""));
+        assert_eq!(all("ui db").as_deref(), Some("\"ui\" \"db\""));
         assert_eq!(
             Terms::parse("a b c").any().as_deref(),
             Some("\"b\" OR \"c\"")

@@ -64,11 +64,15 @@ pub fn coverage(terms: &Terms, weights: &TermWeights, doc: &Doc) -> f64 {
         .terms()
         .iter()
         .zip(&weights.idf)
-        .filter(|(t, _)| doc.contains(t))
-        .map(|(_, w)| w)
+        .map(|(t, w)| w * doc.share(t))
         .sum();
     found / total
 }
+
+/// How much a query word counts toward coverage when the record has it
+/// only in the words the user asked with (a summary's request): the user's
+/// question restated is not the record that answers it.
+pub const ASKED_SHARE: f64 = 0.5;
 
 /// BM25's term-frequency saturation.
 const K1: f64 = 1.2;
@@ -122,6 +126,8 @@ pub fn average_lengths(docs: &[&Doc]) -> Vec<f64> {
 #[derive(Debug, Default)]
 pub struct Field {
     pub weight: f64,
+    /// The user's own words (a summary's request), not what was done.
+    pub asked: bool,
     len: usize,
     vocab: Vec<(String, usize)>,
 }
@@ -138,7 +144,12 @@ impl Field {
                 _ => vocab.push((w, 1)),
             }
         }
-        Field { weight, len, vocab }
+        Field {
+            weight,
+            asked: false,
+            len,
+            vocab,
+        }
     }
 
     /// Occurrences of a folded word (a word of four or more letters also
@@ -184,11 +195,30 @@ impl Doc {
 
     /// Whether every word of the term is in one of the record's fields.
     pub fn contains(&self, term: &Term) -> bool {
+        self.has(term, |_| true)
+    }
+
+    /// The share of a term's weight the record earns: all of it when its
+    /// words are in what the record says, [`ASKED_SHARE`] when they are only
+    /// in the words the user asked with, none when absent.
+    pub fn share(&self, term: &Term) -> f64 {
+        if self.has(term, |f| !f.asked) {
+            1.0
+        } else if self.contains(term) {
+            ASKED_SHARE
+        } else {
+            0.0
+        }
+    }
+
+    /// Whether every word of the term is in one of the fields that `keep`
+    /// accepts.
+    fn has(&self, term: &Term, keep: impl Fn(&Field) -> bool) -> bool {
         let mut any = false;
         for w in tokens(&term.text) {
             any = true;
             let w = fold(&w);
-            if !self.fields.iter().any(|f| f.count(&w) > 0) {
+            if !self.fields.iter().any(|f| keep(f) && f.count(&w) > 0) {
                 return false;
             }
         }
@@ -239,8 +269,10 @@ fn fold(word: &str) -> String {
 /// BM25F field weights of an observation: title, subtitle, narrative,
 /// facts, concepts, files, identifier words.
 const OBSERVATION_FIELDS: [f64; 7] = [3.0, 2.0, 1.0, 1.5, 1.5, 2.0, 1.0];
-/// A summary: request, investigated, learned, completed, next steps and
-/// notes, identifier words.
+/// A summary: request, investigated, learned and completed, next steps,
+/// notes, identifier words. The request (the user's words) keeps its
+/// weight: what a developer told the agent is memory too; a word found
+/// only there earns less coverage ([`ASKED_SHARE`]).
 const SUMMARY_FIELDS: [f64; 6] = [2.0, 1.0, 1.5, 1.5, 1.0, 1.0];
 /// A prompt: its text, identifier words.
 const PROMPT_FIELDS: [f64; 2] = [1.0, 1.0];
@@ -279,11 +311,16 @@ pub fn record_doc(conn: &Connection, id: ItemRef) -> Result<Doc> {
         })
         .optional()?;
     let (texts, obs_type) = row.unwrap_or_default();
-    let fields = texts
+    let mut fields: Vec<Field> = texts
         .iter()
         .zip(weights)
         .map(|(t, &w)| Field::new(w, t))
         .collect();
+    if id.kind == Kind::Summary
+        && let Some(request) = fields.first_mut()
+    {
+        request.asked = true;
+    }
     Ok(Doc { fields, obs_type })
 }
 
@@ -395,6 +432,23 @@ mod tests {
         for t in ["login", "src/login.rs", "ca"] {
             assert!(!doc.contains(&term(t)), "{t}");
         }
+    }
+
+    #[test]
+    fn words_only_in_the_users_own_question_earn_half_coverage() {
+        let terms = Terms::parse("upload timeout");
+        let weights = TermWeights::new(&[3, 3], 1000);
+        let mut asked = Field::new(2.0, "why does the upload time out");
+        asked.asked = true;
+        let restated = Doc {
+            fields: vec![asked, Field::new(1.0, "timeout raised")],
+            obs_type: None,
+        };
+        let share = coverage(&terms, &weights, &restated);
+        assert!((share - (1.0 + ASKED_SHARE) / 2.0).abs() < 1e-9, "{share}");
+        assert!(restated.contains(&term("upload")));
+        let answered = Doc::new("upload timeout raised");
+        assert!((coverage(&terms, &weights, &answered) - 1.0).abs() < 1e-9);
     }
 
     #[test]

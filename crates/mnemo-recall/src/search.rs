@@ -19,8 +19,9 @@
 //! observation is what the index lists and what an agent can act on; a
 //! prompt only says what was asked), up for decisions when the question
 //! asks what was decided, and by [`ranking::record_factor`]. A decision
-//! that a later decision replaced ([`crate::supersede`]) sinks below its
-//! successor and says so (`superseded_by`). Scores are rounded so that
+//! that a later decision replaced, or a change that a later change among
+//! the results amends ([`crate::supersede`]), sinks below its successor
+//! and says so (`superseded_by`). Scores are rounded so that
 //! near-equal ones tie, and ties go to the newest. `relaxed` says that no
 //! hit contains every word.
 //!
@@ -568,14 +569,16 @@ const DECISION_INTENT: f64 = 1.5;
 const STATUS_INTENT: f64 = 1.5;
 
 /// Superseded decisions sink below their successor, which takes their
-/// place when the search did not find it by itself.
+/// place when the search did not find it by itself; so do changes that a
+/// later change among the results amends ([`supersede::amendments`]).
 fn mark_superseded(conn: &Connection, req: &SearchRequest, scored: &mut Vec<Scored>) -> Result<()> {
-    let decisions: Vec<i64> = scored
+    let observations: Vec<i64> = scored
         .iter()
         .filter(|s| s.id.kind == Kind::Observation)
         .map(|s| s.id.id)
         .collect();
-    let successors = supersede::successors(conn, &decisions)?;
+    let mut successors = supersede::amendments(conn, &observations)?;
+    successors.extend(supersede::successors(conn, &observations)?);
     let mut added: Vec<Scored> = Vec::new();
     for s in scored.iter_mut() {
         let Some(&next) = successors
@@ -608,8 +611,8 @@ fn mark_superseded(conn: &Connection, req: &SearchRequest, scored: &mut Vec<Scor
     Ok(())
 }
 
-/// A superseded decision keeps this share of its score.
-const SUPERSEDED_FACTOR: f64 = 0.5;
+/// A superseded record keeps this share of its score.
+pub const SUPERSEDED_FACTOR: f64 = 0.5;
 
 /// Whether a successor found through its predecessor passes the request's
 /// filters (type, time, file, session): the same query, on one id.

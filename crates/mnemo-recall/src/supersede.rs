@@ -12,6 +12,15 @@
 //! Stored when the later decision is written ([`link_replaced`], called by
 //! the worker: `observations.superseded_by`), and computed at query time for
 //! decisions stored before that link existed: decisions are few.
+//!
+//! Work is amended too: "Retry the upload three times (upload.rs)" is
+//! followed by "Retry the upload with backoff instead (upload.rs)". Among
+//! the records a search found, a later change of the same project that
+//! modified a file the earlier one modified, with a fair part (and at
+//! least two) of its title words ([`amendments`]; words of the records' own
+//! file paths, and words most found titles share, do not count, so
+//! "Edited upload.rs" amends nothing), supersedes the earlier one.
+//! A read amends nothing, and decisions are linked as above.
 
 use std::collections::{HashMap, HashSet};
 
@@ -24,6 +33,10 @@ use crate::Result;
 pub const SAME_TITLE: f64 = 0.5;
 /// Title-word overlap enough when the decisions also share a file.
 pub const SAME_FILE_TITLE: f64 = 0.2;
+/// Title-word overlap with which a later change that modified a file of an
+/// earlier one amends it: more than for decisions, since changes to one
+/// file are many and mostly about different things.
+pub const AMENDED_TITLE: f64 = 0.4;
 /// Later decisions compared per decision (the newest ones).
 const MAX_LATER: i64 = 100;
 
@@ -53,16 +66,34 @@ impl Subject {
         Subject { words, files }
     }
 
+    /// Sets aside the title words that only name the subject's files
+    /// (`Edited src/upload.rs` says nothing beyond its file).
+    fn drop_path_words(&mut self) {
+        let path_words: HashSet<String> = self
+            .files
+            .iter()
+            .flat_map(|f| Subject::new(f, "[]", "[]").words)
+            .collect();
+        self.words.retain(|w| !path_words.contains(w));
+    }
+
+    /// The share of their title words two subjects have in common
+    /// (Jaccard), 0 when they have none.
+    fn overlap(&self, other: &Subject) -> f64 {
+        let shared = self.words.intersection(&other.words).count();
+        let union = self.words.union(&other.words).count();
+        if union == 0 {
+            return 0.0;
+        }
+        shared as f64 / union as f64
+    }
+
     /// Whether `later`, written after `self`, is about the same subject.
     fn replaced_by(&self, later: &Subject) -> bool {
-        let shared = self.words.intersection(&later.words).count();
-        let union = self.words.union(&later.words).count();
-        if union == 0 || shared == 0 {
-            return false;
-        }
-        let jaccard = shared as f64 / union as f64;
-        jaccard >= SAME_TITLE
-            || (jaccard >= SAME_FILE_TITLE && !self.files.is_disjoint(&later.files))
+        let jaccard = self.overlap(later);
+        jaccard > 0.0
+            && (jaccard >= SAME_TITLE
+                || (jaccard >= SAME_FILE_TITLE && !self.files.is_disjoint(&later.files)))
     }
 }
 
@@ -190,17 +221,113 @@ fn successor(conn: &Connection, id: i64) -> Result<Option<i64>> {
     Ok(None)
 }
 
+/// Observation types that record work done, which a later record can amend.
+const AMENDABLE: &[&str] = &["bugfix", "change", "feature", "refactor"];
+
+/// A change as [`amendments`] compares it.
+struct Change {
+    id: i64,
+    project: Option<i64>,
+    created: i64,
+    subject: Subject,
+}
+
+/// Among the given observations, each change that a later one of them
+/// amends (same project, a modified file in common, and title words in
+/// common once the words of their file paths are set aside): its id and
+/// the newest amending one's. Costs one statement.
+pub fn amendments(conn: &Connection, ids: &[i64]) -> Result<HashMap<i64, i64>> {
+    let mut changes = read_changes(conn, ids)?;
+    drop_template_words(&mut changes);
+    let mut out = HashMap::new();
+    for earlier in &changes {
+        let newest = changes
+            .iter()
+            .filter(|later| amends(later, earlier))
+            .max_by_key(|later| (later.created, later.id));
+        if let Some(later) = newest {
+            out.insert(earlier.id, later.id);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `later` amends `earlier`: besides a file, at least two title
+/// words in common.
+fn amends(later: &Change, earlier: &Change) -> bool {
+    (later.created, later.id) > (earlier.created, earlier.id)
+        && later.project == earlier.project
+        && !later.subject.files.is_disjoint(&earlier.subject.files)
+        && earlier
+            .subject
+            .words
+            .intersection(&later.subject.words)
+            .count()
+            >= 2
+        && earlier.subject.overlap(&later.subject) >= AMENDED_TITLE
+}
+
+/// Sets aside the title words found in more than a quarter of the changes
+/// (at least three of them): the words every title is made of ("Edited",
+/// "Command … failed, then passed") say nothing about a subject.
+fn drop_template_words(changes: &mut [Change]) {
+    let mut titles_with: HashMap<String, usize> = HashMap::new();
+    for c in changes.iter() {
+        for w in &c.subject.words {
+            *titles_with.entry(w.clone()).or_default() += 1;
+        }
+    }
+    let most = (changes.len() / 4).max(2);
+    for c in changes.iter_mut() {
+        c.subject.words.retain(|w| titles_with[w] <= most);
+    }
+}
+
+/// The given observations that record work, with their subjects: title
+/// words (less their files' path words) and modified files.
+fn read_changes(conn: &Connection, ids: &[i64]) -> Result<Vec<Change>> {
+    if ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let list: Vec<String> = ids.iter().map(i64::to_string).collect();
+    let types: Vec<String> = AMENDABLE.iter().map(|t| format!("'{t}'")).collect();
+    let sql = format!(
+        "SELECT id, project_id, created_at, title, files_modified FROM observations
+         WHERE id IN ({}) AND type IN ({}) AND files_modified NOT IN ('', '[]')",
+        list.join(", "),
+        types.join(", ")
+    );
+    let mut stmt = conn.prepare(&sql)?;
+    let rows = stmt.query_map([], |r| {
+        let files: String = r.get(4)?;
+        let mut subject = Subject::new(&r.get::<_, String>(3)?, &files, "[]");
+        subject.drop_path_words();
+        Ok(Change {
+            id: r.get(0)?,
+            project: r.get(1)?,
+            created: r.get(2)?,
+            subject,
+        })
+    })?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A store in a directory that lives as long as the returned guard.
+    fn scratch_store() -> (tempfile::TempDir, mnemo_store::Store) {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("m.db");
+        let store = mnemo_store::Store::open(&path, std::time::Duration::from_secs(1)).unwrap();
+        (tmp, store)
+    }
+
     #[test]
     fn a_later_decision_on_the_same_subject_is_stored_as_the_successor() {
         use mnemo_store::memory::{NewObservation, insert_observation};
-        let tmp = tempfile::tempdir().unwrap();
-        let store =
-            mnemo_store::Store::open(&tmp.path().join("m.db"), std::time::Duration::from_secs(1))
-                .unwrap();
+        let (_tmp, store) = scratch_store();
         let decision = |uid: &str, title: &str, at: i64| NewObservation {
             uid: uid.into(),
             kind: "decision".into(),
@@ -250,6 +377,42 @@ mod tests {
         // Linking again changes nothing; a record that is no decision links nothing.
         assert!(link_replaced(conn, last).unwrap().is_empty());
         assert!(link_replaced(conn, 9999).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_later_change_to_the_same_file_and_subject_amends_an_edit_log_does_not() {
+        use mnemo_store::memory::{NewObservation, insert_observation};
+        let (_tmp, store) = scratch_store();
+        let conn = store.conn();
+        let add = |kind: &str, title: &str, at: i64| {
+            let o = NewObservation {
+                uid: format!("u{at}"),
+                kind: kind.into(),
+                title: title.into(),
+                files_modified: vec!["/p/src/upload.rs".into()],
+                created_at: at,
+                ..Default::default()
+            };
+            insert_observation(conn, &o).unwrap().unwrap()
+        };
+        let old = add("change", "Retry failed uploads three times, fixed delay", 1);
+        let edit = add("change", "Edited src/upload.rs", 2);
+        let edit_again = add("change", "Edited src/upload.rs", 3);
+        let read = add(
+            "discovery",
+            "Read upload.rs: retry failed uploads, fixed delay",
+            4,
+        );
+        let new = add(
+            "bugfix",
+            "Retry failed uploads with backoff, not a fixed delay",
+            5,
+        );
+        let other = add("change", "Log upload sizes", 6);
+        let ids = [old, edit, edit_again, read, new, other];
+        let found = amendments(conn, &ids).unwrap();
+        assert_eq!(found.get(&old), Some(&new), "{found:?}");
+        assert_eq!(found.len(), 1, "{found:?}");
     }
 
     #[test]

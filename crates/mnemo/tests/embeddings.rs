@@ -370,3 +370,53 @@ fn doctor_says_off_and_names_a_broken_setting() {
     let out = common::run_with_stdin(c, payload.to_string().as_bytes());
     assert_eq!(out.status.code(), Some(0));
 }
+
+/// Fusion must not undo supersession: the older decision is nearest the
+/// query by meaning and matches its words best, yet the decision that
+/// replaced it stays first and the older one stays marked.
+#[test]
+fn a_superseded_decision_stays_below_its_successor_after_fusion() {
+    let env = Env::new();
+    let dir = seeded(&env);
+    let decision = |title: &str, narrative: &str, hours_ago: i64| {
+        json!({
+            "kind": "observation",
+            "project": dir,
+            "type": "decision",
+            "title": title,
+            "narrative": narrative,
+            "created_at": format_rfc3339(now_ms() - hours_ago * 3_600_000),
+        })
+    };
+    let file = env.dir.path().join("decisions.jsonl");
+    let old = "Invoice totals are stored in cents";
+    let new = "Invoice totals stored as decimal instead of cents";
+    let records = [
+        decision(
+            old,
+            "Billing payment invoice amounts kept as integer cents.",
+            48,
+        ),
+        decision(new, "Rounding errors with tax.", 1),
+    ];
+    let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(&file, text).unwrap();
+    let out = env.mnemo().arg("import").arg(&file).output().unwrap();
+    assert!(out.status.success());
+    let stand_in = EmbeddingsStandIn::start(GROUPS, DIM);
+    let url = stand_in.base_url();
+    let _worker = start_worker(&env, &url, "bucket-1");
+    wait_all_embedded(&env, "bucket-1");
+    let query = "invoice totals billing payment";
+    let found = search_json(&env, &dir, Some((&url, "bucket-1")), query);
+    assert_eq!(found["meaning"]["used"], true, "{found}");
+    let t = titles(&found);
+    let at = |title: &str| t.iter().position(|x| x == title).expect("shown");
+    assert!(at(new) < at(old), "{t:#?}");
+    let hits = found["hits"].as_array().unwrap();
+    assert_eq!(
+        hits[at(old)]["superseded_by"],
+        hits[at(new)]["id"],
+        "{found}"
+    );
+}

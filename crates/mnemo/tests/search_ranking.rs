@@ -258,6 +258,92 @@ fn a_superseded_decision_is_marked_and_ranked_below_its_successor() {
     assert!(line.contains(&format!("[superseded by #{id}]")), "{text}");
 }
 
+/// Work is amended too: a later change to the same file on the same
+/// subject comes first and the earlier one is marked, even when the
+/// earlier one matches the question better word for word; a later record
+/// that only names the file ("Edited …") amends nothing.
+#[test]
+fn a_later_change_amending_an_earlier_one_comes_first_and_the_earlier_is_marked() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    let old = "Retry failed uploads three times with a fixed delay";
+    let new = "Retry failed uploads with exponential backoff instead of a fixed delay";
+    records.push(obs(
+        &p,
+        "change",
+        old,
+        "Failed uploads are retried three times, waiting a fixed delay of one second.",
+        "src/upload.rs",
+        30,
+    ));
+    records.push(obs(
+        &p,
+        "change",
+        new,
+        "The storage service throttles bursts; backoff doubles from 200 ms.",
+        "src/upload.rs",
+        5,
+    ));
+    records.push(obs(
+        &p,
+        "change",
+        "Edited src/upload.rs",
+        "Renamed a variable.",
+        "src/upload.rs",
+        1,
+    ));
+    import(&env, &records);
+    let query = "how are failed uploads retried, three times with a fixed delay?";
+    let found = hits(&env, &p, query);
+    let t = titles(&found);
+    let at = |title: &str| t.iter().position(|x| x == title).expect("shown");
+    assert!(at(new) < at(old), "{t:#?}");
+    assert_eq!(
+        found[at(old)]["superseded_by"],
+        found[at(new)]["id"],
+        "{t:#?}"
+    );
+    assert!(found[at(new)].get("superseded_by").is_none(), "{t:#?}");
+}
+
+/// "End to end" in a question finds the records that say `e2e`, and the
+/// vague verb at its end ("go") does not pull in every record about a
+/// `.go` file.
+#[test]
+fn end_to_end_finds_e2e_and_go_the_verb_is_not_go_the_language() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records: Vec<Value> = (0..12)
+        .map(|i| {
+            obs(
+                &p,
+                "change",
+                &format!("Edited strategy_{i}_test.go"),
+                "Tests for the end of a session in main.go go green again.",
+                &format!("cmd/strategy_{i}_test.go"),
+                (i + 2) as i64,
+            )
+        })
+        .collect();
+    let answer = "Chose a separate e2e_test/ directory over a subfolder of integration tests";
+    records.push(obs(
+        &p,
+        "decision",
+        answer,
+        "Own build tag; the e2e tests run on their own.",
+        "cmd/e2e_test/setup_test.go",
+        30,
+    ));
+    import(&env, &records);
+    let t = titles(&hits(
+        &env,
+        &p,
+        "where did we decide the end to end tests go?",
+    ));
+    assert_eq!(t[0], answer, "{t:#?}");
+}
+
 /// Recall first: a record that shares only the report's middling words
 /// (each in a few records) is found and ranked first, even though the
 /// report's rarest words (each in exactly one unrelated record) would fill

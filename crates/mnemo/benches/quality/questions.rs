@@ -24,6 +24,9 @@ pub struct Question {
     pub any: Vec<String>,
     /// It asks about a decision the user made.
     pub decision: bool,
+    /// The batch it was written in (`set`; the first batch has none), so
+    /// each batch is scored apart as well as together.
+    pub set: String,
 }
 
 impl Question {
@@ -44,6 +47,8 @@ pub struct Ranked {
     pub answerable: bool,
     /// It asks about a decision the user made.
     pub decision: bool,
+    /// The batch the question was written in.
+    pub set: String,
     /// The ids each ranking returned, best first.
     pub mnemo_ids: Vec<String>,
     pub bm25_ids: Vec<String>,
@@ -73,6 +78,7 @@ pub fn load(text: &str) -> Vec<Question> {
             all: words(q, "all"),
             any: words(q, "any"),
             decision: q["decision"].as_bool().unwrap_or(false),
+            set: q["set"].as_str().unwrap_or("first").to_owned(),
         })
         .collect()
 }
@@ -106,6 +112,7 @@ pub fn rank_all(replay: &Replay, memory: &Memory, questions: &[Question]) -> Vec
                     .iter()
                     .any(|(id, _)| memory.answer_text(id).is_some_and(|t| q.matches(&t))),
                 decision: q.decision,
+                set: q.set.clone(),
                 mnemo_ids,
                 bm25_ids,
             }

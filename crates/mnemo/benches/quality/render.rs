@@ -71,6 +71,7 @@ impl Report {
                 pct(b1),
                 pct(b3)
             );
+            self.set_rows(&mut t);
         }
         let c = &self.index_checks;
         let _ = writeln!(
@@ -80,6 +81,36 @@ impl Report {
             c.chars, c.recent_named.0, c.recent_named.1, c.open_items.0, c.open_items.1
         );
         t
+    }
+
+    /// One row per ranking and question batch, when there is more than one
+    /// batch: a later batch scored apart shows whether a change generalises.
+    fn set_rows(&self, t: &mut String) {
+        let mut sets: Vec<&str> = self.ranked.iter().map(|r| r.set.as_str()).collect();
+        sets.dedup();
+        if sets.len() < 2 {
+            return;
+        }
+        let pct = |v: f64| format!("{:.0}%", v * 100.0);
+        for set in sets {
+            let of_set = || self.ranked.iter().filter(move |r| r.set == set);
+            let n = of_set().count();
+            for (name, ranks) in [
+                (
+                    "mnemo search",
+                    of_set().map(|r| r.mnemo).collect::<Vec<_>>(),
+                ),
+                ("plain BM25", of_set().map(|r| r.bm25).collect()),
+            ] {
+                let (top1, top3, mrr) = questions::summary(ranks.into_iter());
+                let _ = writeln!(
+                    t,
+                    "| {name}, set {set} ({n}) | {} | {} | {mrr:.2} |",
+                    pct(top1),
+                    pct(top3)
+                );
+            }
+        }
     }
 
     /// Per-question ranks (markdown).
