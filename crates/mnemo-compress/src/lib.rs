@@ -33,7 +33,8 @@
 //!
 //! Modules: `event` reads stored tool events, `command` and `code` know
 //! shell commands and source text, `concrete` tells a title that names what
-//! it acts on from one that only points at it, `narrative` reads what the assistant said
+//! it acts on from one that only points at it, `filler` knows
+//! conversational filler (acknowledgements, narration), `narrative` reads what the assistant said
 //! (explanations, questions, the report) and merges a long turn's pieces,
 //! `offline` writes observations without a model, `render` writes what a
 //! model is shown, `answer` reads what it says, `provider` talks to it,
@@ -45,6 +46,7 @@ mod command;
 mod common_tools;
 mod concrete;
 mod event;
+mod filler;
 mod narrative;
 mod noise;
 mod offline;

@@ -7,6 +7,7 @@
 
 use super::{Analysis, code_span};
 use crate::command::{self, CommandClass};
+use crate::filler;
 use crate::narrative;
 use crate::text::{self, list_some, one_line, plural};
 use crate::{ObservationDraft, SummaryDraft};
@@ -374,7 +375,7 @@ fn split_assistant(message: &str, answers: bool) -> (Vec<String>, Vec<String>, V
             }
         } else if LEARNED.iter().any(|w| lower.contains(w)) {
             if learned.len() < 3 {
-                learned.push(s);
+                learned.extend(filler::strip(&s));
             }
         } else if DONE.iter().any(|w| {
             if w.contains(' ') {
@@ -387,8 +388,9 @@ fn split_assistant(message: &str, answers: bool) -> (Vec<String>, Vec<String>, V
                 done.push(s);
             }
         } else if answers && learned.len() < 3 {
-            // A turn that changed nothing: its answer is what was learned.
-            learned.push(s);
+            // A turn that changed nothing: its answer is what was learned,
+            // without the conversation around it ("Good question").
+            learned.extend(filler::strip(&s));
         }
         // In a turn of work, the rest (restated plans, recaps) is not kept.
     }
@@ -510,5 +512,19 @@ mod tests {
             ["The bug was caused by a plain string comparison."]
         );
         assert_eq!(next, ["Next, you may want to add rate limiting."]);
+    }
+
+    #[test]
+    fn an_answer_keeps_its_facts_not_the_conversation_around_them() {
+        let (_, learned, _) = split_assistant(
+            "Good question. Now I have enough context.
+
+             Yes, the cache is rebuilt on every start because `load()` ignores the index.",
+            true,
+        );
+        assert_eq!(
+            learned,
+            ["The cache is rebuilt on every start because `load()` ignores the index."]
+        );
     }
 }
