@@ -148,6 +148,8 @@ const RUN_VERBS: &[&str] = &["run", "exec", "task", "x"];
 /// One captured tool call, as far as knowledge needs it.
 struct Call {
     session: i64,
+    /// The directory the session worked in (a worktree, a subdirectory).
+    cwd: String,
     failed: bool,
     command: Option<String>,
     files: Vec<String>,
@@ -188,7 +190,8 @@ fn read_calls(conn: &Connection, project: i64) -> mnemo_recall::Result<Vec<Call>
                 CASE WHEN json_valid(e.input) THEN json_extract(e.input, '$.command') END,
                 e.files_read, e.files_modified,
                 (SELECT o.id FROM observations o WHERE o.session_id = e.session_id
-                   AND o.prompt_number = e.prompt_number ORDER BY o.id LIMIT 1)
+                   AND o.prompt_number = e.prompt_number ORDER BY o.id LIMIT 1),
+                (SELECT coalesce(s.cwd, '') FROM sessions s WHERE s.id = e.session_id)
          FROM events e
          WHERE e.kind IN ('tool_use', 'tool_failure')
            AND e.session_id IN (SELECT id FROM sessions WHERE project_id = ?1
@@ -211,21 +214,38 @@ fn read_calls(conn: &Connection, project: i64) -> mnemo_recall::Result<Vec<Call>
                 command: command.and_then(|v| v.as_str().map(str::to_owned)),
                 files,
                 observation: r.get(5)?,
+                cwd: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
             })
         },
     )?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// `path` relative to `root` when under it.
+/// `path` relative to `root` when under it (a whole directory: `/a/b` is
+/// not under `/a/bc`).
 fn relative<'a>(path: &'a str, root: &str) -> &'a str {
+    let root = root.trim_end_matches(['/', '\\']);
     if root.is_empty() {
         return path;
     }
     path.strip_prefix(root)
+        .filter(|p| p.starts_with(['/', '\\']))
         .map(|p| p.trim_start_matches(['/', '\\']))
         .filter(|p| !p.is_empty())
         .unwrap_or(path)
+}
+
+impl Call {
+    /// `path` relative to the directory the session worked in when under
+    /// it (a worktree or checkout elsewhere, a subdirectory), else to the
+    /// project's root.
+    fn relative<'a>(&self, path: &'a str, root: &str) -> &'a str {
+        let in_cwd = relative(path, &self.cwd);
+        if in_cwd != path {
+            return in_cwd;
+        }
+        relative(path, root)
+    }
 }
 
 fn file_name(path: &str) -> &str {
@@ -279,7 +299,9 @@ fn stack_items(root: &Path, calls: &[Call]) -> Vec<KnowledgeItem> {
     let root_text = root.to_string_lossy();
     let mut found: BTreeMap<(&str, &str), Tally> = BTreeMap::new();
     let mut note = |file: &str, call: Option<&Call>| {
-        let rel = relative(file, &root_text).to_owned();
+        let rel = call
+            .map_or_else(|| relative(file, &root_text), |c| c.relative(file, &root_text))
+            .to_owned();
         let name = file_name(&rel);
         let kind = ecosystem_of(name).map(|e| (store::STACK, e)).or_else(|| {
             TOOL_FILES
@@ -368,7 +390,7 @@ fn language_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
                 .and_then(|e| e.to_str())
                 .unwrap_or("");
             if let Some((_, lang)) = LANGUAGES.iter().find(|(e, _)| *e == ext) {
-                files.entry(lang).or_default().insert(relative(f, root));
+                files.entry(lang).or_default().insert(call.relative(f, root));
                 tally.sources.extend(call.observation);
             }
         }
@@ -403,7 +425,7 @@ fn layout_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
     let mut dirs: HashMap<String, (BTreeSet<String>, Tally)> = HashMap::new();
     for call in calls {
         for f in &call.files {
-            let rel = relative(f, root);
+            let rel = call.relative(f, root);
             if let Some(dir) = module_of(rel) {
                 let (files, tally) = dirs.entry(dir).or_default();
                 files.insert(rel.to_owned());
@@ -690,6 +712,26 @@ mod tests {
         assert_eq!(shape("mise run ci"), "mise run ci");
         assert_eq!(shape("python -m pytest -x"), "python -m pytest");
         assert_eq!(command_shape("*** Begin Patch"), None);
+    }
+
+    #[test]
+    fn paths_are_relative_to_whole_directories() {
+        assert_eq!(relative("/p/app/src/x.rs", "/p/app"), "src/x.rs");
+        assert_eq!(relative("/p/app/src/x.rs", "/p/app/"), "src/x.rs");
+        assert_eq!(relative("/p/app-wt/src/x.rs", "/p/app"), "/p/app-wt/src/x.rs");
+        let call = Call {
+            session: 1,
+            cwd: "/p/app/.worktrees/2".into(),
+            failed: false,
+            command: None,
+            files: Vec::new(),
+            observation: None,
+        };
+        assert_eq!(
+            call.relative("/p/app/.worktrees/2/cmd/main.go", "/p/app"),
+            "cmd/main.go"
+        );
+        assert_eq!(call.relative("/p/app/go.mod", "/p/app"), "go.mod");
     }
 
     #[test]
