@@ -300,7 +300,10 @@ fn stack_items(root: &Path, calls: &[Call]) -> Vec<KnowledgeItem> {
     let mut found: BTreeMap<(&str, &str), Tally> = BTreeMap::new();
     let mut note = |file: &str, call: Option<&Call>| {
         let rel = call
-            .map_or_else(|| relative(file, &root_text), |c| c.relative(file, &root_text))
+            .map_or_else(
+                || relative(file, &root_text),
+                |c| c.relative(file, &root_text),
+            )
             .to_owned();
         let name = file_name(&rel);
         let kind = ecosystem_of(name).map(|e| (store::STACK, e)).or_else(|| {
@@ -390,7 +393,10 @@ fn language_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
                 .and_then(|e| e.to_str())
                 .unwrap_or("");
             if let Some((_, lang)) = LANGUAGES.iter().find(|(e, _)| *e == ext) {
-                files.entry(lang).or_default().insert(call.relative(f, root));
+                files
+                    .entry(lang)
+                    .or_default()
+                    .insert(call.relative(f, root));
                 tally.sources.extend(call.observation);
             }
         }
@@ -718,7 +724,10 @@ mod tests {
     fn paths_are_relative_to_whole_directories() {
         assert_eq!(relative("/p/app/src/x.rs", "/p/app"), "src/x.rs");
         assert_eq!(relative("/p/app/src/x.rs", "/p/app/"), "src/x.rs");
-        assert_eq!(relative("/p/app-wt/src/x.rs", "/p/app"), "/p/app-wt/src/x.rs");
+        assert_eq!(
+            relative("/p/app-wt/src/x.rs", "/p/app"),
+            "/p/app-wt/src/x.rs"
+        );
         let call = Call {
             session: 1,
             cwd: "/p/app/.worktrees/2".into(),
