@@ -24,7 +24,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mnemo_compress::{BatchEvent, Compressor, Outcome, SummaryDraft, TurnBatch};
+use mnemo_compress::{
+    BatchEvent, Compressor, KnowledgeOutcome, KnowledgeRequest, LlmCall, Outcome, SummaryDraft,
+    TurnBatch,
+};
 use mnemo_core::time::now_ms;
 use mnemo_store::ledger::{Exhausted, NewLlmCall};
 use mnemo_store::memory::{NewObservation, NewSummary};
@@ -36,6 +39,7 @@ use tokio::sync::watch;
 use tracing::{error, info, warn};
 
 use crate::api::{AppState, StreamEvent};
+use crate::consolidate::Schedule;
 use crate::exits::CodexExits;
 use crate::info::{ExhaustedInfo, WorkerInfo};
 use crate::narrative::Narratives;
@@ -83,6 +87,8 @@ pub struct Drain {
     info: WorkerInfo,
     /// When retention last pruned raw payloads (see [`Drain::prune_raw`]).
     pruned_at: Option<Instant>,
+    /// When each project's knowledge is due for the model.
+    knowledge_schedule: Schedule,
 }
 
 /// Whether the loop goes on.
@@ -103,6 +109,11 @@ impl Drain {
         };
         let max_attempts = w.max_attempts.max(1) as i64;
         let narratives = Arc::new(Narratives::new(&app.config));
+        let knowledge_schedule = Schedule::new(if compressor.can_consolidate() {
+            w.knowledge_every_batches
+        } else {
+            0
+        });
         Drain {
             app,
             store: Some(store),
@@ -113,6 +124,7 @@ impl Drain {
             max_attempts,
             info,
             pruned_at: None,
+            knowledge_schedule,
         }
     }
 
@@ -287,6 +299,12 @@ impl Drain {
                 self.link_superseded(&stored).await;
                 self.publish(stored).await;
                 self.refresh_knowledge(lease.turn.project_id).await;
+                if let Some(project) = lease.turn.project_id
+                    && self.knowledge_schedule.batch_stored(project)
+                {
+                    self.consolidate_knowledge(project, lease.turn.session_id, shutdown)
+                        .await;
+                }
             }
             Err(e) => self.fail(lease, format!("storing the result: {e}")).await,
         }
@@ -339,6 +357,62 @@ impl Drain {
             Ok(Err(e)) | Err(e) => {
                 warn!("could not update the knowledge of project {project}: {e}")
             }
+        }
+    }
+
+    /// Has the model consolidate the project's knowledge (see
+    /// [`crate::consolidate`]), inside the token budget. Whatever goes
+    /// wrong, the offline items stand and it is logged.
+    async fn consolidate_knowledge(
+        &mut self,
+        project: i64,
+        session: i64,
+        shutdown: &mut watch::Receiver<bool>,
+    ) {
+        if !self.llm_allowed(session).await {
+            return;
+        }
+        let read = self
+            .with_store(move |s| Ok(crate::consolidate::request(s.conn(), project)))
+            .await;
+        let (request, targets) = match read {
+            Ok(Ok(r)) if !r.0.items.is_empty() => r,
+            Ok(Ok(_)) => return,
+            Ok(Err(e)) => return warn!("cannot read the knowledge of project {project}: {e}"),
+            Err(e) => return warn!("cannot read the knowledge of project {project}: {e}"),
+        };
+        let limit = Duration::from_millis(self.limits.lease_ms as u64);
+        let compressor = self.compressor.clone();
+        let Some(outcome) = consolidate(compressor, request, limit, shutdown).await else {
+            return warn!("knowledge of project {project}: the model did not answer in time");
+        };
+        let calls = ledger_rows(&outcome.calls, Some(project), session, now_ms());
+        let rows = outcome
+            .revisions
+            .as_ref()
+            .ok()
+            .map(|revs| crate::consolidate::revision_rows(revs, &targets));
+        let stored = self
+            .with_store(move |s| Ok(store_consolidation(s, &calls, project, rows.as_deref())))
+            .await
+            .and_then(|r| r);
+        match (stored, outcome.revisions) {
+            (Ok(Some(n)), Ok(revs)) => info!(
+                "knowledge of project {project} consolidated by {}: {} revisions, {n} items{}",
+                self.compressor.provider(),
+                revs.len(),
+                match outcome.withheld {
+                    0 => String::new(),
+                    w => format!(", {w} withheld (they addressed the agent)"),
+                }
+            ),
+            (_, Err(e)) => {
+                warn!(
+                    "knowledge of project {project}: the model's answer is not used ({e}); the offline items stand"
+                )
+            }
+            (Err(e), _) => warn!("could not store the knowledge of project {project}: {e}"),
+            (Ok(None), Ok(_)) => {}
         }
     }
 
@@ -535,6 +609,63 @@ async fn compress(
     }
 }
 
+/// The cost ledger's rows for `calls` made for a session of a project.
+fn ledger_rows(calls: &[LlmCall], project: Option<i64>, session: i64, now: i64) -> Vec<NewLlmCall> {
+    calls
+        .iter()
+        .map(|c| NewLlmCall {
+            provider: c.provider.clone(),
+            model: c.model.clone(),
+            purpose: c.purpose.clone(),
+            project_id: project,
+            session_id: Some(session),
+            input_tokens: c.input_tokens,
+            output_tokens: c.output_tokens,
+            duration_ms: c.duration_ms,
+            ok: c.ok,
+            error: c.error.clone(),
+            created_at: now,
+        })
+        .collect()
+}
+
+/// Writes a consolidation's calls to the ledger and, for a usable answer,
+/// its revisions with the knowledge they revise; the number of items.
+fn store_consolidation(
+    store: &mut Store,
+    calls: &[NewLlmCall],
+    project: i64,
+    rows: Option<&[mnemo_store::knowledge::KnowledgeItem]>,
+) -> Result<Option<usize>, String> {
+    for c in calls {
+        mnemo_store::ledger::insert_call(store.conn(), c).map_err(|e| e.to_string())?;
+    }
+    rows.map(|rows| crate::knowledge::refresh_with(store.conn(), project, rows, now_ms()))
+        .transpose()
+}
+
+/// Asks the model to consolidate knowledge, within `limit`; None on
+/// shutdown or when the limit passes (the call is dropped).
+async fn consolidate(
+    compressor: Arc<Compressor>,
+    request: KnowledgeRequest,
+    limit: Duration,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Option<KnowledgeOutcome> {
+    let mut task = tokio::spawn(async move { compressor.consolidate(&request).await });
+    tokio::select! {
+        joined = &mut task => joined.ok(),
+        _ = stopped(shutdown) => {
+            task.abort();
+            None
+        }
+        _ = tokio::time::sleep(limit) => {
+            task.abort();
+            None
+        }
+    }
+}
+
 enum Interrupted {
     Shutdown,
     Failed(String),
@@ -707,23 +838,7 @@ pub fn batch_result(lease: &Lease, outcome: &Outcome, now: i64) -> BatchResult {
             summary: piece_of_draft(s),
             created_at: happened_at,
         });
-    let calls = outcome
-        .calls
-        .iter()
-        .map(|c| NewLlmCall {
-            provider: c.provider.clone(),
-            model: c.model.clone(),
-            purpose: c.purpose.clone(),
-            project_id: turn.project_id,
-            session_id: Some(turn.session_id),
-            input_tokens: c.input_tokens,
-            output_tokens: c.output_tokens,
-            duration_ms: c.duration_ms,
-            ok: c.ok,
-            error: c.error.clone(),
-            created_at: now,
-        })
-        .collect();
+    let calls = ledger_rows(&outcome.calls, turn.project_id, turn.session_id, now);
     BatchResult {
         observations,
         summary,

@@ -157,12 +157,28 @@ struct Call {
     observation: Option<i64>,
 }
 
-/// Recomputes the project's knowledge and stores it in place; the number
-/// of items.
+/// Recomputes the project's knowledge, with the model's stored revisions
+/// applied ([`crate::consolidate`]), and stores it in place; the number of
+/// items.
 pub fn refresh(conn: &Connection, project: i64, now_ms: i64) -> Result<usize, String> {
-    let items = derive(conn, project).map_err(|e| e.to_string())?;
+    let revisions = store::revisions(conn, project).map_err(|e| e.to_string())?;
+    refresh_with(conn, project, &revisions, now_ms)
+}
+
+/// [`refresh`] with `revisions` in place of the stored ones (which they
+/// replace).
+pub fn refresh_with(
+    conn: &Connection,
+    project: i64,
+    revisions: &[KnowledgeItem],
+    now_ms: i64,
+) -> Result<usize, String> {
+    let mut items = derive(conn, project).map_err(|e| e.to_string())?;
+    crate::consolidate::apply(&mut items, revisions);
+    let shown = items.len();
+    items.extend(revisions.iter().cloned());
     store::replace(conn, project, &items, now_ms).map_err(|e| e.to_string())?;
-    Ok(items.len())
+    Ok(shown)
 }
 
 /// The project's knowledge items, derived from its records.
