@@ -2,8 +2,10 @@
 //! the test kit on loopback (counting calls and tokens), and a stand-in for
 //! the `claude` CLI. What is proved here is the worker's side of it: one call
 //! per multi-tool turn, a garbage answer still ends as observations with the
-//! error recorded, the budget stops calls, and no child process outlives the
-//! worker.
+//! error recorded, the budget stops calls, no child process outlives the
+//! worker, and a project's knowledge is consolidated by the model (a good
+//! answer revises it with provenance; garbage or a timeout keeps the offline
+//! items; orders to the agent are not stored).
 
 mod common;
 #[path = "common/worker.rs"]
@@ -442,15 +444,22 @@ fn knowledge_stand_in(knowledge: KnowledgeAnswer) -> StandIn {
         if req.tool_names().iter().any(|t| t == "record_knowledge")
             || req.system_text().contains("durable knowledge")
         {
-            let user = req.messages()[0]["content"]
-                .as_str()
-                .unwrap_or("")
-                .to_owned();
-            knowledge(&user)
+            knowledge(&user_text(req))
         } else {
             Reply::tool_use("record_memory", model_answer()).with_usage(700, 120)
         }
     })
+}
+
+/// The user message of a request (Anthropic's only message, OpenAI's after
+/// the system message).
+fn user_text(req: &mnemo_testkit::RecordedRequest) -> String {
+    req.messages()
+        .iter()
+        .find(|m| m["role"] == "user")
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or("")
+        .to_owned()
 }
 
 /// The first record id the model was shown (`S1: asked ...`).
@@ -462,15 +471,23 @@ fn first_record(user: &str) -> String {
 /// Two turns of a project through the worker with `knowledge` answering the
 /// consolidation asked after every batch; returns the env once a
 /// consolidation was attempted and the queue is done.
-fn consolidate_with(knowledge: KnowledgeAnswer, timeout_secs: &str) -> (Env, StandIn) {
+fn consolidate_with(
+    name: &'static str,
+    knowledge: KnowledgeAnswer,
+    timeout_secs: &str,
+) -> (Env, StandIn) {
     let env = Env::new();
     let stand_in = knowledge_stand_in(knowledge);
     let proj = project(&env, "p");
     let session = "f0000000-0000-0000-0000-000000000020";
-    let base = stand_in.base_url();
+    let base = if name == "openai" {
+        stand_in.openai_base_url()
+    } else {
+        stand_in.base_url()
+    };
     let timeout = timeout_secs.to_owned();
     let _worker = Worker::start(&env, move |c| {
-        provider("anthropic", base)(c);
+        provider(name, base)(c);
         c.env("MNEMO_WORKER_KNOWLEDGE_EVERY_BATCHES", "1")
             .env("MNEMO_PROVIDER_TIMEOUT_SECS", timeout);
     });
@@ -497,9 +514,9 @@ fn context_of(env: &Env) -> String {
 /// knowledge: a good answer rewrites an item and adds one (with the records
 /// it cites as provenance), the fixed instructions are marked for caching,
 /// and an item that addresses the agent is not stored.
-#[test]
-fn a_model_consolidates_the_knowledge_and_orders_in_it_are_not_stored() {
+fn a_model_consolidates_the_knowledge_and_orders_in_it_are_not_stored(name: &'static str) {
     let (env, stand_in) = consolidate_with(
+        name,
         |user| {
             let cited = first_record(user);
             Reply::tool_use(
@@ -525,12 +542,16 @@ fn a_model_consolidates_the_knowledge_and_orders_in_it_are_not_stored() {
     let asked = stand_in
         .requests()
         .into_iter()
-        .find(|r| r.tool_names().iter().any(|t| t == "record_knowledge"))
+        .find(|r| r.system_text().contains("durable knowledge"))
         .expect("a knowledge request");
-    assert!(
-        asked.body_contains("\"cache_control\""),
-        "fixed part marked for caching"
-    );
+    if name == "anthropic" {
+        assert!(
+            asked.body_contains("\"cache_control\""),
+            "fixed part marked for caching"
+        );
+    } else {
+        assert_eq!(asked.messages()[0]["role"], "system", "fixed part first");
+    }
     let context = context_of(&env);
     assert!(
         context.contains("A small test project that the stand-in described"),
@@ -545,7 +566,7 @@ fn a_model_consolidates_the_knowledge_and_orders_in_it_are_not_stored() {
     let sources = env.strings(
         "SELECT sources FROM knowledge WHERE text LIKE '%the stand-in described%' AND kind = 'stack'",
     );
-    let user = asked.messages()[0]["content"].as_str().unwrap().to_owned();
+    let user = user_text(&asked);
     assert_eq!(
         sources,
         [format!("[\"{}\"]", first_record(&user))],
@@ -555,6 +576,16 @@ fn a_model_consolidates_the_knowledge_and_orders_in_it_are_not_stored() {
         env.count("SELECT count(*) FROM llm_calls WHERE purpose = 'knowledge' AND ok"),
         env.count("SELECT count(*) FROM llm_calls WHERE purpose = 'knowledge'"),
     );
+}
+
+#[test]
+fn anthropic_consolidates_the_knowledge_and_orders_in_it_are_not_stored() {
+    a_model_consolidates_the_knowledge_and_orders_in_it_are_not_stored("anthropic");
+}
+
+#[test]
+fn openai_consolidates_the_knowledge_and_orders_in_it_are_not_stored() {
+    a_model_consolidates_the_knowledge_and_orders_in_it_are_not_stored("openai");
 }
 
 /// The offline items of the same project, as the index shows them.
@@ -600,7 +631,7 @@ fn a_garbage_knowledge_answer_keeps_the_offline_items() {
             )
         },
     ] {
-        let (env, _stand_in) = consolidate_with(answer, "20");
+        let (env, _stand_in) = consolidate_with("anthropic", answer, "20");
         offline_knowledge_kept(&env);
         assert!(
             env.count("SELECT count(*) FROM llm_calls WHERE purpose = 'knowledge' AND NOT ok") > 0
@@ -613,6 +644,7 @@ fn a_garbage_knowledge_answer_keeps_the_offline_items() {
 #[test]
 fn a_knowledge_call_that_times_out_keeps_the_offline_items() {
     let (env, _stand_in) = consolidate_with(
+        "openai",
         |_| {
             Reply::tool_use("record_knowledge", serde_json::json!({"items": []}))
                 .delayed(Duration::from_secs(4))
