@@ -432,36 +432,31 @@ fn language_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
     Some(tally.item(store::STACK, "languages", text))
 }
 
-/// The directory a file counts for: its parent, at most two levels deep.
-fn module_of(rel: &str) -> Option<String> {
+/// The directory a file counts for: its parent, at most `depth` levels deep.
+fn module_of(rel: &str, depth: usize) -> Option<String> {
     let parts: Vec<&str> = rel.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
     if parts.len() < 2 || parts[0] == ".." || Path::new(rel).is_absolute() {
         return None;
     }
-    let depth = (parts.len() - 1).min(2);
+    let depth = (parts.len() - 1).min(depth);
     Some(parts[..depth].join("/"))
 }
 
+/// Directories two levels deep, one level deeper when a single directory
+/// holds most of the files (`cmd/app/` says nothing of a project that
+/// lives in it).
+const MODULE_DEPTHS: [usize; 2] = [2, 3];
+
 /// The directories most worked in, by distinct files touched.
 fn layout_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
-    let mut dirs: HashMap<String, (BTreeSet<String>, Tally)> = HashMap::new();
-    for call in calls {
-        for f in &call.files {
-            let rel = call.relative(f, root);
-            if let Some(dir) = module_of(rel) {
-                let (files, tally) = dirs.entry(dir).or_default();
-                files.insert(rel.to_owned());
-                tally.sessions.insert(call.session);
-                tally.sources.extend(call.observation);
-            }
+    let mut ranked = Vec::new();
+    for depth in MODULE_DEPTHS {
+        ranked = ranked_dirs(root, calls, depth);
+        let total: usize = ranked.iter().map(|r| r.1).sum();
+        if ranked.first().is_none_or(|top| top.1 * 3 < total * 2) {
+            break;
         }
     }
-    let mut ranked: Vec<(String, usize, Tally)> = dirs
-        .into_iter()
-        .map(|(d, (files, t))| (d, files.len(), t))
-        .filter(|(_, n, _)| *n >= 2)
-        .collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.truncate(MAX_DIRS);
     if ranked.is_empty() {
         return None;
@@ -476,6 +471,29 @@ fn layout_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
     }
     let text = format!("main directories: {}", parts.join(", "));
     Some(tally.item(store::LAYOUT, "directories", text))
+}
+
+/// Directories `depth` levels deep with two files or more, most files first.
+fn ranked_dirs(root: &str, calls: &[Call], depth: usize) -> Vec<(String, usize, Tally)> {
+    let mut dirs: HashMap<String, (BTreeSet<String>, Tally)> = HashMap::new();
+    for call in calls {
+        for f in &call.files {
+            let rel = call.relative(f, root);
+            if let Some(dir) = module_of(rel, depth) {
+                let (files, tally) = dirs.entry(dir).or_default();
+                files.insert(rel.to_owned());
+                tally.sessions.insert(call.session);
+                tally.sources.extend(call.observation);
+            }
+        }
+    }
+    let mut ranked: Vec<(String, usize, Tally)> = dirs
+        .into_iter()
+        .map(|(d, (files, t))| (d, files.len(), t))
+        .filter(|(_, n, _)| *n >= 2)
+        .collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked
 }
 
 /// The shape of a command: program and subcommand, with the task's name
@@ -760,6 +778,42 @@ mod tests {
     }
 
     #[test]
+    fn one_directory_holding_most_files_is_split_one_level_deeper() {
+        let call = |f: &str| Call {
+            session: 1,
+            cwd: "/p".into(),
+            failed: false,
+            command: None,
+            files: vec![format!("/p/{f}")],
+            observation: None,
+        };
+        let calls: Vec<Call> = [
+            "cmd/app/cli/a.go",
+            "cmd/app/cli/b.go",
+            "cmd/app/store/c.go",
+            "cmd/app/store/d.go",
+            "docs/x.md",
+            "docs/y.md",
+        ]
+        .into_iter()
+        .map(call)
+        .collect();
+        let text = layout_item("/p", &calls).unwrap().text;
+        assert!(text.contains("cmd/app/cli/ (2 files)"), "{text}");
+        assert!(text.contains("docs/ (2 files)"), "{text}");
+        let spread: Vec<Call> = ["src/a.rs", "src/b.rs", "tests/c.rs", "tests/d.rs"]
+            .into_iter()
+            .map(call)
+            .collect();
+        assert!(
+            layout_item("/p", &spread)
+                .unwrap()
+                .text
+                .contains("src/ (2 files)")
+        );
+    }
+
+    #[test]
     fn manifests_name_their_ecosystem() {
         assert_eq!(ecosystem_of("go.mod"), Some("Go"));
         assert_eq!(ecosystem_of("App.csproj"), Some(".NET (C#)"));
@@ -769,12 +823,16 @@ mod tests {
     #[test]
     fn modules_are_directories_two_levels_deep() {
         assert_eq!(
-            module_of("crates/store/src/lib.rs").as_deref(),
+            module_of("crates/store/src/lib.rs", 2).as_deref(),
             Some("crates/store")
         );
-        assert_eq!(module_of("src/main.go").as_deref(), Some("src"));
-        assert_eq!(module_of("README.md"), None);
-        assert_eq!(module_of("../other/x.rs"), None);
+        assert_eq!(module_of("src/main.go", 2).as_deref(), Some("src"));
+        assert_eq!(module_of("README.md", 2), None);
+        assert_eq!(module_of("../other/x.rs", 2), None);
+        assert_eq!(
+            module_of("cmd/app/cli/strategy/x.go", 3).as_deref(),
+            Some("cmd/app/cli")
+        );
     }
 
     #[test]
