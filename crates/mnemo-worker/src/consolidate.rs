@@ -1,8 +1,10 @@
 //! Project knowledge consolidated by the model, when one is configured.
 //!
 //! The offline items ([`crate::knowledge`]) are rebuilt after every batch.
-//! Once every `worker.knowledge_every_batches` stored batches of a project
-//! (and only inside the token budget), the model is shown those items and
+//! Once every `worker.knowledge_every_turns` turns of a project stored since
+//! its last consolidation (counted in the store, so a worker that exits
+//! when idle does not start again from zero), and only inside the token
+//! budget, the model is shown those items and
 //! the records they rest on, and answers with revisions: an item rewritten
 //! to stand on its own, an item dropped as noise, a few items added (what
 //! the project is), each citing the records it rests on.
@@ -13,7 +15,7 @@
 //! (wrong shape, unknown refs, made-up provenance), a failed call or a
 //! timeout changes nothing: the offline items stand, and it is logged.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 
 use mnemo_compress::{KnowledgeRequest, Revision, ShownItem};
 use mnemo_store::knowledge::{self as store, KnowledgeItem};
@@ -27,36 +29,24 @@ const SOURCES_SHOWN: usize = 40;
 /// Most sources kept on a revised item.
 const MAX_SOURCES: usize = 6;
 
-/// When each project's knowledge is due for the model: every `every`
-/// stored batches (0: never).
-#[derive(Debug, Default)]
-pub struct Schedule {
-    every: u64,
-    batches: HashMap<i64, u64>,
-}
-
-impl Schedule {
-    pub fn new(every: u64) -> Schedule {
-        Schedule {
-            every,
-            batches: HashMap::new(),
-        }
+/// Whether `project`'s knowledge is due for the model: `every` turns (or
+/// more) summarized since its last consolidation call, failed or not (the
+/// ledger's `knowledge` rows); never when `every` is 0.
+pub fn due(conn: &Connection, project: i64, every: u64) -> rusqlite::Result<bool> {
+    if every == 0 {
+        return Ok(false);
     }
-
-    /// Counts a stored batch of `project`; true when its consolidation is
-    /// due (then the count starts again).
-    pub fn batch_stored(&mut self, project: i64) -> bool {
-        if self.every == 0 {
-            return false;
-        }
-        let n = self.batches.entry(project).or_default();
-        *n += 1;
-        if *n >= self.every {
-            *n = 0;
-            return true;
-        }
-        false
-    }
+    let turns: i64 = conn
+        .prepare_cached(
+            "SELECT count(*) FROM summaries WHERE project_id = ?1 AND created_at >
+               coalesce((SELECT max(created_at) FROM llm_calls
+                         WHERE purpose = ?2 AND project_id = ?1), 0)",
+        )?
+        .query_row(
+            rusqlite::params![project, mnemo_compress::PURPOSE_KNOWLEDGE],
+            |r| r.get(0),
+        )?;
+    Ok(turns as u64 >= every)
 }
 
 /// What the model is shown of `project`, and the (kind, key) of the item
@@ -244,12 +234,29 @@ mod tests {
     }
 
     #[test]
-    fn the_schedule_counts_batches_per_project() {
-        let mut s = Schedule::new(2);
-        assert!(!s.batch_stored(1));
-        assert!(!s.batch_stored(2));
-        assert!(s.batch_stored(1));
-        assert!(!s.batch_stored(1));
-        assert!(!Schedule::new(0).batch_stored(1));
+    fn consolidation_is_due_every_n_turns_since_the_last_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let store =
+            mnemo_store::Store::open(&dir.path().join("m.db"), std::time::Duration::from_secs(1))
+                .unwrap();
+        let conn = store.conn();
+        conn.execute_batch(
+            "INSERT INTO projects (id, root, name, created_at) VALUES (1, '/p', 'p', 0);
+             INSERT INTO summaries (uid, project_id, created_at) VALUES ('a', 1, 10), ('b', 1, 20);",
+        )
+        .unwrap();
+        assert!(due(conn, 1, 2).unwrap());
+        assert!(!due(conn, 1, 3).unwrap());
+        assert!(!due(conn, 1, 0).unwrap());
+        conn.execute(
+            "INSERT INTO llm_calls (provider, model, purpose, project_id, input_tokens,
+                 output_tokens, duration_ms, ok, created_at)
+             VALUES ('x', 'm', 'knowledge', 1, 0, 0, 0, 1, 15)",
+            [],
+        )
+        .unwrap();
+        assert!(due(conn, 1, 1).unwrap(), "one turn since the call");
+        assert!(!due(conn, 1, 2).unwrap());
+        assert!(!due(conn, 2, 1).unwrap(), "per project");
     }
 }

@@ -39,7 +39,6 @@ use tokio::sync::watch;
 use tracing::{error, info, warn};
 
 use crate::api::{AppState, StreamEvent};
-use crate::consolidate::Schedule;
 use crate::exits::CodexExits;
 use crate::info::{ExhaustedInfo, WorkerInfo};
 use crate::narrative::Narratives;
@@ -87,8 +86,8 @@ pub struct Drain {
     info: WorkerInfo,
     /// When retention last pruned raw payloads (see [`Drain::prune_raw`]).
     pruned_at: Option<Instant>,
-    /// When each project's knowledge is due for the model.
-    knowledge_schedule: Schedule,
+    /// Turns between two knowledge consolidations by the model (0: never).
+    knowledge_every: u64,
 }
 
 /// Whether the loop goes on.
@@ -109,11 +108,11 @@ impl Drain {
         };
         let max_attempts = w.max_attempts.max(1) as i64;
         let narratives = Arc::new(Narratives::new(&app.config));
-        let knowledge_schedule = Schedule::new(if compressor.can_consolidate() {
-            w.knowledge_every_batches
+        let knowledge_every = if compressor.can_consolidate() {
+            w.knowledge_every_turns
         } else {
             0
-        });
+        };
         Drain {
             app,
             store: Some(store),
@@ -124,7 +123,7 @@ impl Drain {
             max_attempts,
             info,
             pruned_at: None,
-            knowledge_schedule,
+            knowledge_every,
         }
     }
 
@@ -297,11 +296,10 @@ impl Drain {
             Ok(stored) => {
                 log_stored(&lease, &stored, &outcome.source, started);
                 self.link_superseded(&stored).await;
+                let turn_ended = stored.summary_id.is_some();
                 self.publish(stored).await;
                 self.refresh_knowledge(lease.turn.project_id).await;
-                if let Some(project) = lease.turn.project_id
-                    && self.knowledge_schedule.batch_stored(project)
-                {
+                if let Some(project) = lease.turn.project_id.filter(|_| turn_ended) {
                     self.consolidate_knowledge(project, lease.turn.session_id, shutdown)
                         .await;
                 }
@@ -369,7 +367,11 @@ impl Drain {
         session: i64,
         shutdown: &mut watch::Receiver<bool>,
     ) {
-        if !self.llm_allowed(session).await {
+        let every = self.knowledge_every;
+        let due = self
+            .with_store(move |s| Ok(crate::consolidate::due(s.conn(), project, every)))
+            .await;
+        if !matches!(due, Ok(Ok(true))) || !self.llm_allowed(session).await {
             return;
         }
         let read = self

@@ -424,7 +424,7 @@ fn sigkill_during_a_provider_call_loses_and_duplicates_nothing() {
 }
 
 /// The requests that compressed a turn (not those that consolidated a
-/// project's knowledge, made once every `worker.knowledge_every_batches`).
+/// project's knowledge, made once every `worker.knowledge_every_turns`).
 fn turn_requests(stand_in: &StandIn) -> i64 {
     stand_in
         .requests()
@@ -488,7 +488,7 @@ fn consolidate_with(
     let timeout = timeout_secs.to_owned();
     let _worker = Worker::start(&env, move |c| {
         provider(name, base)(c);
-        c.env("MNEMO_WORKER_KNOWLEDGE_EVERY_BATCHES", "1")
+        c.env("MNEMO_WORKER_KNOWLEDGE_EVERY_TURNS", "1")
             .env("MNEMO_PROVIDER_TIMEOUT_SECS", timeout);
     });
     session_start(&env, &proj, session);
@@ -519,10 +519,17 @@ fn a_model_consolidates_the_knowledge_and_orders_in_it_are_not_stored(name: &'st
         name,
         |user| {
             let cited = first_record(user);
+            // The first item shown of kind stack (`K1 | stack | …`).
+            let stack = user
+                .lines()
+                .find(|l| l.contains(" | stack | "))
+                .and_then(|l| l.split(" | ").next())
+                .unwrap_or("K1")
+                .to_owned();
             Reply::tool_use(
                 "record_knowledge",
                 serde_json::json!({"items": [
-                    {"ref": "K1", "kind": "stack", "text": "Rust sources under src/, written by the stand-in",
+                    {"ref": stack, "kind": "stack", "text": "Rust sources under src/, written by the stand-in",
                      "drop": false, "sources": []},
                     {"ref": "", "kind": "stack", "text": "A small test project that the stand-in described",
                      "drop": false, "sources": [cited]},
@@ -535,6 +542,10 @@ fn a_model_consolidates_the_knowledge_and_orders_in_it_are_not_stored(name: &'st
         },
         "20",
     );
+    let errors = env.strings(
+        "SELECT coalesce(error, '') FROM llm_calls WHERE purpose = 'knowledge' AND NOT ok",
+    );
+    assert!(errors.is_empty(), "the answer was refused: {errors:?}");
     wait_for("the model's items stored", T, || {
         (env.count("SELECT count(*) FROM knowledge WHERE text LIKE '%the stand-in described%'") > 0)
             .then_some(())
