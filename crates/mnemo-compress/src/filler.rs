@@ -130,8 +130,13 @@ fn is_filler(text: &str, max_words: usize) -> bool {
         return true;
     }
     let only_discourse = words.iter().all(|w| DISCOURSE.contains(w));
-    let narrates =
-        words.len() <= max_words && words.iter().take(3).any(|w| FIRST_PERSON.contains(w));
+    // "I couldn't reproduce it" reports a finding, not the speaker's process.
+    let negates = words
+        .iter()
+        .any(|w| w.ends_with("n't") || ["not", "never", "cannot"].contains(w));
+    let narrates = words.len() <= max_words
+        && !negates
+        && words.iter().take(3).any(|w| FIRST_PERSON.contains(w));
     only_discourse || narrates
 }
 
@@ -230,6 +235,7 @@ mod tests {
     fn facts_stay_whole() {
         for s in [
             "Not configurable via settings",
+            "I couldn't reproduce the crash on a clean checkout",
             "Pushed",
             "The output shows FAIL but I can't see the specific failure",
             "I don't think any of our changes are redundant because the base branch changed the lifecycle",
