@@ -442,10 +442,10 @@ fn module_of(rel: &str, depth: usize) -> Option<String> {
     Some(parts[..depth].join("/"))
 }
 
-/// Directories two levels deep, one level deeper when a single directory
-/// holds most of the files (`cmd/app/` says nothing of a project that
-/// lives in it).
-const MODULE_DEPTHS: [usize; 2] = [2, 3];
+/// Directories two levels deep, one level deeper (up to five) while a
+/// single directory holds most of the files (`cmd/app/` says nothing of a
+/// project that lives in it).
+const MODULE_DEPTHS: [usize; 4] = [2, 3, 4, 5];
 
 /// The directories most worked in, by distinct files touched.
 fn layout_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
