@@ -33,7 +33,9 @@
 //!
 //! Modules: `event` reads stored tool events, `command` and `code` know
 //! shell commands and source text, `concrete` tells a title that names what
-//! it acts on from one that only points at it, `narrative` reads what the assistant said
+//! it acts on from one that only points at it, `filler` knows
+//! conversational filler (acknowledgements, narration), `knowledge` asks
+//! the model to consolidate a project's knowledge items ([`Compressor::consolidate`]), `narrative` reads what the assistant said
 //! (explanations, questions, the report) and merges a long turn's pieces,
 //! `offline` writes observations without a model, `render` writes what a
 //! model is shown, `answer` reads what it says, `provider` talks to it,
@@ -45,6 +47,8 @@ mod command;
 mod common_tools;
 mod concrete;
 mod event;
+mod filler;
+mod knowledge;
 mod narrative;
 mod noise;
 mod offline;
@@ -64,13 +68,14 @@ use mnemo_core::config::ProviderConfig;
 use serde::{Deserialize, Serialize};
 
 pub use command::{CommandClass, classify as classify_command};
+pub use knowledge::{KnowledgeOutcome, KnowledgeRequest, PURPOSE_KNOWLEDGE, Revision, ShownItem};
 pub use offline::offline;
 pub use render::{DEFAULT_RENDER_BUDGET, answer_schema, render_batch, system_prompt};
 
 use provider::anthropic::{self, Anthropic};
 use provider::claude_cli::{self, ClaudeCli, CliOptions};
 use provider::openai::{self, OpenAi};
-use provider::{Answer, Http, Request};
+use provider::{Answer, Http, Request, Task};
 
 /// The observation types, in the order the schema lists them.
 pub const VOCABULARY: [&str; 6] = [
@@ -485,7 +490,9 @@ impl Compressor {
         let user = render_batch(batch, self.render_budget);
         let request = Request {
             user: &user,
-            turn_complete: batch.turn_complete,
+            task: Task::Turn {
+                complete: batch.turn_complete,
+            },
             purpose: if batch.turn_complete {
                 PURPOSE_TURN
             } else {

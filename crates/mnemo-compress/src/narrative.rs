@@ -328,7 +328,8 @@ pub(crate) fn title_of(explanation: &str, max: usize) -> Option<String> {
 /// The sentences of `text` that say what was found out.
 pub(crate) fn findings(text: &str, max: usize) -> Vec<String> {
     text::sentences(text, 40)
-        .into_iter()
+        .iter()
+        .filter_map(|s| crate::filler::strip(s))
         .filter(|s| {
             has_any(s, FINDINGS)
                 && !is_chatter(s)

@@ -211,6 +211,10 @@ pub struct WorkerConfig {
     /// Most HTTP connections open at once (live streams included); more wait
     /// in the listen queue until one closes.
     pub max_connections: u64,
+    /// With a model configured, a project's knowledge items are consolidated
+    /// by the model once every this many of its turns (inside the token
+    /// budget); 0 never asks the model.
+    pub knowledge_every_turns: u64,
 }
 
 impl Default for WorkerConfig {
@@ -227,6 +231,7 @@ impl Default for WorkerConfig {
             log_keep: 3,
             header_timeout_ms: 10_000,
             max_connections: 64,
+            knowledge_every_turns: 20,
         }
     }
 }

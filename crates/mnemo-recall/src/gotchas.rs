@@ -243,6 +243,20 @@ const ERROR_WORDS: &[&str] = &[
     "invalid",
 ];
 
+/// Lines of an error output searched for the one that says what went wrong
+/// (a test runner's verdict comes after its log).
+const HEADLINE_LINES: usize = 400;
+
+/// Whether a line names an error: an error word, or `FAIL` as a word (the
+/// verdict of test runners: `--- FAIL: TestX`, `FAIL src/x.test.ts`).
+fn names_an_error(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    ERROR_WORDS.iter().any(|w| lower.contains(w))
+        || line
+            .split(|c: char| !c.is_ascii_alphanumeric())
+            .any(|w| w == "FAIL")
+}
+
 /// The line of an error that says what went wrong: the first that names an
 /// error (within the first lines), else the first that is not `Exit code N`.
 fn error_headline(error: &str) -> String {
@@ -255,11 +269,8 @@ fn error_headline(error: &str) -> String {
     let said = |l: &&str| !l.to_ascii_lowercase().starts_with("exit code");
     let line = lines()
         .filter(said)
-        .take(40)
-        .find(|l| {
-            let lower = l.to_ascii_lowercase();
-            ERROR_WORDS.iter().any(|w| lower.contains(w))
-        })
+        .take(HEADLINE_LINES)
+        .find(|l| names_an_error(l))
         .or_else(|| lines().find(said))
         .or_else(|| lines().next())
         .unwrap_or("failed");
@@ -519,6 +530,13 @@ mod tests {
             "error[E0425]: cannot find value `x`"
         );
         assert_eq!(error_headline("Exit code 3"), "Exit code 3");
+        let log: String = (0..60).map(|i| format!("    step {i} ok\n")).collect();
+        assert_eq!(
+            error_headline(&format!(
+                "Exit code 1\n=== RUN   TestA\n{log}--- FAIL: TestA (0.61s)"
+            )),
+            "--- FAIL: TestA (0.61s)"
+        );
         assert_eq!(
             error_headline(
                 "Exit code 2\nCompiling 4 files (.ex)\n** (CompileError) lib/a.ex:3: undefined"

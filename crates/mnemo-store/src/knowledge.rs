@@ -28,6 +28,12 @@ pub const DECISION: &str = "decision";
 pub const OPEN: &str = "open";
 /// A failure that recurred across sessions, and what fixed it.
 pub const PROBLEM: &str = "problem";
+/// The model's revision of an item (`mnemo_worker::consolidate`), kept
+/// beside the items so that every offline refresh applies it again: key
+/// `kind<TAB>key` of the item revised (`kind<TAB>+N` for an item the model
+/// added), text the new text, weight 1 when the item is dropped. Never
+/// shown: [`items`] leaves these out, [`revisions`] reads them.
+pub const REVISION: &str = "revision";
 
 /// One durable item of a project's knowledge.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -109,26 +115,35 @@ pub fn replace(
 
 /// The project's items: by kind in [`KINDS`] order, then heaviest first.
 pub fn items(conn: &Connection, project: i64) -> rusqlite::Result<Vec<KnowledgeItem>> {
-    let mut stmt = conn.prepare_cached(
-        "SELECT kind, key, text, weight, sources, files, updated_at FROM knowledge
-         WHERE project_id = ?1 ORDER BY kind, weight DESC, key",
-    )?;
-    let mut all: Vec<KnowledgeItem> = stmt
-        .query_map([project], |r| {
-            Ok(KnowledgeItem {
-                kind: r.get(0)?,
-                key: r.get(1)?,
-                text: r.get(2)?,
-                weight: r.get(3)?,
-                sources: parse_json_list(&r.get::<_, String>(4)?),
-                files: parse_json_list(&r.get::<_, String>(5)?),
-                updated_at: r.get(6)?,
-            })
-        })?
-        .collect::<rusqlite::Result<_>>()?;
+    let mut all = read(conn, project, false)?;
     let rank = |k: &str| KINDS.iter().position(|x| *x == k).unwrap_or(KINDS.len());
     all.sort_by_key(|i| rank(&i.kind));
     Ok(all)
+}
+
+/// The model's revisions of the project's items ([`REVISION`]).
+pub fn revisions(conn: &Connection, project: i64) -> rusqlite::Result<Vec<KnowledgeItem>> {
+    read(conn, project, true)
+}
+
+/// The project's rows: the revisions, or everything else.
+fn read(conn: &Connection, project: i64, revisions: bool) -> rusqlite::Result<Vec<KnowledgeItem>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT kind, key, text, weight, sources, files, updated_at FROM knowledge
+         WHERE project_id = ?1 AND (kind = 'revision') = ?2 ORDER BY kind, weight DESC, key",
+    )?;
+    stmt.query_map(params![project, revisions], |r| {
+        Ok(KnowledgeItem {
+            kind: r.get(0)?,
+            key: r.get(1)?,
+            text: r.get(2)?,
+            weight: r.get(3)?,
+            sources: parse_json_list(&r.get::<_, String>(4)?),
+            files: parse_json_list(&r.get::<_, String>(5)?),
+            updated_at: r.get(6)?,
+        })
+    })?
+    .collect()
 }
 
 #[cfg(test)]

@@ -24,7 +24,10 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use mnemo_compress::{BatchEvent, Compressor, Outcome, SummaryDraft, TurnBatch};
+use mnemo_compress::{
+    BatchEvent, Compressor, KnowledgeOutcome, KnowledgeRequest, LlmCall, Outcome, SummaryDraft,
+    TurnBatch,
+};
 use mnemo_core::time::now_ms;
 use mnemo_store::ledger::{Exhausted, NewLlmCall};
 use mnemo_store::memory::{NewObservation, NewSummary};
@@ -83,6 +86,8 @@ pub struct Drain {
     info: WorkerInfo,
     /// When retention last pruned raw payloads (see [`Drain::prune_raw`]).
     pruned_at: Option<Instant>,
+    /// Turns between two knowledge consolidations by the model (0: never).
+    knowledge_every: u64,
 }
 
 /// Whether the loop goes on.
@@ -103,6 +108,11 @@ impl Drain {
         };
         let max_attempts = w.max_attempts.max(1) as i64;
         let narratives = Arc::new(Narratives::new(&app.config));
+        let knowledge_every = if compressor.can_consolidate() {
+            w.knowledge_every_turns
+        } else {
+            0
+        };
         Drain {
             app,
             store: Some(store),
@@ -113,6 +123,7 @@ impl Drain {
             max_attempts,
             info,
             pruned_at: None,
+            knowledge_every,
         }
     }
 
@@ -291,8 +302,13 @@ impl Drain {
             Ok(stored) => {
                 log_stored(&lease, &stored, &outcome.source, started);
                 self.link_superseded(&stored).await;
+                let turn_ended = stored.summary_id.is_some();
                 self.publish(stored).await;
                 self.refresh_knowledge(lease.turn.project_id).await;
+                if let Some(project) = lease.turn.project_id.filter(|_| turn_ended) {
+                    self.consolidate_knowledge(project, lease.turn.session_id, shutdown)
+                        .await;
+                }
             }
             Err(e) => self.fail(lease, format!("storing the result: {e}")).await,
         }
@@ -345,6 +361,66 @@ impl Drain {
             Ok(Err(e)) | Err(e) => {
                 warn!("could not update the knowledge of project {project}: {e}")
             }
+        }
+    }
+
+    /// Has the model consolidate the project's knowledge (see
+    /// [`crate::consolidate`]), inside the token budget. Whatever goes
+    /// wrong, the offline items stand and it is logged.
+    async fn consolidate_knowledge(
+        &mut self,
+        project: i64,
+        session: i64,
+        shutdown: &mut watch::Receiver<bool>,
+    ) {
+        let every = self.knowledge_every;
+        let due = self
+            .with_store(move |s| Ok(crate::consolidate::due(s.conn(), project, every)))
+            .await;
+        if !matches!(due, Ok(Ok(true))) || !self.llm_allowed(session).await {
+            return;
+        }
+        let read = self
+            .with_store(move |s| Ok(crate::consolidate::request(s.conn(), project)))
+            .await;
+        let (request, targets) = match read {
+            Ok(Ok(r)) if !r.0.items.is_empty() => r,
+            Ok(Ok(_)) => return,
+            Ok(Err(e)) => return warn!("cannot read the knowledge of project {project}: {e}"),
+            Err(e) => return warn!("cannot read the knowledge of project {project}: {e}"),
+        };
+        let limit = Duration::from_millis(self.limits.lease_ms as u64);
+        let compressor = self.compressor.clone();
+        let Some(outcome) = consolidate(compressor, request, limit, shutdown).await else {
+            return warn!("knowledge of project {project}: the model did not answer in time");
+        };
+        let calls = ledger_rows(&outcome.calls, Some(project), session, now_ms());
+        let rows = outcome
+            .revisions
+            .as_ref()
+            .ok()
+            .map(|revs| crate::consolidate::revision_rows(revs, &targets));
+        let stored = self
+            .with_store(move |s| Ok(store_consolidation(s, &calls, project, rows.as_deref())))
+            .await
+            .and_then(|r| r);
+        match (stored, outcome.revisions) {
+            (Ok(Some(n)), Ok(revs)) => info!(
+                "knowledge of project {project} consolidated by {}: {} revisions, {n} items{}",
+                self.compressor.provider(),
+                revs.len(),
+                match outcome.withheld {
+                    0 => String::new(),
+                    w => format!(", {w} withheld (they addressed the agent)"),
+                }
+            ),
+            (_, Err(e)) => {
+                warn!(
+                    "knowledge of project {project}: the model's answer is not used ({e}); the offline items stand"
+                )
+            }
+            (Err(e), _) => warn!("could not store the knowledge of project {project}: {e}"),
+            (Ok(None), Ok(_)) => {}
         }
     }
 
@@ -557,6 +633,63 @@ async fn compress(
     }
 }
 
+/// The cost ledger's rows for `calls` made for a session of a project.
+fn ledger_rows(calls: &[LlmCall], project: Option<i64>, session: i64, now: i64) -> Vec<NewLlmCall> {
+    calls
+        .iter()
+        .map(|c| NewLlmCall {
+            provider: c.provider.clone(),
+            model: c.model.clone(),
+            purpose: c.purpose.clone(),
+            project_id: project,
+            session_id: Some(session),
+            input_tokens: c.input_tokens,
+            output_tokens: c.output_tokens,
+            duration_ms: c.duration_ms,
+            ok: c.ok,
+            error: c.error.clone(),
+            created_at: now,
+        })
+        .collect()
+}
+
+/// Writes a consolidation's calls to the ledger and, for a usable answer,
+/// its revisions with the knowledge they revise; the number of items.
+fn store_consolidation(
+    store: &mut Store,
+    calls: &[NewLlmCall],
+    project: i64,
+    rows: Option<&[mnemo_store::knowledge::KnowledgeItem]>,
+) -> Result<Option<usize>, String> {
+    for c in calls {
+        mnemo_store::ledger::insert_call(store.conn(), c).map_err(|e| e.to_string())?;
+    }
+    rows.map(|rows| crate::knowledge::refresh_with(store.conn(), project, rows, now_ms()))
+        .transpose()
+}
+
+/// Asks the model to consolidate knowledge, within `limit`; None on
+/// shutdown or when the limit passes (the call is dropped).
+async fn consolidate(
+    compressor: Arc<Compressor>,
+    request: KnowledgeRequest,
+    limit: Duration,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Option<KnowledgeOutcome> {
+    let mut task = tokio::spawn(async move { compressor.consolidate(&request).await });
+    tokio::select! {
+        joined = &mut task => joined.ok(),
+        _ = stopped(shutdown) => {
+            task.abort();
+            None
+        }
+        _ = tokio::time::sleep(limit) => {
+            task.abort();
+            None
+        }
+    }
+}
+
 enum Interrupted {
     Shutdown,
     Failed(String),
@@ -726,23 +859,7 @@ pub fn batch_result(lease: &Lease, outcome: &Outcome, now: i64) -> BatchResult {
             summary: piece_of_draft(s),
             created_at: happened_at,
         });
-    let calls = outcome
-        .calls
-        .iter()
-        .map(|c| NewLlmCall {
-            provider: c.provider.clone(),
-            model: c.model.clone(),
-            purpose: c.purpose.clone(),
-            project_id: turn.project_id,
-            session_id: Some(turn.session_id),
-            input_tokens: c.input_tokens,
-            output_tokens: c.output_tokens,
-            duration_ms: c.duration_ms,
-            ok: c.ok,
-            error: c.error.clone(),
-            created_at: now,
-        })
-        .collect();
+    let calls = ledger_rows(&outcome.calls, turn.project_id, turn.session_id, now);
     BatchResult {
         observations,
         summary,

@@ -148,6 +148,8 @@ const RUN_VERBS: &[&str] = &["run", "exec", "task", "x"];
 /// One captured tool call, as far as knowledge needs it.
 struct Call {
     session: i64,
+    /// The directory the session worked in (a worktree, a subdirectory).
+    cwd: String,
     failed: bool,
     command: Option<String>,
     files: Vec<String>,
@@ -155,12 +157,28 @@ struct Call {
     observation: Option<i64>,
 }
 
-/// Recomputes the project's knowledge and stores it in place; the number
-/// of items.
+/// Recomputes the project's knowledge, with the model's stored revisions
+/// applied ([`crate::consolidate`]), and stores it in place; the number of
+/// items.
 pub fn refresh(conn: &Connection, project: i64, now_ms: i64) -> Result<usize, String> {
-    let items = derive(conn, project).map_err(|e| e.to_string())?;
+    let revisions = store::revisions(conn, project).map_err(|e| e.to_string())?;
+    refresh_with(conn, project, &revisions, now_ms)
+}
+
+/// [`refresh`] with `revisions` in place of the stored ones (which they
+/// replace).
+pub fn refresh_with(
+    conn: &Connection,
+    project: i64,
+    revisions: &[KnowledgeItem],
+    now_ms: i64,
+) -> Result<usize, String> {
+    let mut items = derive(conn, project).map_err(|e| e.to_string())?;
+    crate::consolidate::apply(&mut items, revisions);
+    let shown = items.len();
+    items.extend(revisions.iter().cloned());
     store::replace(conn, project, &items, now_ms).map_err(|e| e.to_string())?;
-    Ok(items.len())
+    Ok(shown)
 }
 
 /// The project's knowledge items, derived from its records.
@@ -188,7 +206,8 @@ fn read_calls(conn: &Connection, project: i64) -> mnemo_recall::Result<Vec<Call>
                 CASE WHEN json_valid(e.input) THEN json_extract(e.input, '$.command') END,
                 e.files_read, e.files_modified,
                 (SELECT o.id FROM observations o WHERE o.session_id = e.session_id
-                   AND o.prompt_number = e.prompt_number ORDER BY o.id LIMIT 1)
+                   AND o.prompt_number = e.prompt_number ORDER BY o.id LIMIT 1),
+                (SELECT coalesce(s.cwd, '') FROM sessions s WHERE s.id = e.session_id)
          FROM events e
          WHERE e.kind IN ('tool_use', 'tool_failure')
            AND e.session_id IN (SELECT id FROM sessions WHERE project_id = ?1
@@ -211,21 +230,38 @@ fn read_calls(conn: &Connection, project: i64) -> mnemo_recall::Result<Vec<Call>
                 command: command.and_then(|v| v.as_str().map(str::to_owned)),
                 files,
                 observation: r.get(5)?,
+                cwd: r.get::<_, Option<String>>(6)?.unwrap_or_default(),
             })
         },
     )?;
     Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
-/// `path` relative to `root` when under it.
+/// `path` relative to `root` when under it (a whole directory: `/a/b` is
+/// not under `/a/bc`).
 fn relative<'a>(path: &'a str, root: &str) -> &'a str {
+    let root = root.trim_end_matches(['/', '\\']);
     if root.is_empty() {
         return path;
     }
     path.strip_prefix(root)
+        .filter(|p| p.starts_with(['/', '\\']))
         .map(|p| p.trim_start_matches(['/', '\\']))
         .filter(|p| !p.is_empty())
         .unwrap_or(path)
+}
+
+impl Call {
+    /// `path` relative to the directory the session worked in when under
+    /// it (a worktree or checkout elsewhere, a subdirectory), else to the
+    /// project's root.
+    fn relative<'a>(&self, path: &'a str, root: &str) -> &'a str {
+        let in_cwd = relative(path, &self.cwd);
+        if in_cwd != path {
+            return in_cwd;
+        }
+        relative(path, root)
+    }
 }
 
 fn file_name(path: &str) -> &str {
@@ -279,7 +315,12 @@ fn stack_items(root: &Path, calls: &[Call]) -> Vec<KnowledgeItem> {
     let root_text = root.to_string_lossy();
     let mut found: BTreeMap<(&str, &str), Tally> = BTreeMap::new();
     let mut note = |file: &str, call: Option<&Call>| {
-        let rel = relative(file, &root_text).to_owned();
+        let rel = call
+            .map_or_else(
+                || relative(file, &root_text),
+                |c| c.relative(file, &root_text),
+            )
+            .to_owned();
         let name = file_name(&rel);
         let kind = ecosystem_of(name).map(|e| (store::STACK, e)).or_else(|| {
             TOOL_FILES
@@ -368,7 +409,10 @@ fn language_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
                 .and_then(|e| e.to_str())
                 .unwrap_or("");
             if let Some((_, lang)) = LANGUAGES.iter().find(|(e, _)| *e == ext) {
-                files.entry(lang).or_default().insert(relative(f, root));
+                files
+                    .entry(lang)
+                    .or_default()
+                    .insert(call.relative(f, root));
                 tally.sources.extend(call.observation);
             }
         }
@@ -388,36 +432,31 @@ fn language_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
     Some(tally.item(store::STACK, "languages", text))
 }
 
-/// The directory a file counts for: its parent, at most two levels deep.
-fn module_of(rel: &str) -> Option<String> {
+/// The directory a file counts for: its parent, at most `depth` levels deep.
+fn module_of(rel: &str, depth: usize) -> Option<String> {
     let parts: Vec<&str> = rel.split(['/', '\\']).filter(|p| !p.is_empty()).collect();
     if parts.len() < 2 || parts[0] == ".." || Path::new(rel).is_absolute() {
         return None;
     }
-    let depth = (parts.len() - 1).min(2);
+    let depth = (parts.len() - 1).min(depth);
     Some(parts[..depth].join("/"))
 }
 
+/// Directories two levels deep, one level deeper (up to five) while a
+/// single directory holds most of the files (`cmd/app/` says nothing of a
+/// project that lives in it).
+const MODULE_DEPTHS: [usize; 4] = [2, 3, 4, 5];
+
 /// The directories most worked in, by distinct files touched.
 fn layout_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
-    let mut dirs: HashMap<String, (BTreeSet<String>, Tally)> = HashMap::new();
-    for call in calls {
-        for f in &call.files {
-            let rel = relative(f, root);
-            if let Some(dir) = module_of(rel) {
-                let (files, tally) = dirs.entry(dir).or_default();
-                files.insert(rel.to_owned());
-                tally.sessions.insert(call.session);
-                tally.sources.extend(call.observation);
-            }
+    let mut ranked = Vec::new();
+    for depth in MODULE_DEPTHS {
+        ranked = ranked_dirs(root, calls, depth);
+        let total: usize = ranked.iter().map(|r| r.1).sum();
+        if ranked.first().is_none_or(|top| top.1 * 3 < total * 2) {
+            break;
         }
     }
-    let mut ranked: Vec<(String, usize, Tally)> = dirs
-        .into_iter()
-        .map(|(d, (files, t))| (d, files.len(), t))
-        .filter(|(_, n, _)| *n >= 2)
-        .collect();
-    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
     ranked.truncate(MAX_DIRS);
     if ranked.is_empty() {
         return None;
@@ -432,6 +471,29 @@ fn layout_item(root: &str, calls: &[Call]) -> Option<KnowledgeItem> {
     }
     let text = format!("main directories: {}", parts.join(", "));
     Some(tally.item(store::LAYOUT, "directories", text))
+}
+
+/// Directories `depth` levels deep with two files or more, most files first.
+fn ranked_dirs(root: &str, calls: &[Call], depth: usize) -> Vec<(String, usize, Tally)> {
+    let mut dirs: HashMap<String, (BTreeSet<String>, Tally)> = HashMap::new();
+    for call in calls {
+        for f in &call.files {
+            let rel = call.relative(f, root);
+            if let Some(dir) = module_of(rel, depth) {
+                let (files, tally) = dirs.entry(dir).or_default();
+                files.insert(rel.to_owned());
+                tally.sessions.insert(call.session);
+                tally.sources.extend(call.observation);
+            }
+        }
+    }
+    let mut ranked: Vec<(String, usize, Tally)> = dirs
+        .into_iter()
+        .map(|(d, (files, t))| (d, files.len(), t))
+        .filter(|(_, n, _)| *n >= 2)
+        .collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    ranked
 }
 
 /// The shape of a command: program and subcommand, with the task's name
@@ -693,6 +755,65 @@ mod tests {
     }
 
     #[test]
+    fn paths_are_relative_to_whole_directories() {
+        assert_eq!(relative("/p/app/src/x.rs", "/p/app"), "src/x.rs");
+        assert_eq!(relative("/p/app/src/x.rs", "/p/app/"), "src/x.rs");
+        assert_eq!(
+            relative("/p/app-wt/src/x.rs", "/p/app"),
+            "/p/app-wt/src/x.rs"
+        );
+        let call = Call {
+            session: 1,
+            cwd: "/p/app/.worktrees/2".into(),
+            failed: false,
+            command: None,
+            files: Vec::new(),
+            observation: None,
+        };
+        assert_eq!(
+            call.relative("/p/app/.worktrees/2/cmd/main.go", "/p/app"),
+            "cmd/main.go"
+        );
+        assert_eq!(call.relative("/p/app/go.mod", "/p/app"), "go.mod");
+    }
+
+    #[test]
+    fn one_directory_holding_most_files_is_split_one_level_deeper() {
+        let call = |f: &str| Call {
+            session: 1,
+            cwd: "/p".into(),
+            failed: false,
+            command: None,
+            files: vec![format!("/p/{f}")],
+            observation: None,
+        };
+        let calls: Vec<Call> = [
+            "cmd/app/cli/a.go",
+            "cmd/app/cli/b.go",
+            "cmd/app/store/c.go",
+            "cmd/app/store/d.go",
+            "docs/x.md",
+            "docs/y.md",
+        ]
+        .into_iter()
+        .map(call)
+        .collect();
+        let text = layout_item("/p", &calls).unwrap().text;
+        assert!(text.contains("cmd/app/cli/ (2 files)"), "{text}");
+        assert!(text.contains("docs/ (2 files)"), "{text}");
+        let spread: Vec<Call> = ["src/a.rs", "src/b.rs", "tests/c.rs", "tests/d.rs"]
+            .into_iter()
+            .map(call)
+            .collect();
+        assert!(
+            layout_item("/p", &spread)
+                .unwrap()
+                .text
+                .contains("src/ (2 files)")
+        );
+    }
+
+    #[test]
     fn manifests_name_their_ecosystem() {
         assert_eq!(ecosystem_of("go.mod"), Some("Go"));
         assert_eq!(ecosystem_of("App.csproj"), Some(".NET (C#)"));
@@ -702,12 +823,16 @@ mod tests {
     #[test]
     fn modules_are_directories_two_levels_deep() {
         assert_eq!(
-            module_of("crates/store/src/lib.rs").as_deref(),
+            module_of("crates/store/src/lib.rs", 2).as_deref(),
             Some("crates/store")
         );
-        assert_eq!(module_of("src/main.go").as_deref(), Some("src"));
-        assert_eq!(module_of("README.md"), None);
-        assert_eq!(module_of("../other/x.rs"), None);
+        assert_eq!(module_of("src/main.go", 2).as_deref(), Some("src"));
+        assert_eq!(module_of("README.md", 2), None);
+        assert_eq!(module_of("../other/x.rs", 2), None);
+        assert_eq!(
+            module_of("cmd/app/cli/strategy/x.go", 3).as_deref(),
+            Some("cmd/app/cli")
+        );
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! exit; [`drain`] moves the durable queue through the compressor into the
 //! store, within the token budgets, with the why of each turn read from the
 //! host's transcript by [`narrative`] and a Codex command's exit code from
-//! its rollout by [`exits`]; [`logging`] writes the rotating log;
+//! its rollout by [`exits`]; [`knowledge`] keeps each project's knowledge
+//! items, which [`consolidate`] has the model revise when one is configured;
+//! [`logging`] writes the rotating log;
 //! [`orphans`] ends what a killed predecessor left running.
 //! [`viewer`] is the web viewer's pages and sign-in. [`sync`] syncs the
 //! memory with the sync server in the background. [`embed`] computes the
@@ -17,6 +19,7 @@
 
 pub mod api;
 pub mod client;
+pub mod consolidate;
 pub mod drain;
 pub mod embed;
 pub mod exits;

@@ -11,9 +11,12 @@
 //!
 //! The default rollouts are the ones recorded with the real `codex` binary
 //! in `crates/mnemo-transcript/tests/fixtures/codex` and the longer session
-//! of `benches/quality/codex` (a small rate-limiter project: a multi-file
-//! patch after shell reads, a failing then passing test, a choice the user
-//! stated, a question answered from the code), whose questions
+//! of `benches/quality/codex` (a small rate-limiter project, eight runs: a
+//! multi-file patch after shell reads, a failing then passing test, a
+//! choice the user stated, a question answered from the code, a refactor in
+//! one patch that adds a package, deletes a file and renames a method, a
+//! failing compile fixed, a choice stated with its reason, a message sent
+//! later in the same session), whose questions
 //! (`quality/questions/codex-limiter.json`, written before reading mnemo's
 //! output) are asked of `mnemo search` and of a plain BM25 over the same
 //! records, as in the quality bench. Each becomes the hooks

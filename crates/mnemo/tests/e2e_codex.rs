@@ -665,6 +665,136 @@ fn a_longer_codex_session_for_the_quality_bench() -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Records four more runs of the same project for the Codex question set
+/// (`MNEMO_RECORD_ROLLOUT=dir cargo test -p mnemo --test e2e_codex --
+/// --ignored more_codex`): after the four runs above (not copied again), a
+/// multi-file refactor in one patch (a package added, a file deleted, a
+/// method renamed), a failing compile fixed, a choice the user states with
+/// its reason, and a message sent later in the same session (`codex exec
+/// resume --last`). Their rollouts are copied as `rollout.limiter5.jsonl`…
+/// (stored with the sandbox's paths rewritten to `/home/dev/work/limiter`
+/// and `/home/dev`, as the first four are).
+#[test]
+#[ignore = "records the quality bench's Codex session; run by hand"]
+fn more_codex_sessions_for_the_quality_bench() -> anyhow::Result<()> {
+    let sandbox = Sandbox::new();
+    let project = sandbox.project();
+    git_init(&project)?;
+    write_files(&project, LIMITER)?;
+    install(&sandbox, "codex")?;
+    let record = std::env::var_os("MNEMO_RECORD_ROLLOUT");
+    let runs = limiter_runs(&project)
+        .into_iter()
+        .map(|(prompt, script)| (prompt, script, false))
+        .chain(more_limiter_runs(&project));
+    for (i, (prompt, script, resume)) in runs.enumerate() {
+        let server = StandIn::with_script(script);
+        let run = if resume {
+            // `codex exec … resume --last PROMPT`: the same session, later.
+            codex(&sandbox, &server, "resume").args(["--last", prompt])
+        } else {
+            codex(&sandbox, &server, prompt)
+        };
+        run.env("MNEMO_NO_WORKER", "1").run()?.expect_success();
+        let db = rusqlite::Connection::open(sandbox.data().join("mnemo.db"))?;
+        let path: String = db.query_row(
+            "SELECT transcript_path FROM sessions ORDER BY updated_at DESC, id DESC LIMIT 1",
+            [],
+            |r| r.get(0),
+        )?;
+        if let Some(dir) = record.as_ref().filter(|_| i >= 4) {
+            // A resumed session's rollout replaces its first run's copy.
+            let n = if resume { i } else { i + 1 };
+            std::fs::copy(
+                &path,
+                std::path::Path::new(dir).join(format!("rollout.limiter{n}.jsonl")),
+            )?;
+        }
+    }
+    assert!(project.join("limits/search.py").exists() && !project.join("api_limits.py").exists());
+    Ok(())
+}
+
+/// The later runs: (prompt, script, resumes the previous session).
+fn more_limiter_runs(project: &std::path::Path) -> Vec<(&'static str, Vec<Step>, bool)> {
+    let p = |name: &str| project.join(name).to_string_lossy().into_owned();
+    let search = project.join("limits/search.py");
+    vec![
+        (
+            "move the API limits into a limits package, one module per API, and rename TokenBucket.take to try_acquire",
+            vec![
+                Step::bash("sed -n '1,40p' bucket.py").with_text("Reading the bucket and the limits before moving them."),
+                Step::bash("rg -n 'take' --glob '*.py' ."),
+                Step::tool("apply_patch", serde_json::json!({"patch": format!(
+                    "*** Begin Patch\n*** Add File: {}\n+from limits.billing import BILLING_API\n\
+                     *** Add File: {}\n+from bucket import TokenBucket\n+\n+# Token bucket, not a fixed window: the nightly invoice export bursts.\n+BILLING_API = TokenBucket(capacity=50, per_second=5)\n\
+                     *** Delete File: {}\n*** Update File: {}\n@@\n-    def take(self):\n+    def try_acquire(self):\n*** End Patch\n",
+                    p("limits/__init__.py"), p("limits/billing.py"), p("api_limits.py"), p("bucket.py")
+                )}))
+                .with_text("One module per API under limits/ keeps each API's numbers beside their reason; try_acquire says the call may not get a token."),
+                Step::bash("python3 -m unittest test_bucket"),
+                Step::text("Moved BILLING_API to limits/billing.py (limits/__init__.py re-exports it), deleted api_limits.py, and renamed take to try_acquire in bucket.py; test_bucket passes."),
+            ],
+            false,
+        ),
+        (
+            "add a limit for the search API: 20 requests per second with bursts of 40, and check that everything compiles",
+            vec![
+                Step::write(&search, "from bucket import TokenBucket\n\n# Search is interactive: short bursts, steady rate.\nSEARCH_API = TokenBucket(capacity=40, per_second=20\n"),
+                Step::bash("python3 -m compileall -q limits"),
+                Step::tool("apply_patch", serde_json::json!({"patch": format!(
+                    "*** Begin Patch\n*** Update File: {}\n@@\n-SEARCH_API = TokenBucket(capacity=40, per_second=20\n+SEARCH_API = TokenBucket(capacity=40, per_second=20)\n*** End Patch\n",
+                    search.display()
+                )}))
+                .with_text("compileall fails because search.py never closes the parenthesis of the TokenBucket call."),
+                Step::bash("python3 -m compileall -q limits"),
+                Step::text("limits/search.py adds SEARCH_API = TokenBucket(capacity=40, per_second=20); python3 -m compileall -q limits passes now that the parenthesis is closed."),
+            ],
+            false,
+        ),
+        (
+            "when a bucket is empty raise RateLimited instead of returning False. We chose exceptions over return codes because the billing client only retries on exceptions",
+            vec![
+                Step::bash("grep -n 'return False' bucket.py"),
+                Step::tool("apply_patch", serde_json::json!({"patch": format!(
+                    "*** Begin Patch\n*** Update File: {}\n@@\n from clock import now_ms\n+\n+\n+class RateLimited(Exception):\n+    \"\"\"Raised when a bucket has no token left.\"\"\"\n@@\n             return True\n-        return False\n+        raise RateLimited()\n*** End Patch\n",
+                    p("bucket.py")
+                )})),
+                Step::bash("python3 -m unittest test_bucket"),
+                Step::text("try_acquire raises RateLimited (defined in bucket.py) when the bucket is empty instead of returning False, since the billing client retries on exceptions only; test_bucket passes."),
+            ],
+            false,
+        ),
+        (
+            "document the limits package in the README",
+            vec![
+                Step::bash("cat README.md"),
+                Step::tool("apply_patch", serde_json::json!({"patch": format!(
+                    "*** Begin Patch\n*** Update File: {}\n@@\n Rate limiting for the billing API.\n+\n+## Limits\n+- billing: bursts of 50, 5 per second (limits/billing.py)\n*** End Patch\n",
+                    p("README.md")
+                )})),
+                Step::text("README.md has a Limits section with the billing limit."),
+            ],
+            false,
+        ),
+        (
+            "also list the search limit there, and say why billing uses a token bucket",
+            vec![
+                // The resumed conversation carries the two tool results of
+                // the run before: the stand-in counts them as steps made.
+                Step::bash("true"),
+                Step::bash("true"),
+                Step::tool("apply_patch", serde_json::json!({"patch": format!(
+                    "*** Begin Patch\n*** Update File: {}\n@@\n - billing: bursts of 50, 5 per second (limits/billing.py)\n+- search: bursts of 40, 20 per second (limits/search.py)\n+\n+Billing uses a token bucket because the nightly invoice export sends bursts.\n*** End Patch\n",
+                    p("README.md")
+                )})),
+                Step::text("The README's Limits section now lists the search limit (bursts of 40, 20 per second) and says billing uses a token bucket for the nightly export's bursts."),
+            ],
+            true,
+        ),
+    ]
+}
+
 /// The prompts and stand-in scripts of the longer session's four runs.
 fn limiter_runs(project: &std::path::Path) -> Vec<(&'static str, Vec<Step>)> {
     let test_file = project.join("test_bucket.py");

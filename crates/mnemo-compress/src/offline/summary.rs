@@ -5,8 +5,9 @@
 //! unfinished todos, checks still failing), merged with a long turn's
 //! earlier pieces.
 
-use super::{Analysis, code_span};
+use super::{Analysis, code_span, file_name};
 use crate::command::{self, CommandClass};
+use crate::filler;
 use crate::narrative;
 use crate::text::{self, list_some, one_line, plural};
 use crate::{ObservationDraft, SummaryDraft};
@@ -24,8 +25,14 @@ impl Analysis<'_> {
             .filter(|_| self.batch.turn_complete);
         let answers = self.files.iter().all(|f| f.steps.is_empty())
             && !self.runs.iter().any(|r| r.commit.is_some());
+        let changed: Vec<&str> = self
+            .files
+            .iter()
+            .filter(|f| !f.steps.is_empty())
+            .map(|f| file_name(&f.rel))
+            .collect();
         let (said_done, said_learned, _said_next) = report
-            .map(|r| split_assistant(r, answers))
+            .map(|r| split_assistant(r, answers, &changed))
             .unwrap_or_default();
 
         let mut notes = self.notes.clone();
@@ -355,8 +362,14 @@ const LEARNED: &[&str] = &[
 /// The last assistant message split into what it says was done, what it
 /// says was found out, and what it suggests doing next.
 /// `answers`: the turn changed nothing, so the rest of its message (the
-/// answer to a question) counts as learned.
-fn split_assistant(message: &str, answers: bool) -> (Vec<String>, Vec<String>, Vec<String>) {
+/// answer to a question) counts as learned. `changed`: the names of the
+/// files the turn changed; a sentence that names one says what was done
+/// to it ("limits/search.py adds SEARCH_API = …").
+fn split_assistant(
+    message: &str,
+    answers: bool,
+    changed: &[&str],
+) -> (Vec<String>, Vec<String>, Vec<String>) {
     let (mut done, mut learned, mut next) = (Vec::new(), Vec::new(), Vec::new());
     for s in text::sentences(message, 30) {
         if s.ends_with(':') {
@@ -374,7 +387,7 @@ fn split_assistant(message: &str, answers: bool) -> (Vec<String>, Vec<String>, V
             }
         } else if LEARNED.iter().any(|w| lower.contains(w)) {
             if learned.len() < 3 {
-                learned.push(s);
+                learned.extend(filler::strip(&s));
             }
         } else if DONE.iter().any(|w| {
             if w.contains(' ') {
@@ -387,8 +400,11 @@ fn split_assistant(message: &str, answers: bool) -> (Vec<String>, Vec<String>, V
                 done.push(s);
             }
         } else if answers && learned.len() < 3 {
-            // A turn that changed nothing: its answer is what was learned.
-            learned.push(s);
+            // A turn that changed nothing: its answer is what was learned,
+            // without the conversation around it ("Good question").
+            learned.extend(filler::strip(&s));
+        } else if done.len() < 4 && changed.iter().any(|f| s.contains(f)) {
+            done.push(s);
         }
         // In a turn of work, the rest (restated plans, recaps) is not kept.
     }
@@ -503,6 +519,7 @@ mod tests {
             "I fixed the login check. The bug was caused by a plain string comparison.\n\n\
              - Added `check_hash`\n- Next, you may want to add rate limiting.",
             true,
+            &[],
         );
         assert_eq!(done, ["I fixed the login check.", "Added `check_hash`"]);
         assert_eq!(
@@ -510,5 +527,30 @@ mod tests {
             ["The bug was caused by a plain string comparison."]
         );
         assert_eq!(next, ["Next, you may want to add rate limiting."]);
+    }
+
+    #[test]
+    fn an_answer_keeps_its_facts_not_the_conversation_around_them() {
+        let (_, learned, _) = split_assistant(
+            "Good question. Now I have enough context.
+
+             Yes, the cache is rebuilt on every start because `load()` ignores the index.",
+            true,
+            &[],
+        );
+        assert_eq!(
+            learned,
+            ["The cache is rebuilt on every start because `load()` ignores the index."]
+        );
+    }
+
+    #[test]
+    fn a_report_sentence_about_a_changed_file_says_what_was_done() {
+        let (done, _, _) = split_assistant(
+            "I looked around first.\n\n- search.py sets SEARCH_API to 40 per burst.\n\nThe rest is as before.",
+            false,
+            &["search.py"],
+        );
+        assert_eq!(done, ["search.py sets SEARCH_API to 40 per burst."]);
     }
 }

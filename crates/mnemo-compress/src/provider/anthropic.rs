@@ -6,12 +6,10 @@ use serde_json::{Value, json};
 
 use super::{Answer, Http, Request};
 use crate::LlmCall;
-use crate::render;
 
 pub(crate) const DEFAULT_BASE: &str = "https://api.anthropic.com";
 pub(crate) const DEFAULT_MODEL: &str = "claude-haiku-4-5";
 const VERSION: &str = "2023-06-01";
-pub(crate) const TOOL: &str = "record_memory";
 
 #[derive(Debug)]
 pub(crate) struct Anthropic {
@@ -38,18 +36,7 @@ impl Anthropic {
         req: &Request<'_>,
         calls: &mut Vec<LlmCall>,
     ) -> Result<Answer, String> {
-        let body = json!({
-            "model": self.http.model,
-            "max_tokens": self.max_tokens,
-            "system": render::system_prompt(req.turn_complete, false),
-            "messages": [{"role": "user", "content": req.user}],
-            "tools": [{
-                "name": TOOL,
-                "description": "Store the observations (and summary) of this turn.",
-                "input_schema": render::answer_schema(req.turn_complete),
-            }],
-            "tool_choice": {"type": "tool", "name": TOOL},
-        });
+        let body = body(&self.http.model, self.max_tokens, req);
         let url = format!("{}/v1/messages", self.base);
         let mut headers = vec![("anthropic-version", VERSION)];
         if !self.http.key.is_empty() {
@@ -62,6 +49,32 @@ impl Anthropic {
             .map_err(|f| f.message)?;
         read_message(&answer)
     }
+}
+
+/// The Messages request: the answer forced through the task's tool; a
+/// fixed system prompt worth caching is marked with `cache_control` (the
+/// tools and the system prompt come before the messages, so they form the
+/// cached prefix).
+fn body(model: &str, max_tokens: u64, req: &Request<'_>) -> Value {
+    let (tool, description) = req.task.tool();
+    let text = req.task.system(false);
+    let system = if req.task.cached() {
+        json!([{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}])
+    } else {
+        json!(text)
+    };
+    json!({
+        "model": model,
+        "max_tokens": max_tokens,
+        "system": system,
+        "messages": [{"role": "user", "content": req.user}],
+        "tools": [{
+            "name": tool,
+            "description": description,
+            "input_schema": req.task.schema(),
+        }],
+        "tool_choice": {"type": "tool", "name": tool},
+    })
 }
 
 /// The tool input of a Messages answer, else its text.

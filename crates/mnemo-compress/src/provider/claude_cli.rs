@@ -18,7 +18,6 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use super::{Answer, Request};
 use crate::LlmCall;
-use crate::render;
 use crate::text::one_line;
 
 /// Most of the child's output we keep (a JSON result is a few KB).
@@ -175,7 +174,7 @@ impl ClaudeCli {
 
     /// Runs `claude -p` and returns its JSON result object.
     async fn run(&self, req: &Request<'_>, options: &CliOptions) -> Result<Value, String> {
-        let system = render::system_prompt(req.turn_complete, true);
+        let system = req.task.system(true);
         let mut child = self
             .command(&system, options)
             .spawn()

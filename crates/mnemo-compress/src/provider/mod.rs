@@ -13,15 +13,64 @@ use reqwest::StatusCode;
 use serde_json::Value;
 
 use crate::LlmCall;
+use crate::render;
 use crate::text::one_line;
 
 /// What every provider is asked.
 pub(crate) struct Request<'a> {
-    /// The rendered batch.
+    /// The rendered batch, or the project's knowledge and evidence.
     pub user: &'a str,
-    pub turn_complete: bool,
-    /// Ledger purpose: `turn` or `batch`.
+    pub task: Task,
+    /// Ledger purpose: `turn`, `batch` or `knowledge`.
     pub purpose: &'static str,
+}
+
+/// What the model is asked to do, which fixes its instructions and the
+/// shape of its answer.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Task {
+    /// Observations (and, for a complete turn, its summary) of a batch.
+    Turn { complete: bool },
+    /// A project's knowledge items, consolidated ([`crate::knowledge`]).
+    Knowledge,
+}
+
+impl Task {
+    /// The system prompt; `text_answer`: with the JSON shape spelled out,
+    /// for a model that cannot be held to a schema.
+    pub fn system(self, text_answer: bool) -> String {
+        match self {
+            Task::Turn { complete } => render::system_prompt(complete, text_answer),
+            Task::Knowledge => crate::knowledge::system_prompt(text_answer),
+        }
+    }
+
+    pub fn schema(self) -> &'static Value {
+        match self {
+            Task::Turn { complete } => render::answer_schema(complete),
+            Task::Knowledge => crate::knowledge::answer_schema(),
+        }
+    }
+
+    /// The name and description of the tool (or schema) the answer goes through.
+    pub fn tool(self) -> (&'static str, &'static str) {
+        match self {
+            Task::Turn { .. } => (
+                "record_memory",
+                "Store the observations (and summary) of this turn.",
+            ),
+            Task::Knowledge => (
+                "record_knowledge",
+                "Store the project's consolidated knowledge items.",
+            ),
+        }
+    }
+
+    /// Whether the fixed part of the prompt is worth caching: it is sent
+    /// again, unchanged, for every project's consolidation.
+    pub fn cached(self) -> bool {
+        matches!(self, Task::Knowledge)
+    }
 }
 
 /// An answer as it came: a tool input (already JSON) or text that should

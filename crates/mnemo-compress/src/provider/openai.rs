@@ -10,7 +10,6 @@ use serde_json::{Value, json};
 
 use super::{Answer, Http, Request};
 use crate::LlmCall;
-use crate::render;
 
 pub(crate) const DEFAULT_BASE: &str = "https://api.openai.com/v1";
 pub(crate) const DEFAULT_MODEL: &str = "gpt-4o-mini";
@@ -38,7 +37,9 @@ impl OpenAi {
         let mut body = json!({
             "model": self.http.model,
             "messages": [
-                {"role": "system", "content": render::system_prompt(req.turn_complete, !with_schema)},
+                // The fixed instructions first and alone: a stable prefix
+                // that servers with prompt caching reuse.
+                {"role": "system", "content": req.task.system(!with_schema)},
                 {"role": "user", "content": req.user},
             ],
         });
@@ -54,9 +55,9 @@ impl OpenAi {
             body["response_format"] = json!({
                 "type": "json_schema",
                 "json_schema": {
-                    "name": "record_memory",
+                    "name": req.task.tool().0,
                     "strict": true,
-                    "schema": render::answer_schema(req.turn_complete),
+                    "schema": req.task.schema(),
                 },
             });
         }
@@ -148,6 +149,7 @@ fn read_completion(v: &Value) -> Result<Answer, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::Task;
     use super::*;
     use std::time::Duration;
 
@@ -170,7 +172,7 @@ mod tests {
     fn token_limit_key_follows_the_server() {
         let req = Request {
             user: "u",
-            turn_complete: false,
+            task: Task::Turn { complete: false },
             purpose: "batch",
         };
         let own = provider(DEFAULT_BASE).body(&req, true);
