@@ -117,17 +117,16 @@ fn hook(replay: &mut Replay, base: &Value, event: &str, fields: Value) {
     run_host_hook(replay, "gemini", &payload);
 }
 
-/// A call as Gemini's AfterTool gives it: no id, `tool_response` with the
-/// text the model got (`llmContent`), or an `error`.
+/// A call as Gemini's AfterTool gives it: no id, `tool_response` as the
+/// reader keeps it (`llmContent`, and `returnDisplay.isNewFile` for a
+/// write), or an `error`.
 fn tool_fields(call: &ToolCall) -> Value {
-    let output = call
-        .result
-        .as_ref()
-        .map(|r| r.as_str().map_or_else(|| r.to_string(), str::to_owned))
-        .unwrap_or_default();
     let response = match &call.error {
         Some(error) => json!({"llmContent": error, "error": {"message": error}}),
-        None => json!({ "llmContent": output, "returnDisplay": output }),
+        None => call
+            .result
+            .clone()
+            .unwrap_or_else(|| json!({"llmContent": ""})),
     };
     json!({"tool_name": call.name, "tool_input": call.input, "tool_response": response})
 }
