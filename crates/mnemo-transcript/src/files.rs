@@ -155,3 +155,38 @@ fn walk(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) -> std::io::Result<(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(path: &Path) -> PathBuf {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "{}\n").unwrap();
+        path.to_path_buf()
+    }
+
+    #[test]
+    fn gemini_recordings_are_found_at_every_level_and_only_as_gemini_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let gemini_tmp = tmp.path().join(".gemini/tmp");
+        let chats = gemini_tmp.join("shop/chats");
+        let new = touch(&chats.join("session-2026-11-28T10-00-ab12cd34.jsonl"));
+        let old = touch(&chats.join("session-2025-01-01T10-00-ef56.json"));
+        touch(&gemini_tmp.join("shop/logs.json"));
+        touch(&chats.join("notes.jsonl"));
+        let claude = touch(&tmp.path().join("claude/-w-shop/0b7e-4c1a.jsonl"));
+
+        assert_eq!(
+            gemini_files(&gemini_tmp).unwrap(),
+            [old.clone(), new.clone()]
+        );
+        assert_eq!(gemini_files(&chats).unwrap(), [old, new.clone()]);
+        assert_eq!(gemini_files(&new).unwrap(), [new.clone()]);
+        assert!(gemini_files(&claude).unwrap().is_empty());
+        // Claude Code's reader leaves them alone, from any level.
+        assert_eq!(session_files(&chats).unwrap(), [chats.join("notes.jsonl")]);
+        assert!(session_files(&new).unwrap().is_empty());
+        assert_eq!(session_files(&claude).unwrap(), [claude]);
+    }
+}
