@@ -182,7 +182,7 @@ mod tests {
             [old.clone(), new.clone()]
         );
         assert_eq!(gemini_files(&chats).unwrap(), [old, new.clone()]);
-        assert_eq!(gemini_files(&new).unwrap(), [new.clone()]);
+        assert_eq!(gemini_files(&new).unwrap(), std::slice::from_ref(&new));
         assert!(gemini_files(&claude).unwrap().is_empty());
         // Claude Code's reader leaves them alone, from any level.
         assert_eq!(session_files(&chats).unwrap(), [chats.join("notes.jsonl")]);
