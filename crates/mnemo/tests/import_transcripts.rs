@@ -964,28 +964,7 @@ fn succeeded(out: Output) -> Output {
 fn gemini_recordings_import_as_the_sessions_gemini_hooks_capture() {
     let env = Env::new();
     let (home, chats) = gemini_home(&env);
-    let broken = [
-        json!({"sessionId": "broken-gemini-1", "projectHash": "0"}).to_string(),
-        "this line is not JSON".to_owned(),
-        json!({"id": "u1", "type": "user", "content": [{"text": "rename the ledger module"}]})
-            .to_string(),
-        json!({"id": "m1", "type": "gemini", "content": "Renamed it.", "toolCalls": [
-            {"id": "c1", "name": "read_file", "status": "success",
-             "args": {"file_path": chats[0].parent().unwrap().join("x").display().to_string()}}]})
-        .to_string(),
-    ];
-    std::fs::write(
-        chats[0].join("session-2026-11-27T11-00-broken.jsonl"),
-        broken.join("\n"),
-    )
-    .unwrap();
-    #[cfg(unix)]
-    {
-        let fifo = chats[0].join("session-2026-11-27T12-00-fifo.jsonl");
-        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
-        // SAFETY: a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
-    }
+    broken_recording_and_fifo(&chats[0]);
     let import = || {
         succeeded(
             with_gemini_home(&env, &home)
@@ -1027,6 +1006,53 @@ fn gemini_recordings_import_as_the_sessions_gemini_hooks_capture() {
             .all(|p| Path::new(p).is_file() && p.contains("/chats/session-")),
         "{paths:?}"
     );
+    assert_gemini_calls(&env);
+    let prompts = env.strings("SELECT text FROM prompts ORDER BY text");
+    assert!(
+        prompts.contains(&"change greet to say hello".to_owned()),
+        "{prompts:?}"
+    );
+
+    let before = counts(&env);
+    let again = import();
+    assert!(
+        stdout(&again).contains("imported 0 sessions, 0 turns, 0 events"),
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(counts(&env), before);
+}
+
+/// A recording with a line that is not JSON among good ones, and (on Unix)
+/// a FIFO named like a recording, in `chats`.
+fn broken_recording_and_fifo(chats: &Path) {
+    let broken = [
+        json!({"sessionId": "broken-gemini-1", "projectHash": "0"}).to_string(),
+        "this line is not JSON".to_owned(),
+        json!({"id": "u1", "type": "user", "content": [{"text": "rename the ledger module"}]})
+            .to_string(),
+        json!({"id": "m1", "type": "gemini", "content": "Renamed it.", "toolCalls": [
+            {"id": "c1", "name": "read_file", "status": "success",
+             "args": {"file_path": chats.parent().unwrap().join("x").display().to_string()}}]})
+        .to_string(),
+    ];
+    std::fs::write(
+        chats.join("session-2026-11-27T11-00-broken.jsonl"),
+        broken.join("\n"),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        let fifo = chats.join("session-2026-11-27T12-00-fifo.jsonl");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+}
+
+/// The recorded calls, imported: named in the common vocabulary, with the
+/// files written and read, and each write saying whether it made its file.
+fn assert_gemini_calls(env: &Env) {
     assert_eq!(
         env.strings("SELECT DISTINCT tool_name FROM events WHERE tool_name IS NOT NULL ORDER BY 1"),
         ["Bash", "Edit", "Read", "Write"]
@@ -1054,20 +1080,6 @@ fn gemini_recordings_import_as_the_sessions_gemini_hooks_capture() {
         writes[1].starts_with("update ") && writes[1].contains("limits.py"),
         "{writes:?}"
     );
-    let prompts = env.strings("SELECT text FROM prompts ORDER BY text");
-    assert!(
-        prompts.contains(&"change greet to say hello".to_owned()),
-        "{prompts:?}"
-    );
-
-    let before = counts(&env);
-    let again = import();
-    assert!(
-        stdout(&again).contains("imported 0 sessions, 0 turns, 0 events"),
-        "{}",
-        stdout(&again)
-    );
-    assert_eq!(counts(&env), before);
 }
 
 /// `mnemo install` offers Gemini CLI's past sessions too: it names them when
