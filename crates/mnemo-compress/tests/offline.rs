@@ -1119,3 +1119,34 @@ fn reads_go_to_the_change_not_to_a_command_run_before_it() {
         assert!(!o.files_read.contains(&config), "{obs:#?}");
     }
 }
+
+/// A Write whose tool said nothing of creating the file (a host that does
+/// not say create or update), of a file read earlier in the turn, rewrote
+/// it: it existed. Said nothing and not read, it is taken as a creation;
+/// when the tool says, its word holds.
+#[test]
+fn a_write_over_a_file_read_before_is_a_rewrite_not_a_creation() {
+    let path = format!("{ROOT}/limits.py");
+    let read = BatchEvent {
+        tool_name: "Read".into(),
+        input: json!({"file_path": path}),
+        response: Some(json!({"output": "WINDOW = 60\n"})),
+        files_read: vec![path.clone()],
+        ..Default::default()
+    };
+    let silent = |mut e: BatchEvent| {
+        e.response = Some(json!({"output": "Wrote the file."}));
+        e
+    };
+    let content = "class Bucket:\n    pass\n";
+    let completed = |events: Vec<BatchEvent>| {
+        let out = offline(&batch(events));
+        out.summary.expect("a summary").completed
+    };
+    let rewritten = completed(vec![read.clone(), silent(write("limits.py", content))]);
+    assert!(rewritten.contains("changed limits.py"), "{rewritten}");
+    let made = completed(vec![silent(write("limits.py", content))]);
+    assert!(made.contains("created limits.py"), "{made}");
+    let said = completed(vec![read, write("limits.py", content)]);
+    assert!(said.contains("created limits.py"), "{said}");
+}

@@ -55,6 +55,9 @@ pub struct Host {
 pub struct ConfigHome {
     pub default_dir: &'static str,
     pub env: Option<&'static str>,
+    /// A variable that stands in for the home directory under which
+    /// `default_dir` is (Gemini CLI's `GEMINI_CLI_HOME`).
+    pub home_env: Option<&'static str>,
     /// Whether the directory existing means the host is installed: true for
     /// a folder of the host's own (`~/.codex`); false for a shared XDG
     /// folder (`~/.config/opencode`) that other tools, or a test, may
@@ -369,6 +372,7 @@ pub static HOSTS: [Host; 6] = [
         config_home: Some(ConfigHome {
             default_dir: ".claude",
             env: Some("CLAUDE_CONFIG_DIR"),
+            home_env: None,
             dir_means_installed: true,
         }),
         binaries: &["claude"],
@@ -409,6 +413,7 @@ pub static HOSTS: [Host; 6] = [
         config_home: Some(ConfigHome {
             default_dir: ".codex",
             env: Some("CODEX_HOME"),
+            home_env: None,
             dir_means_installed: true,
         }),
         binaries: &["codex"],
@@ -446,11 +451,10 @@ pub static HOSTS: [Host; 6] = [
     Host {
         platform: Platform::Gemini,
         name: "Gemini CLI",
-        // `GEMINI_CLI_HOME` replaces the home directory (`$GEMINI_CLI_HOME/.gemini`),
-        // which the install module reads.
         config_home: Some(ConfigHome {
             default_dir: ".gemini",
             env: None,
+            home_env: Some("GEMINI_CLI_HOME"),
             dir_means_installed: true,
         }),
         binaries: &["gemini"],
@@ -505,6 +509,7 @@ pub static HOSTS: [Host; 6] = [
         config_home: Some(ConfigHome {
             default_dir: ".cursor",
             env: None,
+            home_env: None,
             dir_means_installed: true,
         }),
         binaries: &["cursor-agent", "cursor"],
@@ -552,6 +557,7 @@ pub static HOSTS: [Host; 6] = [
         config_home: Some(ConfigHome {
             default_dir: ".config/opencode",
             env: None,
+            home_env: None,
             dir_means_installed: false,
         }),
         binaries: &["opencode"],
@@ -658,7 +664,7 @@ impl Host {
     }
 
     /// The host's directory of user configuration (`~/.codex`, or
-    /// `$CODEX_HOME`).
+    /// `$CODEX_HOME`; `$GEMINI_CLI_HOME/.gemini`).
     pub fn config_dir(&self) -> Option<PathBuf> {
         let home = self.config_home?;
         if let Some(dir) = home
@@ -668,7 +674,12 @@ impl Host {
         {
             return Some(PathBuf::from(dir));
         }
-        Some(crate::paths::home_dir()?.join(home.default_dir))
+        let stand_in = home.home_env.and_then(std::env::var_os);
+        let base = match stand_in.filter(|d| !d.is_empty()) {
+            Some(dir) => PathBuf::from(dir),
+            None => crate::paths::home_dir()?,
+        };
+        Some(base.join(home.default_dir))
     }
 
     /// The hook file for `scope` (`project_dir` for project scope).

@@ -15,20 +15,13 @@ use crate::claude_code::PLAIN_PLANNERS;
 use crate::hooks_json;
 use crate::host::{HookPlanners, Installer, McpPlanners};
 
-/// The variable that stands in for the home directory of Gemini CLI.
-pub const HOME_ENV: &str = "GEMINI_CLI_HOME";
-
 pub struct Gemini;
 
 pub static INSTALLER: Gemini = Gemini;
 
-/// `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini`.
+/// `$GEMINI_CLI_HOME/.gemini`, else `~/.gemini` (the host table's config home).
 pub fn user_dir() -> Option<PathBuf> {
-    let home = std::env::var_os(HOME_ENV)
-        .filter(|d| !d.is_empty())
-        .map(PathBuf::from)
-        .or_else(mnemo_core::paths::home_dir)?;
-    Some(home.join(".gemini"))
+    host(Platform::Gemini).config_dir()
 }
 
 /// The user settings file, which holds both the hooks and the MCP servers.

@@ -2,7 +2,10 @@
 //! (`$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`) holds one
 //! folder per project and one `<session>.jsonl` per session; Codex's
 //! sessions directory (`$CODEX_HOME/sessions`, else `~/.codex/sessions`)
-//! holds one `YYYY/MM/DD/rollout-<time>-<thread id>.jsonl` per session.
+//! holds one `YYYY/MM/DD/rollout-<time>-<thread id>.jsonl` per session;
+//! Gemini CLI's temporary folder (`$GEMINI_CLI_HOME/.gemini/tmp`, else
+//! `~/.gemini/tmp`) holds one `<project>/chats/session-*.jsonl` (older
+//! builds: `.json`) per session.
 //! Transcripts are read only when they are regular files, within the bounds
 //! below ([`mnemo_core::files`]).
 
@@ -38,44 +41,94 @@ pub fn is_rollout(path: &Path) -> bool {
 /// the sessions directory with its `YYYY/MM/DD` folders), sorted. Symlinked
 /// folders are not followed.
 pub fn rollout_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    /// Folders below the sessions directory: year, month, day.
+    const ROLLOUT_DEPTH: usize = 3;
+    files_named(dir, ROLLOUT_DEPTH, is_rollout)
+}
+
+/// Gemini CLI's default folder of chat recordings, from the environment.
+pub fn gemini_default_dir() -> Option<PathBuf> {
+    let gemini = mnemo_core::host::host(mnemo_core::model::Platform::Gemini);
+    Some(gemini.config_dir()?.join("tmp"))
+}
+
+/// Whether `path` is named as a Gemini CLI chat recording: `session-*`
+/// `.jsonl` (or an older build's `.json`) in a folder named `chats`.
+pub fn is_gemini_recording(path: &Path) -> bool {
+    let in_chats = path
+        .parent()
+        .and_then(Path::file_name)
+        .is_some_and(|n| n == "chats");
+    let name = path.file_name().map(|n| n.to_string_lossy());
+    in_chats
+        && name.is_some_and(|n| {
+            n.starts_with("session-") && (n.ends_with(".jsonl") || n.ends_with(".json"))
+        })
+}
+
+/// Every Gemini CLI chat recording under `dir` (itself a recording, a
+/// `chats` folder, a project's folder, or the temporary folder with its
+/// `<project>/chats` folders), sorted. Symlinked folders are not followed.
+pub fn gemini_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
+    /// Folders below the temporary folder: the project's, then `chats`.
+    const GEMINI_DEPTH: usize = 2;
+    files_named(dir, GEMINI_DEPTH, is_gemini_recording)
+}
+
+/// The files under `dir` (or `dir` itself) that `named` accepts, down to
+/// `depth` folders below it, sorted.
+fn files_named(
+    dir: &Path,
+    depth: usize,
+    named: fn(&Path) -> bool,
+) -> std::io::Result<Vec<PathBuf>> {
     if dir.is_file() {
-        return Ok(if is_rollout(dir) {
+        return Ok(if named(dir) {
             vec![dir.to_path_buf()]
         } else {
             Vec::new()
         });
     }
     let mut found = Vec::new();
-    walk_rollouts(dir, 0, &mut found)?;
+    walk_named(dir, depth, named, &mut found)?;
     found.sort();
     Ok(found)
 }
 
-/// Folders below the sessions directory: year, month, day.
-const ROLLOUT_DEPTH: usize = 3;
-
-fn walk_rollouts(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
+fn walk_named(
+    dir: &Path,
+    depth: usize,
+    named: fn(&Path) -> bool,
+    found: &mut Vec<PathBuf>,
+) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let path = entry.path();
         if entry.file_type()?.is_dir() {
-            if depth < ROLLOUT_DEPTH {
-                walk_rollouts(&path, depth + 1, found)?;
+            if depth > 0 {
+                walk_named(&path, depth - 1, named, found)?;
             }
-        } else if is_rollout(&path) {
+        } else if named(&path) {
             found.push(path);
         }
     }
     Ok(())
 }
 
+/// Whether a `.jsonl` file is another host's: a Codex rollout or a Gemini
+/// chat recording.
+fn is_other_hosts(path: &Path) -> bool {
+    is_rollout(path) || is_gemini_recording(path)
+}
+
 /// Every Claude Code session transcript under `dir` (itself a file, a
-/// project folder, or the projects directory), sorted; Codex rollouts are
-/// left to [`rollout_files`]; subagents' files are left to
+/// project folder, or the projects directory), sorted; Codex rollouts and
+/// Gemini recordings are left to [`rollout_files`] and [`gemini_files`];
+/// subagents' files are left to
 /// [`crate::read_session`], which reads them with their session.
 pub fn session_files(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     if dir.is_file() {
-        return Ok(if is_rollout(dir) {
+        return Ok(if is_other_hosts(dir) {
             Vec::new()
         } else {
             vec![dir.to_path_buf()]
@@ -96,9 +149,44 @@ fn walk(dir: &Path, depth: usize, found: &mut Vec<PathBuf>) -> std::io::Result<(
             if depth < 1 && !is_session_folder {
                 walk(&path, depth + 1, found)?;
             }
-        } else if path.extension().is_some_and(|x| x == "jsonl") && !is_rollout(&path) {
+        } else if path.extension().is_some_and(|x| x == "jsonl") && !is_other_hosts(&path) {
             found.push(path);
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(path: &Path) -> PathBuf {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "{}\n").unwrap();
+        path.to_path_buf()
+    }
+
+    #[test]
+    fn gemini_recordings_are_found_at_every_level_and_only_as_gemini_ones() {
+        let tmp = tempfile::tempdir().unwrap();
+        let gemini_tmp = tmp.path().join(".gemini/tmp");
+        let chats = gemini_tmp.join("shop/chats");
+        let new = touch(&chats.join("session-2026-11-28T10-00-ab12cd34.jsonl"));
+        let old = touch(&chats.join("session-2025-01-01T10-00-ef56.json"));
+        touch(&gemini_tmp.join("shop/logs.json"));
+        touch(&chats.join("notes.jsonl"));
+        let claude = touch(&tmp.path().join("claude/-w-shop/0b7e-4c1a.jsonl"));
+
+        assert_eq!(
+            gemini_files(&gemini_tmp).unwrap(),
+            [old.clone(), new.clone()]
+        );
+        assert_eq!(gemini_files(&chats).unwrap(), [old, new.clone()]);
+        assert_eq!(gemini_files(&new).unwrap(), std::slice::from_ref(&new));
+        assert!(gemini_files(&claude).unwrap().is_empty());
+        // Claude Code's reader leaves them alone, from any level.
+        assert_eq!(session_files(&chats).unwrap(), [chats.join("notes.jsonl")]);
+        assert!(session_files(&new).unwrap().is_empty());
+        assert_eq!(session_files(&claude).unwrap(), [claude]);
+    }
 }

@@ -20,8 +20,12 @@
 //!   `{subject, description}`) before its tool calls; its words after the
 //!   last call are the final report;
 //! - tool calls (`toolCalls[]`: `id`, `name`, `args`, `result` as
-//!   `functionResponse` parts, `status`), named and argued in the common
-//!   vocabulary from the host table (`write_file` → `Write`).
+//!   `functionResponse` parts, `status`, `resultDisplay`), named and argued
+//!   in the common vocabulary from the host table (`write_file` → `Write`);
+//!   a call's result is its response as Gemini's `AfterTool` hook carries
+//!   it: `{llmContent}`, with `returnDisplay: {isNewFile}` when the call
+//!   wrote a file, so a replay can tell a file created from one rewritten;
+//! - the header's `projectHash`, which names the project's root.
 //!
 //! Reading is tolerant, as for Claude Code; privacy is applied with the same
 //! rules ([`crate::clean`]).
@@ -99,6 +103,7 @@ pub fn read_gemini_lines(
 #[derive(Default)]
 struct Log {
     session_id: Option<String>,
+    project_hash: Option<String>,
     messages: Vec<Value>,
     /// Message id → index in `messages`.
     index: HashMap<String, usize>,
@@ -116,7 +121,7 @@ impl Log {
         if v.get("type").is_none() {
             // The header (or a line of a shape we do not know).
             if self.session_id.is_none() {
-                self.session_id = str_at(&v, &["sessionId"]).map(str::to_owned);
+                self.header(&v);
             }
             return;
         }
@@ -125,10 +130,15 @@ impl Log {
 
     /// An older build's whole-file object.
     fn whole(&mut self, v: &Value) {
-        self.session_id = str_at(v, &["sessionId"]).map(str::to_owned);
+        self.header(v);
         if let Some(Value::Array(messages)) = v.get("messages") {
             self.replace(messages.clone());
         }
+    }
+
+    fn header(&mut self, v: &Value) {
+        self.session_id = str_at(v, &["sessionId"]).map(str::to_owned);
+        self.project_hash = str_at(v, &["projectHash"]).map(str::to_owned);
     }
 
     fn replace(&mut self, messages: Vec<Value>) {
@@ -157,6 +167,7 @@ impl Log {
             sanitizer,
             session: Session {
                 session_id: self.session_id.unwrap_or_else(|| fallback_id.to_owned()),
+                project_hash: self.project_hash,
                 stats: self.stats,
                 ..Session::default()
             },
@@ -277,7 +288,10 @@ fn tool_call(sanitizer: &Sanitizer, c: &Value, message_at: i64) -> Option<ToolCa
             None,
             Some(clean::text(sanitizer, &output).unwrap_or_default()),
         ),
-        (None, false) => (clean::tool_result(sanitizer, Value::String(output)), None),
+        (None, false) => (
+            clean::tool_result(sanitizer, hook_response(c, output)),
+            None,
+        ),
     };
     Some(ToolCall {
         id,
@@ -289,6 +303,18 @@ fn tool_call(sanitizer: &Sanitizer, c: &Value, message_at: i64) -> Option<ToolCa
         at_ms: line_time(c).unwrap_or(message_at),
         agent_id: None,
     })
+}
+
+/// A successful call's response as the `AfterTool` hook gives it: the text
+/// the model got, and whether a write made a new file when the recording
+/// says so (`resultDisplay.isNewFile`).
+fn hook_response(c: &Value, output: String) -> Value {
+    let mut response = serde_json::json!({ "llmContent": output });
+    let new_file = c.get("resultDisplay").and_then(|d| d.get("isNewFile"));
+    if let Some(Value::Bool(new_file)) = new_file {
+        response["returnDisplay"] = serde_json::json!({ "isNewFile": new_file });
+    }
+    response
 }
 
 /// What a call's `functionResponse` parts told the model: their `output`
@@ -378,6 +404,10 @@ mod tests {
     fn the_observed_recording_is_one_turn_with_its_calls_and_report() {
         let session = read(OBSERVED);
         assert_eq!(session.session_id, "100b0b18-30c1-41cc-a1ca-b1c9747b9edf");
+        assert_eq!(
+            session.project_hash.as_deref(),
+            Some("b2d70f87dd75ca19d2f2a648539d7a85a2d4082b5f4cf5306e127126aa87f44b")
+        );
         assert_eq!(session.stats.skipped, 0);
         assert_eq!(session.turns.len(), 1, "{:?}", session.turns);
         let turn = &session.turns[0];
@@ -388,7 +418,9 @@ mod tests {
             turn.tool_calls[0].id,
             "write_file__write_file_1795345102974_0"
         );
-        let written = turn.tool_calls[0].result.as_ref().unwrap().to_string();
+        let written = turn.tool_calls[0].result.as_ref().unwrap();
+        assert_eq!(written["returnDisplay"], json!({"isNewFile": true}));
+        let written = written["llmContent"].as_str().unwrap();
         assert!(written.contains("Successfully created"), "{written}");
         assert!(!written.contains("hook_context"), "{written}");
         assert_eq!(

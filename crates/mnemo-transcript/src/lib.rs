@@ -23,13 +23,15 @@
 //! Codex's hooks leave out: each tool call's exit code. Gemini CLI's chat
 //! recording is read into the same [`Session`] by [`gemini`]; its hooks
 //! give tool calls no id, so [`locate::match_calls`] pairs captured calls
-//! with the transcript's by order, name and arguments.
+//! with the transcript's by order, name and arguments; [`gemini_project`]
+//! finds the project a recording on disk belongs to, for an import.
 
 pub mod claude_code;
 pub mod clean;
 pub mod codex;
 pub mod files;
 pub mod gemini;
+pub mod gemini_project;
 pub mod locate;
 pub mod model;
 pub mod rollout;

@@ -1,5 +1,6 @@
 //! The records a transcript is read into: one shape each, built by
-//! [`crate::claude_code`] (Claude Code) and [`crate::rollout`] (Codex).
+//! [`crate::claude_code`] (Claude Code), [`crate::rollout`] (Codex) and
+//! [`crate::gemini`] (Gemini CLI).
 
 use serde_json::Value;
 
@@ -13,6 +14,8 @@ pub struct Session {
     /// The git branch the host saw checked out there (`gitBranch`): the
     /// directory was a git checkout, even if it is gone now.
     pub git_branch: Option<String>,
+    /// Gemini CLI's `projectHash`: the SHA-256 of its project root's path.
+    pub project_hash: Option<String>,
     pub turns: Vec<Turn>,
     pub stats: ReadStats,
 }

@@ -16,8 +16,12 @@
 //! Gemini sends none), with `transcript_path` a copy of the recording whose
 //! paths point into the replay's project.
 //!
-//! Score: the model's words before its calls (the notes the reader yields)
-//! whose first sentence some observation or summary of the session keeps.
+//! Scores, as `codex_replay` counts them for Codex: the model's words
+//! before its calls (the notes the reader yields) whose first sentence some
+//! observation or summary of the session keeps; the files its writes and
+//! edits modified that an observation of the session keeps; and the share
+//! of those files each turn's summary names (mean over turns that modified
+//! files).
 
 #[path = "quality/mod.rs"]
 mod quality;
@@ -117,17 +121,16 @@ fn hook(replay: &mut Replay, base: &Value, event: &str, fields: Value) {
     run_host_hook(replay, "gemini", &payload);
 }
 
-/// A call as Gemini's AfterTool gives it: no id, `tool_response` with the
-/// text the model got (`llmContent`), or an `error`.
+/// A call as Gemini's AfterTool gives it: no id, `tool_response` as the
+/// reader keeps it (`llmContent`, and `returnDisplay.isNewFile` for a
+/// write), or an `error`.
 fn tool_fields(call: &ToolCall) -> Value {
-    let output = call
-        .result
-        .as_ref()
-        .map(|r| r.as_str().map_or_else(|| r.to_string(), str::to_owned))
-        .unwrap_or_default();
     let response = match &call.error {
         Some(error) => json!({"llmContent": error, "error": {"message": error}}),
-        None => json!({ "llmContent": output, "returnDisplay": output }),
+        None => call
+            .result
+            .clone()
+            .unwrap_or_else(|| json!({"llmContent": ""})),
     };
     json!({"tool_name": call.name, "tool_input": call.input, "tool_response": response})
 }
@@ -143,6 +146,77 @@ const TURN_SUMMARIES: &str = "SELECT m.prompt_number, 'request: ' || m.request
          || '\n  notes: ' || m.notes
      FROM summaries m JOIN sessions s ON s.id = m.session_id
      WHERE s.platform_session_id = ?1 ORDER BY m.prompt_number";
+
+const KEPT_FILES: &str = "SELECT group_concat(o.files_modified, '\n') FROM observations o
+     JOIN sessions s ON s.id = o.session_id WHERE s.platform_session_id = ?1";
+const TURN_SUMMARY: &str = "SELECT coalesce(group_concat(m.request || ' ' || m.investigated || ' '
+         || m.learned || ' ' || m.completed || ' ' || m.next_steps || ' ' || m.notes, '\n'), '')
+     FROM summaries m JOIN sessions s ON s.id = m.session_id
+     WHERE s.platform_session_id = ?1 AND m.prompt_number = ?2";
+
+/// Files kept (hit, total) and files named by their turn's summary (sum of
+/// per-turn shares, turns).
+#[derive(Default)]
+struct FileScores {
+    kept: (usize, usize),
+    named: (f64, usize),
+}
+
+/// What the sessions' writes and edits modified, against what the memory
+/// keeps of them.
+fn file_scores(db: &rusqlite::Connection, sessions: &[Session]) -> FileScores {
+    let mut s = FileScores::default();
+    for session in sessions {
+        let kept: String = db
+            .query_row(KEPT_FILES, [&session.session_id], |r| {
+                r.get::<_, Option<String>>(0)
+            })
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        for (i, turn) in session.turns.iter().enumerate() {
+            let files = modified(turn);
+            if files.is_empty() {
+                continue;
+            }
+            let number = i as i64 + 1;
+            let summary: String = db
+                .query_row(
+                    TURN_SUMMARY,
+                    rusqlite::params![session.session_id, number],
+                    |r| r.get(0),
+                )
+                .unwrap_or_default();
+            s.kept.1 += files.len();
+            s.kept.0 += files.iter().filter(|f| kept.contains(f.as_str())).count();
+            let named = files
+                .iter()
+                .filter(|f| summary.contains(file_name(f)))
+                .count();
+            s.named.0 += named as f64 / files.len() as f64;
+            s.named.1 += 1;
+        }
+    }
+    s
+}
+
+/// The files a turn's successful writes and edits modified.
+fn modified(turn: &Turn) -> Vec<String> {
+    let mut files: Vec<String> = Vec::new();
+    let changes = turn.tool_calls.iter().filter(|c| c.error.is_none());
+    for call in changes.filter(|c| matches!(c.name.as_str(), "Write" | "Edit")) {
+        if let Some(path) = call.input["file_path"].as_str()
+            && !files.iter().any(|f| f == path)
+        {
+            files.push(path.to_owned());
+        }
+    }
+    files
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit(['/', '\\']).next().unwrap_or(path)
+}
 
 /// Per session: each turn's summary, and the stated reasons kept.
 fn report(replay: &Replay, sessions: &[Session]) {
@@ -178,8 +252,19 @@ fn report(replay: &Replay, sessions: &[Session]) {
             println!("turn {number} summary:\n  {summary}");
         }
     }
+    let files = file_scores(&db, sessions);
+    let pct = |a: f64, b: usize| if b == 0 { 100.0 } else { 100.0 * a / b as f64 };
     println!("\n| measure | value |\n|---|---|");
     println!("| words said before a call that the memory keeps | {kept}/{stated} |");
+    println!(
+        "| files modified kept | {}/{} |",
+        files.kept.0, files.kept.1
+    );
+    println!(
+        "| files named by their turn's summary | {:.0}% of {} turns |",
+        pct(files.named.0, files.named.1),
+        files.named.1
+    );
 }
 
 /// The text up to its first full stop, without it (at most 80 bytes).

@@ -85,10 +85,11 @@ pub enum Command {
         /// directory); without it, such lines are refused.
         #[arg(long, conflicts_with = "from")]
         project: Option<PathBuf>,
-        /// Build memory from Claude Code's transcripts and Codex's rollouts
-        /// in DIR (default both `$CLAUDE_CONFIG_DIR/projects`, else
-        /// `~/.claude/projects`, and `$CODEX_HOME/sessions`, else
-        /// `~/.codex/sessions`).
+        /// Build memory from Claude Code's transcripts, Codex's rollouts and
+        /// Gemini CLI's chat recordings in DIR (default all of
+        /// `$CLAUDE_CONFIG_DIR/projects`, else `~/.claude/projects`;
+        /// `$CODEX_HOME/sessions`, else `~/.codex/sessions`; and
+        /// `~/.gemini/tmp`, under `$GEMINI_CLI_HOME` when set).
         #[arg(long, value_name = "DIR", num_args = 0..=1, conflicts_with_all = ["file", "project", "from"])]
         transcripts: Option<Option<PathBuf>>,
         /// Import another memory tool's database (read-only, even while it runs).

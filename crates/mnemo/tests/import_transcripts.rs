@@ -865,3 +865,243 @@ fn imported_codex_turns_are_compressed_with_their_why() {
     );
     assert_eq!(env.count("SELECT count(*) FROM summaries"), 3);
 }
+
+// ---- Gemini CLI chat recordings ----
+
+/// Chat recordings made with the real `gemini` binary (0.61, against the
+/// test kit's stand-in model), their paths scrubbed to `/home/dev/projects`.
+fn gemini_fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../mnemo-transcript/tests/fixtures/gemini")
+}
+
+/// The folder a recorded session worked in, from its calls' file paths.
+const GEMINI_RECORDED_ROOT: &str = "/home/dev/projects/";
+
+/// `$GEMINI_CLI_HOME` with the recordings laid out as Gemini CLI does
+/// (`.gemini/tmp/<project>/chats/session-*.jsonl`), each one's project moved
+/// to a folder of this test named like the original. Gemini names the first
+/// project's folder in `projects.json`; the second's folder is its
+/// `projectHash` (the SHA-256 of the root's path), as older builds do.
+fn gemini_home(env: &Env) -> (PathBuf, Vec<PathBuf>) {
+    let home = env.dir.path().join("gemini-home");
+    let tmp = home.join(".gemini/tmp");
+    let mut listed = serde_json::Map::new();
+    let mut chats = Vec::new();
+    let mut fixtures: Vec<PathBuf> = std::fs::read_dir(gemini_fixtures())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    fixtures.sort();
+    for (i, path) in fixtures.iter().enumerate() {
+        let text = std::fs::read_to_string(path).unwrap();
+        let name = recorded_project(&text);
+        let moved = project(env, &name);
+        let recorded = format!("{GEMINI_RECORDED_ROOT}{name}");
+        let mut text = text.replace(&recorded, moved.to_str().unwrap());
+        let folder = if i == 0 {
+            listed.insert(moved.display().to_string(), json!(name));
+            name.clone()
+        } else {
+            let header: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+            let hash = sha256_hex(moved.to_str().unwrap());
+            text = text.replace(header["projectHash"].as_str().unwrap(), &hash);
+            hash
+        };
+        let dir = tmp.join(folder).join("chats");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(format!("session-2026-11-2{i}T10-00-fixture{i}.jsonl")),
+            text,
+        )
+        .unwrap();
+        chats.push(dir);
+    }
+    let projects = json!({ "projects": listed });
+    std::fs::write(home.join(".gemini/projects.json"), projects.to_string()).unwrap();
+    (home, chats)
+}
+
+/// The name of the project folder a recording's calls wrote in.
+fn recorded_project(text: &str) -> String {
+    let at = text.find(GEMINI_RECORDED_ROOT).unwrap() + GEMINI_RECORDED_ROOT.len();
+    let name: String = text[at..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+        .collect();
+    name
+}
+
+fn sha256_hex(text: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// `mnemo` with Gemini CLI's home at `home` and no other host's sessions.
+fn with_gemini_home(env: &Env, home: &Path) -> std::process::Command {
+    let mut c = env.mnemo();
+    c.env("GEMINI_CLI_HOME", home).env_remove("CODEX_HOME");
+    c
+}
+
+fn succeeded(out: Output) -> Output {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// Without a directory, `import --transcripts` finds Gemini CLI's chat
+/// recordings under `$GEMINI_CLI_HOME/.gemini/tmp`: each is a Gemini session
+/// of its project (from `projects.json`, or its `projectHash`), with its
+/// prompts, its calls in the common vocabulary, the files written and read,
+/// a rewrite told from a creation, and the recording remembered for the
+/// worker; a broken line is skipped and said, a FIFO named like a recording
+/// is refused, and importing again adds nothing.
+#[test]
+fn gemini_recordings_import_as_the_sessions_gemini_hooks_capture() {
+    let env = Env::new();
+    let (home, chats) = gemini_home(&env);
+    broken_recording_and_fifo(&chats[0]);
+    let import = || {
+        succeeded(
+            with_gemini_home(&env, &home)
+                .args(["import", "--transcripts"])
+                .output()
+                .unwrap(),
+        )
+    };
+    let out = import();
+    let (said, warned) = (
+        stdout(&out),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    );
+    assert!(said.contains("imported 3 sessions, 3 turns"), "{said}");
+    assert!(said.contains("1 line skipped"), "{said}");
+    assert!(
+        warned.contains("broken.jsonl: not JSON objects"),
+        "{warned}"
+    );
+    #[cfg(unix)]
+    assert!(
+        warned.contains("fifo.jsonl") && warned.contains("FIFO"),
+        "{warned}"
+    );
+
+    assert_eq!(
+        env.strings("SELECT DISTINCT platform FROM sessions"),
+        ["gemini"]
+    );
+    let roots = env.strings(
+        "SELECT DISTINCT p.root FROM sessions s JOIN projects p ON p.id = s.project_id ORDER BY 1",
+    );
+    let names: Vec<&str> = roots.iter().filter_map(|r| r.rsplit('/').next()).collect();
+    assert_eq!(names, ["acme-billing", "limiter"], "{roots:?}");
+    let paths = env.strings("SELECT transcript_path FROM sessions");
+    assert!(
+        paths
+            .iter()
+            .all(|p| Path::new(p).is_file() && p.contains("/chats/session-")),
+        "{paths:?}"
+    );
+    assert_gemini_calls(&env);
+    let prompts = env.strings("SELECT text FROM prompts ORDER BY text");
+    assert!(
+        prompts.contains(&"change greet to say hello".to_owned()),
+        "{prompts:?}"
+    );
+
+    let before = counts(&env);
+    let again = import();
+    assert!(
+        stdout(&again).contains("imported 0 sessions, 0 turns, 0 events"),
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(counts(&env), before);
+}
+
+/// A recording with a line that is not JSON among good ones, and (on Unix)
+/// a FIFO named like a recording, in `chats`.
+fn broken_recording_and_fifo(chats: &Path) {
+    let broken = [
+        json!({"sessionId": "broken-gemini-1", "projectHash": "0"}).to_string(),
+        "this line is not JSON".to_owned(),
+        json!({"id": "u1", "type": "user", "content": [{"text": "rename the ledger module"}]})
+            .to_string(),
+        json!({"id": "m1", "type": "gemini", "content": "Renamed it.", "toolCalls": [
+            {"id": "c1", "name": "read_file", "status": "success",
+             "args": {"file_path": chats.parent().unwrap().join("x").display().to_string()}}]})
+        .to_string(),
+    ];
+    std::fs::write(
+        chats.join("session-2026-11-27T11-00-broken.jsonl"),
+        broken.join("\n"),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        let fifo = chats.join("session-2026-11-27T12-00-fifo.jsonl");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    }
+}
+
+/// The recorded calls, imported: named in the common vocabulary, with the
+/// files written and read, and each write saying whether it made its file.
+fn assert_gemini_calls(env: &Env) {
+    assert_eq!(
+        env.strings("SELECT DISTINCT tool_name FROM events WHERE tool_name IS NOT NULL ORDER BY 1"),
+        ["Bash", "Edit", "Read", "Write"]
+    );
+    let modified = env
+        .strings("SELECT files_modified FROM events WHERE tool_name IN ('Write', 'Edit')")
+        .join(" ");
+    for name in ["hello.py", "limits.py"] {
+        assert!(modified.contains(name), "{name} not kept: {modified}");
+    }
+    let read = env
+        .strings("SELECT files_read FROM events WHERE tool_name = 'Read'")
+        .join(" ");
+    assert!(read.contains("limits.py"), "{read}");
+    // The recording says which write made its file and which rewrote it.
+    let writes = env.strings(
+        "SELECT json_extract(response, '$.type') || ' ' || files_modified FROM events
+         WHERE tool_name = 'Write' ORDER BY 1",
+    );
+    assert!(
+        writes[0].starts_with("create ") && writes[0].contains("hello.py"),
+        "{writes:?}"
+    );
+    assert!(
+        writes[1].starts_with("update ") && writes[1].contains("limits.py"),
+        "{writes:?}"
+    );
+}
+
+/// `mnemo install` offers Gemini CLI's past sessions too: it names them when
+/// not on a terminal, and imports them when asked.
+#[test]
+fn install_offers_gemini_sessions_too() {
+    let env = Env::new();
+    let (home, _) = gemini_home(&env);
+    let install = |extra: &[&str]| {
+        let out = with_gemini_home(&env, &home)
+            .arg("install")
+            .args(extra)
+            .output();
+        stdout(&succeeded(out.unwrap()))
+    };
+    let plain = install(&[]);
+    assert!(plain.contains("2 past Gemini CLI sessions"), "{plain}");
+    assert_eq!(env.count("SELECT count(*) FROM sessions"), 0);
+    let imported = install(&["--import-transcripts"]);
+    assert!(imported.contains("imported 2 sessions"), "{imported}");
+    assert_eq!(
+        env.strings("SELECT DISTINCT platform FROM sessions"),
+        ["gemini"]
+    );
+}

@@ -191,14 +191,38 @@ fn tool_response(name: &str, response: &Value) -> Value {
             }
             out
         }
-        "Write" | "Edit" => {
-            json!({ "output": text.as_deref().and_then(|t| t.lines().next()).unwrap_or("") })
-        }
+        "Write" | "Edit" => write_outcome(text.as_deref(), response.get("returnDisplay")),
         _ => match text {
             Some(text) => json!({ "output": text }),
             None => response.clone(),
         },
     }
+}
+
+/// A file write's one-line outcome, and whether it made the file (`type`:
+/// `create` | `update`, in Claude Code's words) when Gemini says so
+/// (`returnDisplay.isNewFile`); when it does not, nothing is claimed.
+fn write_outcome(text: Option<&str>, display: Option<&Value>) -> Value {
+    let mut out = json!({ "output": text.and_then(|t| t.lines().next()).unwrap_or("") });
+    match display.and_then(|d| d.get("isNewFile")) {
+        Some(Value::Bool(true)) => out["type"] = json!("create"),
+        Some(Value::Bool(false)) => out["type"] = json!("update"),
+        _ => {}
+    }
+    out
+}
+
+/// An event in the common vocabulary, as an imported chat recording gives
+/// it (its results in the `AfterTool` shape `{llmContent, returnDisplay}`),
+/// made what Gemini's hook yields: Gemini's
+/// platform and its responses read as [`after_tool`] reads them. The
+/// recording's call ids are kept: they make a re-import add nothing.
+pub fn as_gemini_hook(mut input: HookInput) -> HookInput {
+    input.platform = Platform::Gemini;
+    if let HookEvent::PostToolUse { call, response } = &mut input.event {
+        *response = tool_response(&call.name, response);
+    }
+    input
 }
 
 /// `llmContent` is a string, or a list of parts with `text`.
@@ -271,6 +295,47 @@ mod tests {
         let output = response["output"].as_str().unwrap();
         assert!(output.starts_with("Successfully created"), "{output}");
         assert!(!output.contains('\n'));
+        assert_eq!(response["type"], "create", "returnDisplay.isNewFile");
+    }
+
+    #[test]
+    fn a_rewrite_is_an_update_and_an_unknown_write_claims_neither() {
+        let mut payload = fixture("AfterTool.write_file");
+        payload["tool_response"]["returnDisplay"]["isNewFile"] = json!(false);
+        let HookEvent::PostToolUse { response, .. } = parse(&payload, None, &Env::default()).event
+        else {
+            panic!("not a tool use")
+        };
+        assert_eq!(response["type"], "update");
+        payload["tool_response"]["returnDisplay"] = json!("Wrote the file.");
+        let HookEvent::PostToolUse { response, .. } = parse(&payload, None, &Env::default()).event
+        else {
+            panic!("not a tool use")
+        };
+        assert!(response.get("type").is_none(), "{response}");
+    }
+
+    #[test]
+    fn an_imported_call_reads_as_the_hook_would_give_it() {
+        let mut imported = parsed("AfterTool.write_file");
+        imported.platform = Platform::ClaudeCode;
+        let HookEvent::PostToolUse { response, .. } = &mut imported.event else {
+            panic!("not a tool use")
+        };
+        *response = json!({
+            "llmContent": "Successfully overwrote file: /w/a.py. Here is the updated code:\nx = 1\n",
+            "returnDisplay": {"isNewFile": false},
+        });
+        let input = as_gemini_hook(imported);
+        assert_eq!(input.platform, Platform::Gemini);
+        let HookEvent::PostToolUse { response, .. } = input.event else {
+            panic!("not a tool use")
+        };
+        assert_eq!(
+            response,
+            json!({"output": "Successfully overwrote file: /w/a.py. Here is the updated code:",
+                   "type": "update"})
+        );
     }
 
     #[test]

@@ -193,6 +193,7 @@ impl<'a> Analysis<'a> {
             });
             self.files.len() - 1
         });
+        let read_before = self.reads.iter().any(|(p, _)| p == path);
         let fw = &mut self.files[id];
         if e.failed {
             fw.failures.push((e.index, failure_headline(e)));
@@ -201,7 +202,7 @@ impl<'a> Analysis<'a> {
         if fw.first == usize::MAX {
             fw.first = e.index;
         }
-        let mut step = absorb_change(fw, e.index, &e.action);
+        let mut step = absorb_change(fw, e.index, &e.action, read_before);
         // Prose and settings define nothing (`function` in a sentence).
         if matches!(code::language_of(path), Some("docs" | "config")) {
             step.names.clear();
@@ -422,8 +423,9 @@ fn is_rejection(error: &str) -> bool {
 }
 
 /// Records one successful Write or Edit of a file: its definitions in the
-/// file's totals, the rest in the returned step.
-fn absorb_change(fw: &mut FileWork, index: usize, action: &Action) -> Step {
+/// file's totals, the rest in the returned step. `read_before`: the file
+/// was read earlier in the turn, so it existed.
+fn absorb_change(fw: &mut FileWork, index: usize, action: &Action, read_before: bool) -> Step {
     let mut step = Step {
         index,
         ..Default::default()
@@ -434,7 +436,10 @@ fn absorb_change(fw: &mut FileWork, index: usize, action: &Action) -> Step {
             created,
             patch,
             ..
-        } => absorb_write(fw, &mut step, content.as_deref(), *created, patch),
+        } => {
+            let created = created.or(read_before.then_some(false));
+            absorb_write(fw, &mut step, content.as_deref(), created, patch)
+        }
         Action::Edit { edits, patch, .. } if edits.is_empty() => absorb_patch(fw, &mut step, patch),
         Action::Edit { edits, patch, .. } => {
             let mut found_defs = false;
@@ -452,6 +457,8 @@ fn absorb_change(fw: &mut FileWork, index: usize, action: &Action) -> Step {
 }
 
 /// A Write: the file's creation (its lines and definitions), or a rewrite.
+/// Whether it created the file is what the tool said (`created`); when it
+/// said nothing, the first change of a file not known to exist.
 fn absorb_write(
     fw: &mut FileWork,
     step: &mut Step,

@@ -1,7 +1,8 @@
 //! `mnemo import --transcripts [DIR]`: the memory of past sessions, built
 //! from the hosts' transcripts: Claude Code's (`~/.claude/projects`, or
-//! `$CLAUDE_CONFIG_DIR/projects`) and Codex's rollouts
-//! (`~/.codex/sessions`, or `$CODEX_HOME/sessions`). Each session file is
+//! `$CLAUDE_CONFIG_DIR/projects`), Codex's rollouts (`~/.codex/sessions`,
+//! or `$CODEX_HOME/sessions`) and Gemini CLI's chat recordings
+//! (`~/.gemini/tmp/*/chats`, or under `$GEMINI_CLI_HOME`). Each session file is
 //! read ([`mnemo_transcript`]), replayed as the captures its hooks would
 //! have made ([`replay`]) and stored in one transaction; the worker then
 //! compresses the imported turns like live ones.
@@ -18,7 +19,7 @@ use mnemo_core::privacy::Sanitizer;
 use mnemo_core::words::{count_s, size};
 use mnemo_store::capture::Applied;
 use mnemo_store::{CaptureOp, Store};
-use mnemo_transcript::{Session, files};
+use mnemo_transcript::{Session, files, gemini_project};
 
 use crate::output::{data_and_config, open_store};
 
@@ -26,8 +27,7 @@ use crate::output::{data_and_config, open_store};
 type Found = (Platform, PathBuf);
 
 /// After `mnemo install` of `hosts`: imports their past sessions when asked
-/// to (`yes`), or asks on a terminal when Claude Code or Codex has
-/// transcripts; elsewhere only says how. Never asks when stdin is not a
+/// to (`yes`), or asks on a terminal when one of them has transcripts; elsewhere only says how. Never asks when stdin is not a
 /// terminal.
 pub fn offer(yes: bool, hosts: &[Platform]) -> anyhow::Result<()> {
     let mut found = default_sessions().unwrap_or_default();
@@ -85,6 +85,7 @@ fn default_dirs() -> Vec<(Platform, PathBuf)> {
     [
         (Platform::ClaudeCode, files::default_dir()),
         (Platform::Codex, files::codex_default_dir()),
+        (Platform::Gemini, files::gemini_default_dir()),
     ]
     .into_iter()
     .filter_map(|(p, d)| Some((p, d?)))
@@ -125,6 +126,10 @@ fn sessions_in(dir: &Path, only: Option<Platform>) -> anyhow::Result<Vec<Found>>
     if only.is_none_or(|p| p == Platform::Codex) {
         let codex = files::rollout_files(&dir).map_err(listing)?;
         found.extend(codex.into_iter().map(|p| (Platform::Codex, p)));
+    }
+    if only.is_none_or(|p| p == Platform::Gemini) {
+        let gemini = files::gemini_files(&dir).map_err(listing)?;
+        found.extend(gemini.into_iter().map(|p| (Platform::Gemini, p)));
     }
     Ok(found)
 }
@@ -260,8 +265,26 @@ fn import_file(
 fn read(source: replay::Source<'_>, sanitizer: &Sanitizer) -> std::io::Result<Session> {
     match source.platform {
         Platform::Codex => mnemo_transcript::read_rollout(source.transcript, sanitizer),
+        Platform::Gemini => read_gemini(source.transcript, sanitizer),
         _ => mnemo_transcript::read_session(source.transcript, sanitizer),
     }
+}
+
+/// A Gemini CLI recording, with its project as its working directory: the
+/// recording itself names none ([`gemini_project`]).
+fn read_gemini(path: &Path, sanitizer: &Sanitizer) -> std::io::Result<Session> {
+    let mut session = mnemo_transcript::read_gemini(path, sanitizer)?;
+    if session.turns.is_empty() {
+        return Ok(session);
+    }
+    session.cwd = gemini_project::recording_project(path, &session);
+    if session.cwd.is_none() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "cannot tell its project: no mapping of its folder, and no absolute path in its tool calls",
+        ));
+    }
+    Ok(session)
 }
 
 /// A one-line progress bar on stderr, when stderr is a terminal.

@@ -10,6 +10,12 @@
 //! for a live session), and the Codex adapter reads patches and names tools
 //! ([`mnemo_capture::adapter::codex::as_codex_hook`]).
 //!
+//! A Gemini CLI recording is replayed as Gemini's hooks deliver a session:
+//! its calls' responses are read as the Gemini adapter reads `AfterTool`'s
+//! ([`mnemo_capture::adapter::gemini::as_gemini_hook`]), so a file written
+//! anew and one rewritten are told apart as in a live session; the
+//! recording's call ids are kept, so a re-import adds nothing.
+//!
 //! A session the store already knows goes on where the store stands: turns
 //! before its last recorded one are skipped, the last one's tool calls are
 //! replayed (the store keeps one row per tool call id) and later turns are
@@ -24,6 +30,7 @@
 use std::path::Path;
 
 use mnemo_capture::adapter::codex::as_codex_hook;
+use mnemo_capture::adapter::gemini::as_gemini_hook;
 use mnemo_capture::event::{HookEvent, HookInput, ToolCall};
 use mnemo_capture::handler::{Context, plan};
 use mnemo_core::Config;
@@ -176,8 +183,10 @@ impl Replayer<'_> {
             transcript_path: Some(self.transcript.clone()),
             oversized: None,
         };
-        if self.platform == Platform::Codex {
-            input = as_codex_hook(input, self.turn_id.clone());
+        match self.platform {
+            Platform::Codex => input = as_codex_hook(input, self.turn_id.clone()),
+            Platform::Gemini => input = as_gemini_hook(input),
+            _ => {}
         }
         let ctx = Context {
             config: self.config,
