@@ -54,17 +54,37 @@ impl TermWeights {
     }
 }
 
+/// A query's terms as the re-ranker compares them: each term's words,
+/// lowercased and folded once per search (not once per candidate).
+#[derive(Debug, Clone, Default)]
+pub struct FoldedTerms {
+    words: Vec<Vec<String>>,
+}
+
+impl FoldedTerms {
+    /// Folds the words of every term, in the order of [`Terms::terms`].
+    pub fn new(terms: &Terms) -> FoldedTerms {
+        FoldedTerms {
+            words: terms
+                .terms()
+                .iter()
+                .map(|t| folded_words(&t.text))
+                .collect(),
+        }
+    }
+}
+
 /// The share of the query's weight a record contains, 0 to 1.
-pub fn coverage(terms: &Terms, weights: &TermWeights, doc: &Doc) -> f64 {
+pub fn coverage(terms: &FoldedTerms, weights: &TermWeights, doc: &Doc) -> f64 {
     let total: f64 = weights.idf.iter().sum();
     if total <= 0.0 {
         return 1.0;
     }
     let found: f64 = terms
-        .terms()
+        .words
         .iter()
         .zip(&weights.idf)
-        .filter(|(t, _)| doc.contains(t))
+        .filter(|(words, _)| doc.contains_words(words))
         .map(|(_, w)| w)
         .sum();
     found / total
@@ -80,10 +100,9 @@ const B: f64 = 0.75;
 /// candidates (`avg_len`), then saturated once per word. Unlike FTS5's
 /// `bm25()`, which normalizes by the whole record's length, a long
 /// narrative does not dilute a match in the title.
-pub fn bm25f(terms: &Terms, weights: &TermWeights, doc: &Doc, avg_len: &[f64]) -> f64 {
+pub fn bm25f(terms: &FoldedTerms, weights: &TermWeights, doc: &Doc, avg_len: &[f64]) -> f64 {
     let mut score = 0.0;
-    for (term, idf) in terms.terms().iter().zip(&weights.idf) {
-        let words: Vec<String> = tokens(&term.text).map(|w| fold(&w)).collect();
+    for (words, idf) in terms.words.iter().zip(&weights.idf) {
         if words.is_empty() {
             continue;
         }
@@ -128,7 +147,7 @@ pub struct Field {
 
 impl Field {
     pub fn new(weight: f64, text: &str) -> Field {
-        let mut words: Vec<String> = tokens(text).map(|w| fold(&w)).collect();
+        let mut words: Vec<String> = folded_words(text);
         let len = words.len();
         words.sort_unstable();
         let mut vocab: Vec<(String, usize)> = Vec::new();
@@ -184,15 +203,16 @@ impl Doc {
 
     /// Whether every word of the term is in one of the record's fields.
     pub fn contains(&self, term: &Term) -> bool {
-        let mut any = false;
-        for w in tokens(&term.text) {
-            any = true;
-            let w = fold(&w);
-            if !self.fields.iter().any(|f| f.count(&w) > 0) {
-                return false;
-            }
-        }
-        any
+        self.contains_words(&folded_words(&term.text))
+    }
+
+    /// Whether every one of a term's folded words (see [`FoldedTerms`]) is
+    /// in one of the record's fields; false for a term without words.
+    fn contains_words(&self, words: &[String]) -> bool {
+        !words.is_empty()
+            && words
+                .iter()
+                .all(|w| self.fields.iter().any(|f| f.count(w) > 0))
     }
 }
 
@@ -203,37 +223,50 @@ fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_lowercase)
 }
 
-/// Folds common English endings: `caches`/`cached` → `cach`, `retries` →
-/// `retry`, `fixed`/`fixing` → `fix`.
-fn fold(word: &str) -> String {
-    let w = word;
+/// The alphanumeric runs of `text` (as the index's tokenizer cuts them),
+/// lowercased and folded ([`fold`]).
+fn folded_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(|w| {
+            let mut w = if w.is_ascii() {
+                w.to_ascii_lowercase()
+            } else {
+                w.to_lowercase()
+            };
+            fold(&mut w);
+            w
+        })
+        .collect()
+}
+
+/// Folds common English endings of a lowercase word, in place: `caches`/
+/// `cached` → `cach`, `retries` → `retry`, `fixed`/`fixing` → `fix`.
+fn fold(w: &mut String) {
     let n = w.len();
-    let folded = if n > 4 && w.ends_with("ies") {
-        format!("{}y", &w[..n - 3])
+    if n > 4 && w.ends_with("ies") {
+        w.truncate(n - 3);
+        w.push('y');
     } else if n > 5 && w.ends_with("ing") {
-        w[..n - 3].to_owned()
+        w.truncate(n - 3);
     } else if n > 4 && w.ends_with("ed") {
-        w[..n - 2].to_owned()
+        w.truncate(n - 2);
     } else if n > 3 && w.ends_with('s') && !w.ends_with("ss") {
-        w[..n - 1].to_owned()
-    } else {
-        w.to_owned()
-    };
-    let folded = match folded.strip_suffix('e') {
-        Some(stem) if stem.len() >= 4 => stem.to_owned(),
-        _ => folded,
-    };
+        w.truncate(n - 1);
+    }
+    if w.ends_with('e') && w.len() > 4 {
+        w.pop();
+    }
     // `logg` (from `logging`) → `log`, `stopp` → `stop`.
-    let b = folded.as_bytes();
+    let b = w.as_bytes();
     let n = b.len();
     if n >= 4
         && b[n - 1] == b[n - 2]
         && b[n - 1].is_ascii_lowercase()
         && !matches!(b[n - 1], b'l' | b's' | b'z' | b'e' | b'o')
     {
-        return folded[..n - 1].to_owned();
+        w.truncate(n - 1);
     }
-    folded
 }
 
 /// BM25F field weights of an observation: title, subtitle, narrative,
@@ -380,6 +413,26 @@ mod tests {
     }
 
     #[test]
+    fn words_are_folded_once_to_their_stems() {
+        let pairs = [
+            ("Caches", "cach"),
+            ("cached", "cach"),
+            ("retries", "retry"),
+            ("fixing", "fix"),
+            ("Logging", "log"),
+            ("stopped", "stop"),
+            ("class", "class"),
+            ("configure", "configur"),
+            ("size", "size"),
+            ("Größe", "größ"),
+        ];
+        for (word, stem) in pairs {
+            assert_eq!(folded_words(word), [stem], "{word}");
+        }
+        assert_eq!(folded_words("src/auth.rs"), ["src", "auth", "rs"]);
+    }
+
+    #[test]
     fn words_match_across_plurals_and_endings() {
         let doc = Doc::new("Retries capped; caches invalidated when configs change (src/auth.rs)");
         for t in [
@@ -399,7 +452,7 @@ mod tests {
 
     #[test]
     fn coverage_weighs_rare_words_more() {
-        let terms = Terms::parse("login redis timeout");
+        let terms = FoldedTerms::new(&Terms::parse("login redis timeout"));
         let weights = TermWeights::new(&[500, 3, 40], 1000);
         let rare = coverage(&terms, &weights, &Doc::new("redis timeout raised"));
         let common = coverage(&terms, &weights, &Doc::new("login page"));

@@ -498,14 +498,15 @@ fn rerank(
             .collect();
         avg_len.insert(kind, ranking::average_lengths(&of_kind));
     }
+    let folded = ranking::FoldedTerms::new(terms);
     let wants_decisions = ranking::asks_for_decisions(query);
     let wants_status = ranking::asks_for_status(query);
     let lexical: Vec<(f64, f64)> = candidates
         .iter()
         .zip(&docs)
         .map(|(r, doc)| {
-            let coverage = ranking::coverage(terms, weights, doc);
-            let bm25 = ranking::bm25f(terms, weights, doc, &avg_len[&r.id.kind]);
+            let coverage = ranking::coverage(&folded, weights, doc);
+            let bm25 = ranking::bm25f(&folded, weights, doc, &avg_len[&r.id.kind]);
             (bm25 * coverage_factor(coverage), coverage)
         })
         .collect();
