@@ -72,6 +72,65 @@ impl FoldedTerms {
                 .collect(),
         }
     }
+
+    /// Which of a record's words can matter to these terms (see
+    /// [`WordFilter`]).
+    pub fn filter(&self) -> WordFilter {
+        let mut filter = WordFilter {
+            pairs: Some(vec![0; PAIRS / 64]),
+        };
+        for w in self.words.iter().flatten() {
+            filter.add(w);
+        }
+        filter
+    }
+}
+
+/// Two-byte starts: one bit per pair of bytes.
+const PAIRS: usize = 1 << 16;
+
+/// Which words of a record a [`Field`] keeps: a record's words are mostly
+/// not the query's, and sorting and storing all of them was most of the
+/// re-ranker's cost on a long record. A word a query word can match (the
+/// same word, or a longer form of it: see [`Field::count`]) starts with
+/// the query word's first two bytes, so an ASCII word whose first two
+/// letters begin no query word is only counted (the field's length), never
+/// stored. Words of one letter and words in other scripts are always kept:
+/// keeping more than needed changes nothing, only costs.
+#[derive(Debug, Clone, Default)]
+pub struct WordFilter {
+    /// None: every word is kept.
+    pairs: Option<Vec<u64>>,
+}
+
+impl WordFilter {
+    /// Keeps every word (a record read for any query).
+    pub fn all() -> WordFilter {
+        WordFilter { pairs: None }
+    }
+
+    fn add(&mut self, folded: &str) {
+        if let (Some(pairs), [a, b, ..]) = (&mut self.pairs, folded.as_bytes()) {
+            let i = pair_index(*a, *b);
+            pairs[i / 64] |= 1 << (i % 64);
+        }
+    }
+
+    /// Whether a raw word (as cut from the text, not lowercased) may match.
+    fn keeps(&self, raw: &str) -> bool {
+        let (Some(pairs), [a, b, ..]) = (&self.pairs, raw.as_bytes()) else {
+            return true;
+        };
+        if !raw.is_ascii() {
+            return true;
+        }
+        let i = pair_index(a.to_ascii_lowercase(), b.to_ascii_lowercase());
+        pairs[i / 64] & (1 << (i % 64)) != 0
+    }
+}
+
+fn pair_index(a: u8, b: u8) -> usize {
+    (a as usize) << 8 | b as usize
 }
 
 /// The share of the query's weight a record contains, 0 to 1.
@@ -147,8 +206,20 @@ pub struct Field {
 
 impl Field {
     pub fn new(weight: f64, text: &str) -> Field {
-        let mut words: Vec<String> = folded_words(text);
-        let len = words.len();
+        Field::filtered(weight, text, &WordFilter::all())
+    }
+
+    /// A field that stores only the words `filter` keeps (its length
+    /// counts them all).
+    pub fn filtered(weight: f64, text: &str, filter: &WordFilter) -> Field {
+        let mut len = 0;
+        let mut words: Vec<String> = Vec::new();
+        for raw in raw_words(text) {
+            len += 1;
+            if filter.keeps(raw) {
+                words.push(fold_word(raw));
+            }
+        }
         words.sort_unstable();
         let mut vocab: Vec<(String, usize)> = Vec::new();
         for w in words {
@@ -223,21 +294,26 @@ fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_lowercase)
 }
 
-/// The alphanumeric runs of `text` (as the index's tokenizer cuts them),
-/// lowercased and folded ([`fold`]).
-fn folded_words(text: &str) -> Vec<String> {
+/// The alphanumeric runs of `text`, as the index's tokenizer cuts them.
+fn raw_words(text: &str) -> impl Iterator<Item = &str> {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
-        .map(|w| {
-            let mut w = if w.is_ascii() {
-                w.to_ascii_lowercase()
-            } else {
-                w.to_lowercase()
-            };
-            fold(&mut w);
-            w
-        })
-        .collect()
+}
+
+/// A word lowercased and folded ([`fold`]).
+fn fold_word(raw: &str) -> String {
+    let mut w = if raw.is_ascii() {
+        raw.to_ascii_lowercase()
+    } else {
+        raw.to_lowercase()
+    };
+    fold(&mut w);
+    w
+}
+
+/// The words of `text`, lowercased and folded.
+fn folded_words(text: &str) -> Vec<String> {
+    raw_words(text).map(fold_word).collect()
 }
 
 /// Folds common English endings of a lowercase word, in place: `caches`/
@@ -279,7 +355,8 @@ const SUMMARY_FIELDS: [f64; 6] = [2.0, 1.0, 1.5, 1.5, 1.0, 1.0];
 const PROMPT_FIELDS: [f64; 2] = [1.0, 1.0];
 
 /// A record's searchable fields, read from the store (empty when gone).
-pub fn record_doc(conn: &Connection, id: ItemRef) -> Result<Doc> {
+/// Only the words `filter` keeps are stored (see [`WordFilter`]).
+pub fn record_doc(conn: &Connection, id: ItemRef, filter: &WordFilter) -> Result<Doc> {
     let (sql, weights): (&str, &[f64]) = match id.kind {
         Kind::Observation => (
             "SELECT title, subtitle, narrative, facts, concepts,
@@ -315,7 +392,7 @@ pub fn record_doc(conn: &Connection, id: ItemRef) -> Result<Doc> {
     let fields = texts
         .iter()
         .zip(weights)
-        .map(|(t, &w)| Field::new(w, t))
+        .map(|(t, &w)| Field::filtered(w, t, filter))
         .collect();
     Ok(Doc { fields, obs_type })
 }
@@ -448,6 +525,58 @@ mod tests {
         for t in ["login", "src/login.rs", "ca"] {
             assert!(!doc.contains(&term(t)), "{t}");
         }
+    }
+
+    #[test]
+    fn a_record_read_for_a_query_scores_as_the_whole_record() {
+        let texts = [
+            "Configured retries for src/auth.rs; a x config Größe größer 日本語の設定",
+            "Caching logins: the cache was cold, LOGIN retried 3 times (RetryPolicy)",
+            "",
+        ];
+        let mut dropped = 0;
+        for query in [
+            "config retry src/auth.rs",
+            "a x größe 日本",
+            "cache login policy 3",
+            "RetryPolicy cold",
+        ] {
+            let terms = Terms::parse(query);
+            let folded = FoldedTerms::new(&terms);
+            let filter = folded.filter();
+            let weights = TermWeights::new(&vec![3; terms.len()], 100);
+            let whole = |t: &str| Doc {
+                fields: vec![Field::new(2.0, t), Field::new(1.0, texts[1])],
+                obs_type: None,
+            };
+            let read = |t: &str| Doc {
+                fields: vec![
+                    Field::filtered(2.0, t, &filter),
+                    Field::filtered(1.0, texts[1], &filter),
+                ],
+                obs_type: None,
+            };
+            for text in texts {
+                let (a, b) = (whole(text), read(text));
+                let lens: Vec<usize> = a.fields.iter().map(|f| f.len).collect();
+                assert_eq!(lens, b.fields.iter().map(|f| f.len).collect::<Vec<_>>());
+                for (f, g) in a.fields.iter().zip(&b.fields) {
+                    dropped += f.vocab.len() - g.vocab.len();
+                }
+                let avg = [4.0, 9.0];
+                assert_eq!(
+                    coverage(&folded, &weights, &a),
+                    coverage(&folded, &weights, &b),
+                    "{query} / {text}"
+                );
+                assert_eq!(
+                    bm25f(&folded, &weights, &a, &avg),
+                    bm25f(&folded, &weights, &b, &avg),
+                    "{query} / {text}"
+                );
+            }
+        }
+        assert!(dropped > 0, "the filter keeps fewer words");
     }
 
     #[test]

@@ -484,9 +484,11 @@ fn rerank(
     candidates: Vec<Ranked>,
     index: &[f64],
 ) -> Result<Vec<Scored>> {
+    let folded = ranking::FoldedTerms::new(terms);
+    let filter = folded.filter();
     let docs: Vec<Doc> = candidates
         .iter()
-        .map(|r| ranking::record_doc(conn, r.id))
+        .map(|r| ranking::record_doc(conn, r.id, &filter))
         .collect::<Result<_>>()?;
     let mut avg_len = HashMap::new();
     for kind in [Kind::Observation, Kind::Summary, Kind::Prompt] {
@@ -498,7 +500,6 @@ fn rerank(
             .collect();
         avg_len.insert(kind, ranking::average_lengths(&of_kind));
     }
-    let folded = ranking::FoldedTerms::new(terms);
     let wants_decisions = ranking::asks_for_decisions(query);
     let wants_status = ranking::asks_for_status(query);
     let lexical: Vec<(f64, f64)> = candidates
