@@ -212,6 +212,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_a_plain_http_endpoint_goes_without_tls_roots() {
+        for url in ["http://127.0.0.1:11434/v1", " HTTP://localhost:1234/v1"] {
+            assert!(plain_http(url), "{url}");
+        }
+        for url in ["https://api.openai.com/v1", "", "http", "ftp://x"] {
+            assert!(!plain_http(url), "{url}");
+        }
+    }
+
+    #[test]
     fn vectors_come_back_in_input_order() {
         let body = r#"{"data":[{"index":1,"embedding":[0,1]},{"index":0,"embedding":[1,0]}]}"#;
         assert_eq!(
