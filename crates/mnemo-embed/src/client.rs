@@ -31,6 +31,14 @@ impl std::fmt::Debug for Embedder {
     }
 }
 
+/// Whether a base URL is plain HTTP (no TLS).
+fn plain_http(base_url: &str) -> bool {
+    base_url
+        .trim()
+        .get(..7)
+        .is_some_and(|scheme| scheme.eq_ignore_ascii_case("http://"))
+}
+
 impl Embedder {
     /// A client for the configured endpoint, each call bounded by
     /// `timeout`; None when embeddings are off, an error when the settings
@@ -45,10 +53,17 @@ impl Embedder {
         config.check()?;
         // Fails only when a provider is already installed, which is fine.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .timeout(timeout)
             .connect_timeout(timeout.min(Duration::from_secs(5)))
-            .user_agent(concat!("mnemo/", env!("CARGO_PKG_VERSION")))
+            .user_agent(concat!("mnemo/", env!("CARGO_PKG_VERSION")));
+        if plain_http(&config.base_url) {
+            // No TLS to a plain-HTTP endpoint (a model served on this
+            // machine), so the system's certificates are not loaded: that
+            // read hundreds of files on every search.
+            builder = builder.tls_certs_only(std::iter::empty());
+        }
+        let client = builder
             .build()
             .map_err(|e| format!("cannot build the HTTP client: {e}"))?;
         Ok(Some(Embedder {
@@ -195,6 +210,16 @@ fn vector_of(item: &Value, index: usize) -> Result<Vec<f32>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_a_plain_http_endpoint_goes_without_tls_roots() {
+        for url in ["http://127.0.0.1:11434/v1", " HTTP://localhost:1234/v1"] {
+            assert!(plain_http(url), "{url}");
+        }
+        for url in ["https://api.openai.com/v1", "", "http", "ftp://x"] {
+            assert!(!plain_http(url), "{url}");
+        }
+    }
 
     #[test]
     fn vectors_come_back_in_input_order() {

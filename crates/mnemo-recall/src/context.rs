@@ -238,6 +238,9 @@ fn observation_totals(
     agent: Option<&str>,
     mine_only: bool,
 ) -> Result<(i64, Option<i64>)> {
+    if agent.is_none() && !mine_only {
+        return project_totals(conn, project);
+    }
     Ok(conn
         .prepare_cached(&format!(
             "SELECT count(*), max(created_at) FROM observations o
@@ -247,6 +250,20 @@ fn observation_totals(
         .query_row(rusqlite::params![project, agent], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })?)
+}
+
+/// [`observation_totals`] without a filter: the count walks the project's
+/// index entries and nothing else, and the newest time is one index lookup
+/// (one statement for both, or a filter that reads each row, costs
+/// several times as much at 100,000 observations).
+fn project_totals(conn: &Connection, project: i64) -> Result<(i64, Option<i64>)> {
+    let count = conn
+        .prepare_cached("SELECT count(*) FROM observations WHERE project_id = ?1")?
+        .query_row([project], |r| r.get(0))?;
+    let newest = conn
+        .prepare_cached("SELECT max(created_at) FROM observations WHERE project_id = ?1")?
+        .query_row([project], |r| r.get(0))?;
+    Ok((count, newest))
 }
 
 /// The observations considered, scored and with near-duplicates collapsed.

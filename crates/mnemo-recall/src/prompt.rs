@@ -395,17 +395,19 @@ fn stale_last(
 /// What a replaced decision keeps of its score: the one in force first.
 const SUPERSEDED_FACTOR: f64 = 0.25;
 
-/// Which of `ids` are decisions a later decision replaced.
+/// Which of `ids` are decisions a later decision replaced: one query for
+/// all of them (this runs on the hook path).
 fn superseded(conn: &Connection, ids: &[i64]) -> Result<std::collections::HashSet<i64>> {
-    let mut stmt = conn
-        .prepare_cached("SELECT 1 FROM observations WHERE id = ?1 AND superseded_by IS NOT NULL")?;
-    let mut out = std::collections::HashSet::new();
-    for &id in ids {
-        if stmt.exists([id])? {
-            out.insert(id);
-        }
+    if ids.is_empty() {
+        return Ok(std::collections::HashSet::new());
     }
-    Ok(out)
+    let list = serde_json::to_string(ids).unwrap_or_else(|_| "[]".to_owned());
+    let mut stmt = conn.prepare_cached(
+        "SELECT id FROM observations
+         WHERE id IN (SELECT value FROM json_each(?1)) AND superseded_by IS NOT NULL",
+    )?;
+    let rows = stmt.query_map([list], |r| r.get::<_, i64>(0))?;
+    Ok(rows.collect::<rusqlite::Result<_>>()?)
 }
 
 /// What a line says, without its id and age (`- #12 3d …`).

@@ -54,17 +54,96 @@ impl TermWeights {
     }
 }
 
+/// A query's terms as the re-ranker compares them: each term's words,
+/// lowercased and folded once per search (not once per candidate).
+#[derive(Debug, Clone, Default)]
+pub struct FoldedTerms {
+    words: Vec<Vec<String>>,
+}
+
+impl FoldedTerms {
+    /// Folds the words of every term, in the order of [`Terms::terms`].
+    pub fn new(terms: &Terms) -> FoldedTerms {
+        FoldedTerms {
+            words: terms
+                .terms()
+                .iter()
+                .map(|t| folded_words(&t.text))
+                .collect(),
+        }
+    }
+
+    /// Which of a record's words can matter to these terms (see
+    /// [`WordFilter`]).
+    pub fn filter(&self) -> WordFilter {
+        let mut filter = WordFilter {
+            pairs: Some(vec![0; PAIRS / 64]),
+        };
+        for w in self.words.iter().flatten() {
+            filter.add(w);
+        }
+        filter
+    }
+}
+
+/// Two-byte starts: one bit per pair of bytes.
+const PAIRS: usize = 1 << 16;
+
+/// Which words of a record a [`Field`] keeps: a record's words are mostly
+/// not the query's, and sorting and storing all of them was most of the
+/// re-ranker's cost on a long record. A word a query word can match (the
+/// same word, or a longer form of it: see [`Field::count`]) starts with
+/// the query word's first two bytes, so an ASCII word whose first two
+/// letters begin no query word is only counted (the field's length), never
+/// stored. Words of one letter and words in other scripts are always kept:
+/// keeping more than needed changes nothing, only costs.
+#[derive(Debug, Clone, Default)]
+pub struct WordFilter {
+    /// None: every word is kept.
+    pairs: Option<Vec<u64>>,
+}
+
+impl WordFilter {
+    /// Keeps every word (a record read for any query).
+    pub fn all() -> WordFilter {
+        WordFilter { pairs: None }
+    }
+
+    fn add(&mut self, folded: &str) {
+        if let (Some(pairs), [a, b, ..]) = (&mut self.pairs, folded.as_bytes()) {
+            let i = pair_index(*a, *b);
+            pairs[i / 64] |= 1 << (i % 64);
+        }
+    }
+
+    /// Whether a raw word (as cut from the text, not lowercased) may match.
+    fn keeps(&self, raw: &str) -> bool {
+        let (Some(pairs), [a, b, ..]) = (&self.pairs, raw.as_bytes()) else {
+            return true;
+        };
+        if !raw.is_ascii() {
+            return true;
+        }
+        let i = pair_index(a.to_ascii_lowercase(), b.to_ascii_lowercase());
+        pairs[i / 64] & (1 << (i % 64)) != 0
+    }
+}
+
+fn pair_index(a: u8, b: u8) -> usize {
+    (a as usize) << 8 | b as usize
+}
+
 /// The share of the query's weight a record contains, 0 to 1.
-pub fn coverage(terms: &Terms, weights: &TermWeights, doc: &Doc) -> f64 {
+pub fn coverage(terms: &FoldedTerms, weights: &TermWeights, doc: &Doc) -> f64 {
     let total: f64 = weights.idf.iter().sum();
     if total <= 0.0 {
         return 1.0;
     }
     let found: f64 = terms
-        .terms()
+        .words
         .iter()
         .zip(&weights.idf)
-        .map(|(t, w)| w * doc.share(t))
+        .map(|(words, w)| w * doc.share_words(words))
         .sum();
     found / total
 }
@@ -84,10 +163,9 @@ const B: f64 = 0.75;
 /// candidates (`avg_len`), then saturated once per word. Unlike FTS5's
 /// `bm25()`, which normalizes by the whole record's length, a long
 /// narrative does not dilute a match in the title.
-pub fn bm25f(terms: &Terms, weights: &TermWeights, doc: &Doc, avg_len: &[f64]) -> f64 {
+pub fn bm25f(terms: &FoldedTerms, weights: &TermWeights, doc: &Doc, avg_len: &[f64]) -> f64 {
     let mut score = 0.0;
-    for (term, idf) in terms.terms().iter().zip(&weights.idf) {
-        let words: Vec<String> = tokens(&term.text).map(|w| fold(&w)).collect();
+    for (words, idf) in terms.words.iter().zip(&weights.idf) {
         if words.is_empty() {
             continue;
         }
@@ -134,8 +212,20 @@ pub struct Field {
 
 impl Field {
     pub fn new(weight: f64, text: &str) -> Field {
-        let mut words: Vec<String> = tokens(text).map(|w| fold(&w)).collect();
-        let len = words.len();
+        Field::filtered(weight, text, &WordFilter::all())
+    }
+
+    /// A field that stores only the words `filter` keeps (its length
+    /// counts them all).
+    pub fn filtered(weight: f64, text: &str, filter: &WordFilter) -> Field {
+        let mut len = 0;
+        let mut words: Vec<String> = Vec::new();
+        for raw in raw_words(text) {
+            len += 1;
+            if filter.keeps(raw) {
+                words.push(fold_word(raw));
+            }
+        }
         words.sort_unstable();
         let mut vocab: Vec<(String, usize)> = Vec::new();
         for w in words {
@@ -195,34 +285,40 @@ impl Doc {
 
     /// Whether every word of the term is in one of the record's fields.
     pub fn contains(&self, term: &Term) -> bool {
-        self.has(term, |_| true)
+        self.contains_words(&folded_words(&term.text))
     }
 
     /// The share of a term's weight the record earns: all of it when its
     /// words are in what the record says, [`ASKED_SHARE`] when they are only
     /// in the words the user asked with, none when absent.
     pub fn share(&self, term: &Term) -> f64 {
-        if self.has(term, |f| !f.asked) {
+        self.share_words(&folded_words(&term.text))
+    }
+
+    /// [`Doc::share`] of a term's folded words (see [`FoldedTerms`]).
+    fn share_words(&self, words: &[String]) -> f64 {
+        if self.has_words(words, |f| !f.asked) {
             1.0
-        } else if self.contains(term) {
+        } else if self.contains_words(words) {
             ASKED_SHARE
         } else {
             0.0
         }
     }
 
-    /// Whether every word of the term is in one of the fields that `keep`
-    /// accepts.
-    fn has(&self, term: &Term, keep: impl Fn(&Field) -> bool) -> bool {
-        let mut any = false;
-        for w in tokens(&term.text) {
-            any = true;
-            let w = fold(&w);
-            if !self.fields.iter().any(|f| keep(f) && f.count(&w) > 0) {
-                return false;
-            }
-        }
-        any
+    /// Whether every one of a term's folded words is in one of the record's
+    /// fields; false for a term without words.
+    fn contains_words(&self, words: &[String]) -> bool {
+        self.has_words(words, |_| true)
+    }
+
+    /// Whether every one of the words is in one of the fields that `keep`
+    /// accepts; false for no words.
+    fn has_words(&self, words: &[String], keep: impl Fn(&Field) -> bool) -> bool {
+        !words.is_empty()
+            && words
+                .iter()
+                .all(|w| self.fields.iter().any(|f| keep(f) && f.count(w) > 0))
     }
 }
 
@@ -233,37 +329,55 @@ fn tokens(text: &str) -> impl Iterator<Item = String> + '_ {
         .map(str::to_lowercase)
 }
 
-/// Folds common English endings: `caches`/`cached` → `cach`, `retries` →
-/// `retry`, `fixed`/`fixing` → `fix`.
-fn fold(word: &str) -> String {
-    let w = word;
-    let n = w.len();
-    let folded = if n > 4 && w.ends_with("ies") {
-        format!("{}y", &w[..n - 3])
-    } else if n > 5 && w.ends_with("ing") {
-        w[..n - 3].to_owned()
-    } else if n > 4 && w.ends_with("ed") {
-        w[..n - 2].to_owned()
-    } else if n > 3 && w.ends_with('s') && !w.ends_with("ss") {
-        w[..n - 1].to_owned()
+/// The alphanumeric runs of `text`, as the index's tokenizer cuts them.
+fn raw_words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+}
+
+/// A word lowercased and folded ([`fold`]).
+fn fold_word(raw: &str) -> String {
+    let mut w = if raw.is_ascii() {
+        raw.to_ascii_lowercase()
     } else {
-        w.to_owned()
+        raw.to_lowercase()
     };
-    let folded = match folded.strip_suffix('e') {
-        Some(stem) if stem.len() >= 4 => stem.to_owned(),
-        _ => folded,
-    };
+    fold(&mut w);
+    w
+}
+
+/// The words of `text`, lowercased and folded.
+fn folded_words(text: &str) -> Vec<String> {
+    raw_words(text).map(fold_word).collect()
+}
+
+/// Folds common English endings of a lowercase word, in place: `caches`/
+/// `cached` → `cach`, `retries` → `retry`, `fixed`/`fixing` → `fix`.
+fn fold(w: &mut String) {
+    let n = w.len();
+    if n > 4 && w.ends_with("ies") {
+        w.truncate(n - 3);
+        w.push('y');
+    } else if n > 5 && w.ends_with("ing") {
+        w.truncate(n - 3);
+    } else if n > 4 && w.ends_with("ed") {
+        w.truncate(n - 2);
+    } else if n > 3 && w.ends_with('s') && !w.ends_with("ss") {
+        w.truncate(n - 1);
+    }
+    if w.ends_with('e') && w.len() > 4 {
+        w.pop();
+    }
     // `logg` (from `logging`) → `log`, `stopp` → `stop`.
-    let b = folded.as_bytes();
+    let b = w.as_bytes();
     let n = b.len();
     if n >= 4
         && b[n - 1] == b[n - 2]
         && b[n - 1].is_ascii_lowercase()
         && !matches!(b[n - 1], b'l' | b's' | b'z' | b'e' | b'o')
     {
-        return folded[..n - 1].to_owned();
+        w.truncate(n - 1);
     }
-    folded
 }
 
 /// BM25F field weights of an observation: title, subtitle, narrative,
@@ -278,7 +392,8 @@ const SUMMARY_FIELDS: [f64; 6] = [2.0, 1.0, 1.5, 1.5, 1.0, 1.0];
 const PROMPT_FIELDS: [f64; 2] = [1.0, 1.0];
 
 /// A record's searchable fields, read from the store (empty when gone).
-pub fn record_doc(conn: &Connection, id: ItemRef) -> Result<Doc> {
+/// Only the words `filter` keeps are stored (see [`WordFilter`]).
+pub fn record_doc(conn: &Connection, id: ItemRef, filter: &WordFilter) -> Result<Doc> {
     let (sql, weights): (&str, &[f64]) = match id.kind {
         Kind::Observation => (
             "SELECT title, subtitle, narrative, facts, concepts,
@@ -314,7 +429,7 @@ pub fn record_doc(conn: &Connection, id: ItemRef) -> Result<Doc> {
     let mut fields: Vec<Field> = texts
         .iter()
         .zip(weights)
-        .map(|(t, &w)| Field::new(w, t))
+        .map(|(t, &w)| Field::filtered(w, t, filter))
         .collect();
     if id.kind == Kind::Summary
         && let Some(request) = fields.first_mut()
@@ -417,6 +532,26 @@ mod tests {
     }
 
     #[test]
+    fn words_are_folded_once_to_their_stems() {
+        let pairs = [
+            ("Caches", "cach"),
+            ("cached", "cach"),
+            ("retries", "retry"),
+            ("fixing", "fix"),
+            ("Logging", "log"),
+            ("stopped", "stop"),
+            ("class", "class"),
+            ("configure", "configur"),
+            ("size", "size"),
+            ("Größe", "größ"),
+        ];
+        for (word, stem) in pairs {
+            assert_eq!(folded_words(word), [stem], "{word}");
+        }
+        assert_eq!(folded_words("src/auth.rs"), ["src", "auth", "rs"]);
+    }
+
+    #[test]
     fn words_match_across_plurals_and_endings() {
         let doc = Doc::new("Retries capped; caches invalidated when configs change (src/auth.rs)");
         for t in [
@@ -436,7 +571,7 @@ mod tests {
 
     #[test]
     fn words_only_in_the_users_own_question_earn_half_coverage() {
-        let terms = Terms::parse("upload timeout");
+        let terms = FoldedTerms::new(&Terms::parse("upload timeout"));
         let weights = TermWeights::new(&[3, 3], 1000);
         let mut asked = Field::new(2.0, "why does the upload time out");
         asked.asked = true;
@@ -452,8 +587,60 @@ mod tests {
     }
 
     #[test]
+    fn a_record_read_for_a_query_scores_as_the_whole_record() {
+        let texts = [
+            "Configured retries for src/auth.rs; a x config Größe größer 日本語の設定",
+            "Caching logins: the cache was cold, LOGIN retried 3 times (RetryPolicy)",
+            "",
+        ];
+        let mut dropped = 0;
+        for query in [
+            "config retry src/auth.rs",
+            "a x größe 日本",
+            "cache login policy 3",
+            "RetryPolicy cold",
+        ] {
+            let terms = Terms::parse(query);
+            let folded = FoldedTerms::new(&terms);
+            let filter = folded.filter();
+            let weights = TermWeights::new(&vec![3; terms.len()], 100);
+            let whole = |t: &str| Doc {
+                fields: vec![Field::new(2.0, t), Field::new(1.0, texts[1])],
+                obs_type: None,
+            };
+            let read = |t: &str| Doc {
+                fields: vec![
+                    Field::filtered(2.0, t, &filter),
+                    Field::filtered(1.0, texts[1], &filter),
+                ],
+                obs_type: None,
+            };
+            for text in texts {
+                let (a, b) = (whole(text), read(text));
+                let lens: Vec<usize> = a.fields.iter().map(|f| f.len).collect();
+                assert_eq!(lens, b.fields.iter().map(|f| f.len).collect::<Vec<_>>());
+                for (f, g) in a.fields.iter().zip(&b.fields) {
+                    dropped += f.vocab.len() - g.vocab.len();
+                }
+                let avg = [4.0, 9.0];
+                assert_eq!(
+                    coverage(&folded, &weights, &a),
+                    coverage(&folded, &weights, &b),
+                    "{query} / {text}"
+                );
+                assert_eq!(
+                    bm25f(&folded, &weights, &a, &avg),
+                    bm25f(&folded, &weights, &b, &avg),
+                    "{query} / {text}"
+                );
+            }
+        }
+        assert!(dropped > 0, "the filter keeps fewer words");
+    }
+
+    #[test]
     fn coverage_weighs_rare_words_more() {
-        let terms = Terms::parse("login redis timeout");
+        let terms = FoldedTerms::new(&Terms::parse("login redis timeout"));
         let weights = TermWeights::new(&[500, 3, 40], 1000);
         let rare = coverage(&terms, &weights, &Doc::new("redis timeout raised"));
         let common = coverage(&terms, &weights, &Doc::new("login page"));

@@ -485,9 +485,11 @@ fn rerank(
     candidates: Vec<Ranked>,
     index: &[f64],
 ) -> Result<Vec<Scored>> {
+    let folded = ranking::FoldedTerms::new(terms);
+    let filter = folded.filter();
     let docs: Vec<Doc> = candidates
         .iter()
-        .map(|r| ranking::record_doc(conn, r.id))
+        .map(|r| ranking::record_doc(conn, r.id, &filter))
         .collect::<Result<_>>()?;
     let mut avg_len = HashMap::new();
     for kind in [Kind::Observation, Kind::Summary, Kind::Prompt] {
@@ -505,8 +507,8 @@ fn rerank(
         .iter()
         .zip(&docs)
         .map(|(r, doc)| {
-            let coverage = ranking::coverage(terms, weights, doc);
-            let bm25 = ranking::bm25f(terms, weights, doc, &avg_len[&r.id.kind]);
+            let coverage = ranking::coverage(&folded, weights, doc);
+            let bm25 = ranking::bm25f(&folded, weights, doc, &avg_len[&r.id.kind]);
             (bm25 * coverage_factor(coverage), coverage)
         })
         .collect();

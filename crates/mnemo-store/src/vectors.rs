@@ -319,6 +319,9 @@ pub fn for_each_vector(
     dim: usize,
     mut each: impl FnMut(VectorKind, i64, &[u8]),
 ) -> rusqlite::Result<()> {
+    // The pages are read through a memory map (no read call and no copy
+    // per page: a store of 100,000 vectors is 150 MB of them).
+    conn.pragma_update(None, "mmap_size", SCAN_MMAP_BYTES)?;
     // One sequential pass over the table (`+model`: not through the model
     // index, whose lookups would read the table's pages out of order).
     let mut stmt = conn.prepare_cached(
@@ -326,8 +329,7 @@ pub fn for_each_vector(
     )?;
     let mut rows = stmt.query(params![model, dim as i64])?;
     while let Some(row) = rows.next()? {
-        let kind: String = row.get(0)?;
-        let Some(kind) = VectorKind::parse(&kind) else {
+        let Some(kind) = VectorKind::parse(row.get_ref(0)?.as_str()?) else {
             continue;
         };
         let id: i64 = row.get(1)?;
@@ -336,6 +338,10 @@ pub fn for_each_vector(
     }
     Ok(())
 }
+
+/// How much of the database file a vector scan maps into memory (SQLite
+/// maps no more than the file holds; 0 on a build without memory maps).
+const SCAN_MMAP_BYTES: i64 = 1 << 30;
 
 /// The dimension of the vectors stored for `model`, if any.
 pub fn dimension_of(conn: &Connection, model: &str) -> rusqlite::Result<Option<usize>> {

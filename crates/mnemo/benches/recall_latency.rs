@@ -144,7 +144,7 @@ fn main() {
     let mut first_time = hook(
         "PreToolUse Read, history shown (first time)",
         "PreToolUse",
-        &pre_history,
+        &fresh_session(&pre_history),
     );
     first_time.prepare = Some(Box::new(forget_shown));
 
@@ -187,7 +187,7 @@ fn main() {
         titles[0], titles[1], titles[2], titles[3]
     );
     let (prompt_recalled, prompt_chatter) = (ask(&question), ask("thanks, continue"));
-    let prompt_report = ask(&bug_report);
+    let prompt_report = fresh_session(&ask(&bug_report));
     let forget_given = forgetting_given(d10k.join("mnemo.db"));
     forget_given();
     let answer = hook_answer(&bin, &p10k, &d10k, &prompt_recalled);
@@ -202,7 +202,7 @@ fn main() {
     let mut recalled = hook(
         "UserPromptSubmit, memories recalled (first time)",
         "UserPromptSubmit",
-        &prompt_recalled,
+        &fresh_session(&prompt_recalled),
     );
     recalled.prepare = Some(Box::new(forget_given.clone()));
     let mut pasted = hook(
@@ -228,7 +228,7 @@ fn main() {
         hook(
             "SessionStart (capture + index of 10,000)",
             "SessionStart",
-            &start,
+            &fresh_session(&start),
         ),
         hook("PreToolUse Bash (not a file tool)", "PreToolUse", &pre_bash),
         hook(
@@ -245,7 +245,7 @@ fn main() {
         hook(
             "UserPromptSubmit, chatter (nothing recalled)",
             "UserPromptSubmit",
-            &prompt_chatter,
+            &fresh_session(&prompt_chatter),
         ),
         hook(
             "UserPromptSubmit, same question again (all given already)",
@@ -441,7 +441,7 @@ fn hooks_at_100k(
         "UserPromptSubmit, 100,000: memories recalled (first time)",
         bin,
         "UserPromptSubmit",
-        &question,
+        &fresh_session(&question),
     );
     recalled.prepare = Some(Box::new(forget_given));
     vec![
@@ -450,7 +450,7 @@ fn hooks_at_100k(
             "SessionStart (capture + index of 100,000, with knowledge)",
             bin,
             "SessionStart",
-            &start,
+            &fresh_session(&start),
         ),
         recalled,
     ]
@@ -515,20 +515,41 @@ fn merged(base: &serde_json::Value, extra: serde_json::Value) -> Vec<u8> {
     serde_json::to_vec(&v).expect("JSON")
 }
 
+/// Where a payload's session id takes the run's number (see [`fresh_session`]).
+const RUN_MARK: &str = "@RUN@";
+
+/// The payload in a session of its own for every run: the same event
+/// delivered again within seconds is a repeated delivery, which capture
+/// drops and answers without memory, so a scenario that sent one payload
+/// over and over measured that shortcut, not the index or the recall.
+fn fresh_session(payload: &[u8]) -> Vec<u8> {
+    let mut v: serde_json::Value = serde_json::from_slice(payload).expect("JSON payload");
+    let id = v["session_id"].as_str().unwrap_or("bench").to_owned();
+    v["session_id"] = json!(format!("{id}-{RUN_MARK}"));
+    serde_json::to_vec(&v).expect("JSON")
+}
+
 fn measure(scenarios: &mut [Scenario], runs: usize) {
     let warmup = 10;
+    let mut run = 0u64;
     for i in 0..warmup + runs {
         for s in scenarios.iter_mut() {
             if let Some(prepare) = &s.prepare {
                 prepare();
             }
             let args: Vec<&str> = s.args.iter().map(String::as_str).collect();
+            run += 1;
+            let payload = s.payload.as_ref().map(|p| {
+                String::from_utf8_lossy(p)
+                    .replace(RUN_MARK, &run.to_string())
+                    .into_bytes()
+            });
             let elapsed = run_once(
                 &s.program,
                 &args,
                 &s.cwd,
                 s.data.as_deref(),
-                s.payload.as_deref(),
+                payload.as_deref(),
             );
             if i >= warmup {
                 s.samples.push(elapsed);

@@ -1,0 +1,67 @@
+"""Whole-process latency on a large store, interleaved round-robin, beside
+/bin/true: search (five queries), SessionStart and prompt recall (a session
+of their own per run), `mnemo context`.
+
+  PROJECT=<replayed project dir> STORE=<dir with data/mnemo.db> SCRATCH_HOME=<dir> \
+  QUERIES=<dir with report.txt, plan.txt> SCEN=search,hooks,context \
+  python3 latency.py RUNS BIN [BIN2 ...]
+
+Needs apsw (pip install apsw)."""
+import json, os, statistics, subprocess, sys, time
+runs = int(sys.argv[1]); bins = sys.argv[2:]
+proj = os.environ["PROJECT"]
+env = dict(os.environ, HOME=os.environ["SCRATCH_HOME"], MNEMO_DATA_DIR=os.environ["STORE"] + "/data")
+env.pop("CLAUDE_PROJECT_DIR", None)
+report = open(os.environ["QUERIES"] + "/report.txt").read()
+plan = open(os.environ["QUERIES"] + "/plan.txt").read()
+question = "how are checkpoint trailers added to commits made during a turn"
+sess = {"session_id": "speed-bench-100k", "cwd": proj}
+def hook(ev, **kw):
+    # A new session per run: the same event again within seconds is a
+    # repeated delivery, which capture drops and answers without memory.
+    return lambda n: json.dumps(dict(sess, session_id=f"speed-{ev}-{n}-{time.time()}", hook_event_name=ev, **kw)).encode()
+scen = [("/bin/true", None, ["/bin/true"], None)]
+which = os.environ.get("SCEN", "search,hooks,context").split(",")
+for b in bins:
+    tag = os.path.basename(b)
+    if "hooks" in which:
+        scen += [
+            (f"{tag} SessionStart", b, [b, "hook", "claude-code", "SessionStart"], hook("SessionStart", source="startup")),
+            (f"{tag} UserPromptSubmit (question)", b, [b, "hook", "claude-code", "UserPromptSubmit"], hook("UserPromptSubmit", prompt="why did commits made during a turn get no checkpoint trailer?")),
+        ]
+    if "context" in which:
+        scen += [(f"{tag} context", b, [b, "context"], None)]
+    if "search" in which:
+        scen += [
+            (f"{tag} search checkpoint", b, [b, "search", "-n", "10", "checkpoint"], None),
+            (f"{tag} search trailer", b, [b, "search", "-n", "10", "trailer"], None),
+            (f"{tag} search question", b, [b, "search", "-n", "10", question], None),
+            (f"{tag} search report 356w", b, [b, "search", "-n", "10", report], None),
+            (f"{tag} search plan 320w", b, [b, "search", "-n", "10", plan], None),
+        ]
+samples = {s[0]: [] for s in scen}
+import apsw
+db = apsw.Connection(env["MNEMO_DATA_DIR"] + "/mnemo.db")
+db.setbusytimeout(5000)
+counter = 0
+def once(s):
+    if "UserPromptSubmit" in s[0] or "SessionStart" in s[0]:
+        db.execute("DELETE FROM recall_shown")
+    global counter
+    counter += 1
+    payload = s[3](counter) if s[3] else None
+    t = time.perf_counter()
+    p = subprocess.run(s[2], cwd=proj, env=env, input=payload, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    d = time.perf_counter() - t
+    if p.returncode != 0: raise SystemExit(f"{s[0]}: exit {p.returncode}")
+    return d
+for s in scen:
+    for _ in range(3): once(s)
+for _ in range(runs):
+    for s in scen:
+        samples[s[0]].append(once(s))
+print(f"runs {runs}, load {os.getloadavg()[0]:.1f}")
+print("| scenario | median | p90 |\n|---|---:|---:|")
+for s in scen:
+    v = sorted(samples[s[0]]); med = statistics.median(v) * 1000; p90 = v[int(len(v) * 0.9) - 1] * 1000
+    print(f"| {s[0]} | {med:.1f} ms | {p90:.1f} ms |")
