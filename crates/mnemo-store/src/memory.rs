@@ -7,6 +7,8 @@
 //! goes through this module (and [`crate::capture`] for prompts), and
 //! [`Store::check_fts`] / [`Store::rebuild_fts`] verify and repair the indexes.
 
+use std::collections::BTreeSet;
+
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
@@ -107,8 +109,8 @@ pub fn insert_observation_row(
         )
         .optional()?;
     if let Some(id) = id {
-        index_files(conn, id, o)?;
-        crate::freshness::record_baselines(conn, id, o.project_id, o.created_at)?;
+        let paths = index_files(conn, id, o)?;
+        crate::freshness::record_baselines(conn, id, o.project_id, o.created_at, paths)?;
     }
     Ok(id)
 }
@@ -140,20 +142,27 @@ pub fn index_observation(conn: &Connection, id: i64, o: &NewObservation) -> rusq
 }
 
 /// Records which files an observation names (see `observation_files` in the
-/// schema); a file both read and modified counts as modified.
-fn index_files(conn: &Connection, id: i64, o: &NewObservation) -> rusqlite::Result<()> {
+/// schema); a file both read and modified counts as modified. The paths
+/// named, each once.
+fn index_files<'o>(
+    conn: &Connection,
+    id: i64,
+    o: &'o NewObservation,
+) -> rusqlite::Result<BTreeSet<&'o str>> {
     let mut stmt = conn.prepare_cached(
         "INSERT INTO observation_files (path, observation_id, modified) VALUES (?1, ?2, ?3)
          ON CONFLICT DO NOTHING",
     )?;
     let modified = o.files_modified.iter().map(|f| (f, true));
     let read = o.files_read.iter().map(|f| (f, false));
+    let mut named = BTreeSet::new();
     for (path, is_modified) in modified.chain(read) {
         if !path.is_empty() {
             stmt.execute(params![path, id, is_modified])?;
+            named.insert(path.as_str());
         }
     }
-    Ok(())
+    Ok(named)
 }
 
 /// Inserts a summary and indexes it; None when its uid is stored already,
