@@ -14,12 +14,10 @@ use std::path::Path;
 
 use mnemo_core::model::{EventKind, Platform, Priority};
 use mnemo_store::memory::{
-    NewObservation, NewSummary, index_observation, index_summary, insert_observation_row,
-    insert_summary_row,
+    IndexBacklog, NewObservation, NewSummary, insert_observation_row, insert_summary_row,
 };
 use mnemo_store::record::new_capture_id;
 use mnemo_store::{Capture, CaptureOp, EventRecord, PromptOrigin, SessionRef, Store};
-use rusqlite::Connection;
 
 const COMMON: &[&str] = &[
     "login",
@@ -97,8 +95,6 @@ const TYPES: &[(&str, u32)] = &[
 ];
 const OBS_PER_SESSION: usize = 50;
 const TURNS_PER_SESSION: i64 = 5;
-/// Observations written before their full-text rows (see [`Batch`]).
-const BATCH: usize = 500;
 
 struct Rng(u64);
 
@@ -226,20 +222,27 @@ fn fill(store: &mut Store, root: &str, n: usize, rng: &mut Rng, tag: &str) {
         })
         .expect("project row");
     let tx = store.conn_mut().transaction().expect("transaction");
-    let mut batch = Batch::default();
+    // Full-text rows after each batch's table rows, as the store's import
+    // writes them: an FTS5 insert between two table inserts flushes a tiny
+    // index segment per record.
+    let mut backlog = IndexBacklog::default();
     for i in 0..n {
         let session = session_rows[i / OBS_PER_SESSION];
         let turn = 1 + ((i % OBS_PER_SESSION) as i64 * TURNS_PER_SESSION / OBS_PER_SESSION as i64);
         let at = (Some(project_id), Some(session), Some(turn));
-        batch.observation(&tx, fill.observation(rng, i, at));
+        let o = fill.observation(rng, i, at);
+        if let Some(id) = insert_observation_row(&tx, &o).expect("observation") {
+            backlog.observation(id, o);
+        }
         if i % (OBS_PER_SESSION / TURNS_PER_SESSION as usize) == 0 {
-            batch.summary(&tx, fill.summary(rng, i, at));
+            let s = fill.summary(rng, i, at);
+            if let Some(id) = insert_summary_row(&tx, &s).expect("summary") {
+                backlog.summary(id, s);
+            }
         }
-        if batch.observations.len() >= BATCH {
-            batch.index(&tx);
-        }
+        backlog.write_if_full(&tx).expect("full-text rows");
     }
-    batch.index(&tx);
+    backlog.write(&tx).expect("full-text rows");
     tx.commit().expect("commit");
 }
 
@@ -340,39 +343,6 @@ impl Fill<'_> {
             notes: String::new(),
             source: "offline".into(),
             created_at: self.start + i as i64 * self.step + 1,
-        }
-    }
-}
-
-/// Rows written but not yet full-text indexed: a batch's table rows go
-/// first and its full-text rows after them, as the store's import does (an
-/// FTS5 insert between two table inserts flushes a tiny index segment per
-/// record, which made a 100,000-record store take half an hour to build).
-#[derive(Default)]
-struct Batch {
-    observations: Vec<(i64, NewObservation)>,
-    summaries: Vec<(i64, NewSummary)>,
-}
-
-impl Batch {
-    fn observation(&mut self, conn: &Connection, o: NewObservation) {
-        if let Some(id) = insert_observation_row(conn, &o).expect("observation") {
-            self.observations.push((id, o));
-        }
-    }
-
-    fn summary(&mut self, conn: &Connection, s: NewSummary) {
-        if let Some(id) = insert_summary_row(conn, &s).expect("summary") {
-            self.summaries.push((id, s));
-        }
-    }
-
-    fn index(&mut self, conn: &Connection) {
-        for (id, o) in self.observations.drain(..) {
-            index_observation(conn, id, &o).expect("observation index");
-        }
-        for (id, s) in self.summaries.drain(..) {
-            index_summary(conn, id, &s).expect("summary index");
         }
     }
 }

@@ -141,6 +141,48 @@ pub fn index_observation(conn: &Connection, id: i64, o: &NewObservation) -> rusq
     Ok(())
 }
 
+/// Observations and summaries whose table rows are written and whose
+/// full-text rows are not yet (see [`insert_observation_row`]): a batch
+/// writes these after all its table rows, at most [`IndexBacklog::MAX`]
+/// held at a time.
+#[derive(Default)]
+pub struct IndexBacklog {
+    observations: Vec<(i64, NewObservation)>,
+    summaries: Vec<(i64, NewSummary)>,
+}
+
+impl IndexBacklog {
+    /// Rows held before they are written (a long batch stays small).
+    pub const MAX: usize = 500;
+
+    pub fn observation(&mut self, id: i64, o: NewObservation) {
+        self.observations.push((id, o));
+    }
+
+    pub fn summary(&mut self, id: i64, s: NewSummary) {
+        self.summaries.push((id, s));
+    }
+
+    /// Writes every full-text row held.
+    pub fn write(&mut self, conn: &Connection) -> rusqlite::Result<()> {
+        for (id, o) in self.observations.drain(..) {
+            index_observation(conn, id, &o)?;
+        }
+        for (id, s) in self.summaries.drain(..) {
+            index_summary(conn, id, &s)?;
+        }
+        Ok(())
+    }
+
+    /// Writes them when [`IndexBacklog::MAX`] are held.
+    pub fn write_if_full(&mut self, conn: &Connection) -> rusqlite::Result<()> {
+        if self.observations.len() + self.summaries.len() >= Self::MAX {
+            self.write(conn)?;
+        }
+        Ok(())
+    }
+}
+
 /// Records which files an observation names (see `observation_files` in the
 /// schema); a file both read and modified counts as modified. The paths
 /// named, each once.

@@ -1030,7 +1030,7 @@ fn the_server_speaks_tls_to_a_client_that_trusts_its_certificate() {
     let home = tempfile::tempdir().unwrap();
     let (cert, key) = self_signed(home.path(), "server");
     let port = postgres::free_port();
-    let mut server = clean_mnemo()
+    let child = clean_mnemo()
         .args(["server", "--listen", &format!("127.0.0.1:{port}")])
         .args(["--tls-cert", cert.to_str().unwrap()])
         .env("MNEMO_SERVER_TLS_KEY", &key)
@@ -1040,9 +1040,16 @@ fn the_server_speaks_tls_to_a_client_that_trusts_its_certificate() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    // Killed when dropped, even when an assertion fails.
+    let _server = Server {
+        child,
+        port,
+        _home: home,
+    };
     let url = format!("https://127.0.0.1:{port}");
     let (laptop, desktop, stranger) = (Machine::new(), Machine::new(), Machine::new());
     // The laptop trusts the certificate through its config file.
+    std::fs::create_dir_all(laptop.env.data()).unwrap();
     std::fs::write(
         laptop.env.data().join("config.toml"),
         format!("[sync]\nca_file = {:?}\n", cert.to_str().unwrap()),
@@ -1093,8 +1100,6 @@ fn the_server_speaks_tls_to_a_client_that_trusts_its_certificate() {
     let mut answer = String::new();
     let _ = stream.read_to_string(&mut answer);
     assert!(!answer.contains("200 OK"), "served in clear: {answer}");
-    let _ = server.kill();
-    let _ = server.wait();
 }
 
 /// A certificate the server cannot serve with stops it at once, naming the
