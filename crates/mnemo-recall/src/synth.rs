@@ -232,12 +232,12 @@ fn fill(store: &mut Store, root: &str, n: usize, rng: &mut Rng, tag: &str) {
         let at = (Some(project_id), Some(session), Some(turn));
         let o = fill.observation(rng, i, at);
         if let Some(id) = insert_observation_row(&tx, &o).expect("observation") {
-            backlog.observation(id, o);
+            backlog.observation(id);
         }
         if i % (OBS_PER_SESSION / TURNS_PER_SESSION as usize) == 0 {
             let s = fill.summary(rng, i, at);
             if let Some(id) = insert_summary_row(&tx, &s).expect("summary") {
-                backlog.summary(id, s);
+                backlog.summary(id);
             }
         }
         backlog.write_if_full(&tx).expect("full-text rows");

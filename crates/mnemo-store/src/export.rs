@@ -752,7 +752,7 @@ fn import_observation(
         }
     } else if let Some(id) = insert_observation_row(tx, &observation)? {
         restore_curation(tx, id, f)?;
-        backlog.observation(id, observation);
+        backlog.observation(id);
     }
     Ok(Some("observation"))
 }
@@ -804,7 +804,7 @@ fn import_summary(
     } else {
         let id = insert_summary_row(tx, &summary)?;
         if let Some(id) = id {
-            backlog.summary(id, summary);
+            backlog.summary(id);
         }
         id
     };
