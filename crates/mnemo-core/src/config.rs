@@ -41,6 +41,10 @@ pub struct SyncConfig {
     /// Also send the user's prompts with the observations they led to.
     /// Off: prompts stay on the machine where they were typed.
     pub raw: bool,
+    /// A PEM file of certificate authorities to trust for the sync server
+    /// besides the system's (a server with a self-signed or private-CA
+    /// certificate). Empty: the system's only.
+    pub ca_file: String,
 }
 
 impl Default for SyncConfig {
@@ -48,6 +52,7 @@ impl Default for SyncConfig {
         SyncConfig {
             others: true,
             raw: false,
+            ca_file: String::new(),
         }
     }
 }

@@ -13,7 +13,9 @@
 use std::path::Path;
 
 use mnemo_core::model::{EventKind, Platform, Priority};
-use mnemo_store::memory::{NewObservation, NewSummary, insert_observation, insert_summary};
+use mnemo_store::memory::{
+    IndexBacklog, NewObservation, NewSummary, insert_observation_row, insert_summary_row,
+};
 use mnemo_store::record::new_capture_id;
 use mnemo_store::{Capture, CaptureOp, EventRecord, PromptOrigin, SessionRef, Store};
 
@@ -190,84 +192,125 @@ fn session_ref(root: &str, sid: &str) -> SessionRef {
     }
 }
 
+/// What one project's records are drawn from and when they happen.
+struct Fill<'a> {
+    root: &'a str,
+    tag: &'a str,
+    corpus: Corpus,
+    /// The first record's time and the time between two records.
+    start: i64,
+    step: i64,
+}
+
 fn fill(store: &mut Store, root: &str, n: usize, rng: &mut Rng, tag: &str) {
-    let corpus = Corpus::new(rng, root);
-    let now = mnemo_core::time::now_ms();
     let span = 365 * 24 * 3600 * 1000_i64;
-    let start = now - span;
-    let step = (span - 3_600_000) / n.max(1) as i64;
+    let fill = Fill {
+        root,
+        tag,
+        corpus: Corpus::new(rng, root),
+        start: mnemo_core::time::now_ms() - span,
+        step: (span - 3_600_000) / n.max(1) as i64,
+    };
     let sessions = n.div_ceil(OBS_PER_SESSION);
-    let mut session_rows = Vec::with_capacity(sessions);
-    for s in 0..sessions {
-        let sid = format!("{tag}-session-{s:06}");
-        let t0 = start + (s * OBS_PER_SESSION) as i64 * step;
-        let apply = |store: &mut Store, op: CaptureOp, at: i64| {
-            store
-                .apply(&Capture {
-                    capture_id: new_capture_id(),
-                    at_ms: at,
-                    session: session_ref(root, &sid),
-                    op,
-                })
-                .expect("apply");
-        };
-        apply(
-            store,
-            CaptureOp::SessionStart {
-                source: Some("startup".into()),
-                transcript_path: None,
-            },
-            t0,
-        );
-        for turn in 0..TURNS_PER_SESSION {
-            let text = format!("please {}", corpus.sentence(rng, 4, 14));
-            apply(
-                store,
-                CaptureOp::Prompt {
-                    platform_prompt_id: None,
-                    text: Some(text),
-                    origin: PromptOrigin::User,
-                },
-                t0 + turn * step * 10,
-            );
-        }
-        // The last sessions have captured events, as live ones would.
-        if s + 3 >= sessions {
-            for _ in 0..20 {
-                let mut e = EventRecord::new(EventKind::ToolUse, Priority::High);
-                e.tool_name = Some("Edit".into());
-                e.files_modified = vec![corpus.file(rng)];
-                apply(store, CaptureOp::Event(e), t0 + step);
-            }
-        }
-        let row: i64 = store
-            .conn()
-            .query_row(
-                "SELECT id FROM sessions WHERE platform_session_id = ?1",
-                [&sid],
-                |r| r.get(0),
-            )
-            .expect("session row");
-        session_rows.push(row);
-    }
+    let session_rows: Vec<i64> = (0..sessions)
+        .map(|s| fill.session(store, rng, s, s + 3 >= sessions))
+        .collect();
     let project_id: i64 = store
         .conn()
         .query_row("SELECT id FROM projects WHERE root = ?1", [root], |r| {
             r.get(0)
         })
         .expect("project row");
-
     let tx = store.conn_mut().transaction().expect("transaction");
+    // Full-text rows after each batch's table rows, as the store's import
+    // writes them: an FTS5 insert between two table inserts flushes a tiny
+    // index segment per record.
+    let mut backlog = IndexBacklog::default();
     for i in 0..n {
         let session = session_rows[i / OBS_PER_SESSION];
         let turn = 1 + ((i % OBS_PER_SESSION) as i64 * TURNS_PER_SESSION / OBS_PER_SESSION as i64);
+        let at = (Some(project_id), Some(session), Some(turn));
+        let o = fill.observation(rng, i, at);
+        if let Some(id) = insert_observation_row(&tx, &o).expect("observation") {
+            backlog.observation(id);
+        }
+        if i % (OBS_PER_SESSION / TURNS_PER_SESSION as usize) == 0 {
+            let s = fill.summary(rng, i, at);
+            if let Some(id) = insert_summary_row(&tx, &s).expect("summary") {
+                backlog.summary(id);
+            }
+        }
+        backlog.write_if_full(&tx).expect("full-text rows");
+    }
+    backlog.write(&tx).expect("full-text rows");
+    tx.commit().expect("commit");
+}
+
+/// Project, session and turn of a record.
+type Place = (Option<i64>, Option<i64>, Option<i64>);
+
+impl Fill<'_> {
+    /// Session number `s` with its prompts (and, when `live`, captured
+    /// events naming files, as the last sessions of a real store have);
+    /// its row id.
+    fn session(&self, store: &mut Store, rng: &mut Rng, s: usize, live: bool) -> i64 {
+        let sid = format!("{}-session-{s:06}", self.tag);
+        let t0 = self.start + (s * OBS_PER_SESSION) as i64 * self.step;
+        let apply = |store: &mut Store, op: CaptureOp, at: i64| {
+            store
+                .apply(&Capture {
+                    capture_id: new_capture_id(),
+                    at_ms: at,
+                    session: session_ref(self.root, &sid),
+                    op,
+                })
+                .expect("apply");
+        };
+        let start = CaptureOp::SessionStart {
+            source: Some("startup".into()),
+            transcript_path: None,
+        };
+        apply(store, start, t0);
+        for turn in 0..TURNS_PER_SESSION {
+            let text = format!("please {}", self.corpus.sentence(rng, 4, 14));
+            let prompt = CaptureOp::Prompt {
+                platform_prompt_id: None,
+                text: Some(text),
+                origin: PromptOrigin::User,
+            };
+            apply(store, prompt, t0 + turn * self.step * 10);
+        }
+        let events = if live { 20 } else { 0 };
+        for _ in 0..events {
+            let mut e = EventRecord::new(EventKind::ToolUse, Priority::High);
+            e.tool_name = Some("Edit".into());
+            e.files_modified = vec![self.corpus.file(rng)];
+            apply(store, CaptureOp::Event(e), t0 + self.step);
+        }
+        store
+            .conn()
+            .query_row(
+                "SELECT id FROM sessions WHERE platform_session_id = ?1",
+                [&sid],
+                |r| r.get(0),
+            )
+            .expect("session row")
+    }
+
+    fn observation(
+        &self,
+        rng: &mut Rng,
+        i: usize,
+        (project, session, turn): Place,
+    ) -> NewObservation {
+        let corpus = &self.corpus;
         let modified: Vec<String> = (0..rng.below(3)).map(|_| corpus.file(rng)).collect();
         let read: Vec<String> = (0..rng.below(3)).map(|_| corpus.file(rng)).collect();
-        let o = NewObservation {
-            uid: format!("{tag}-obs-{i}"),
-            project_id: Some(project_id),
-            session_id: Some(session),
-            prompt_number: Some(turn),
+        NewObservation {
+            uid: format!("{}-obs-{i}", self.tag),
+            project_id: project,
+            session_id: session,
+            prompt_number: turn,
             kind: pick_type(rng).to_owned(),
             title: corpus.sentence(rng, 4, 9),
             subtitle: corpus.sentence(rng, 3, 8),
@@ -281,28 +324,27 @@ fn fill(store: &mut Store, root: &str, n: usize, rng: &mut Rng, tag: &str) {
             files_read: read,
             files_modified: modified,
             source: "offline".into(),
-            created_at: start + i as i64 * step,
-        };
-        insert_observation(&tx, &o).expect("observation");
-        if i % (OBS_PER_SESSION / TURNS_PER_SESSION as usize) == 0 {
-            let s = NewSummary {
-                uid: format!("{tag}-sum-{i}"),
-                project_id: Some(project_id),
-                session_id: Some(session),
-                prompt_number: Some(turn),
-                request: corpus.sentence(rng, 4, 12),
-                investigated: corpus.sentence(rng, 6, 20),
-                learned: corpus.sentence(rng, 6, 20),
-                completed: corpus.sentence(rng, 6, 20),
-                next_steps: corpus.sentence(rng, 4, 12),
-                notes: String::new(),
-                source: "offline".into(),
-                created_at: start + i as i64 * step + 1,
-            };
-            insert_summary(&tx, &s).expect("summary");
+            created_at: self.start + i as i64 * self.step,
         }
     }
-    tx.commit().expect("commit");
+
+    fn summary(&self, rng: &mut Rng, i: usize, (project, session, turn): Place) -> NewSummary {
+        let corpus = &self.corpus;
+        NewSummary {
+            uid: format!("{}-sum-{i}", self.tag),
+            project_id: project,
+            session_id: session,
+            prompt_number: turn,
+            request: corpus.sentence(rng, 4, 12),
+            investigated: corpus.sentence(rng, 6, 20),
+            learned: corpus.sentence(rng, 6, 20),
+            completed: corpus.sentence(rng, 6, 20),
+            next_steps: corpus.sentence(rng, 4, 12),
+            notes: String::new(),
+            source: "offline".into(),
+            created_at: self.start + i as i64 * self.step + 1,
+        }
+    }
 }
 
 /// Fills the database at `db` (created if missing) with `n` observations in

@@ -22,8 +22,8 @@ use rusqlite::{OptionalExtension, Row, Transaction, params};
 use serde_json::{Map, Value, json};
 
 use crate::memory::{
-    NewObservation, NewSummary, index_observation, index_summary, insert_observation,
-    insert_observation_row, insert_summary, insert_summary_row,
+    IndexBacklog, NewObservation, NewSummary, insert_observation, insert_observation_row,
+    insert_summary, insert_summary_row,
 };
 use crate::shape::{
     OBSERVATION_FROM, OBSERVATION_SELECT, PROMPT_FROM, PROMPT_SELECT, SESSION_FROM, SESSION_SELECT,
@@ -166,7 +166,7 @@ impl Store {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| crate::sql_err(&path, e))?;
-        let mut backlog = Backlog::default();
+        let mut backlog = IndexBacklog::default();
         let mut line = String::new();
         let mut number = 0;
         loop {
@@ -221,7 +221,7 @@ impl Store {
             .conn
             .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
             .map_err(|e| crate::sql_err(&path, e))?;
-        let mut backlog = Backlog::default();
+        let mut backlog = IndexBacklog::default();
         for (i, value) in records.into_iter().enumerate() {
             let outcome = import_one(&tx, value, sanitizer, None, &mut backlog)?;
             each(i, &outcome);
@@ -246,7 +246,7 @@ pub fn import_in(
     records: impl IntoIterator<Item = Value>,
     sanitizer: &Sanitizer,
 ) -> Result<Vec<Outcome>> {
-    let mut backlog = Backlog::default();
+    let mut backlog = IndexBacklog::default();
     let outcomes = records
         .into_iter()
         .map(|value| import_one(tx, value, sanitizer, None, &mut backlog))
@@ -254,37 +254,6 @@ pub fn import_in(
     let path = std::path::Path::new(tx.path().unwrap_or_default());
     backlog.write(tx).map_err(|e| crate::sql_err(path, e))?;
     Ok(outcomes)
-}
-
-/// The full-text rows of the observations and summaries imported in a
-/// transaction, written after all their table rows (see
-/// [`crate::memory::insert_observation_row`]).
-#[derive(Default)]
-struct Backlog {
-    observations: Vec<(i64, NewObservation)>,
-    summaries: Vec<(i64, NewSummary)>,
-}
-
-impl Backlog {
-    /// Rows held before they are written (a long import stays small).
-    const MAX: usize = 500;
-
-    fn write(&mut self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
-        for (id, o) in self.observations.drain(..) {
-            index_observation(tx, id, &o)?;
-        }
-        for (id, s) in self.summaries.drain(..) {
-            index_summary(tx, id, &s)?;
-        }
-        Ok(())
-    }
-
-    fn write_if_full(&mut self, tx: &Transaction<'_>) -> rusqlite::Result<()> {
-        if self.observations.len() + self.summaries.len() >= Self::MAX {
-            self.write(tx)?;
-        }
-        Ok(())
-    }
 }
 
 /// What importing one record did.
@@ -304,7 +273,7 @@ fn import_one(
     value: Value,
     sanitizer: &Sanitizer,
     default_project: Option<&str>,
-    backlog: &mut Backlog,
+    backlog: &mut IndexBacklog,
 ) -> Result<Outcome> {
     let record = match value {
         Value::Object(map) => match normalized(map, default_project) {
@@ -565,7 +534,7 @@ impl Fields<'_> {
 fn import_record(
     tx: &Transaction<'_>,
     record: &Value,
-    backlog: &mut Backlog,
+    backlog: &mut IndexBacklog,
 ) -> ImportResult<Option<&'static str>> {
     let map = record.as_object().expect("checked by the caller");
     let f = Fields(map);
@@ -734,7 +703,7 @@ fn import_event(tx: &Transaction<'_>, f: &Fields<'_>) -> ImportResult<Option<&'s
 fn import_observation(
     tx: &Transaction<'_>,
     f: &Fields<'_>,
-    backlog: &mut Backlog,
+    backlog: &mut IndexBacklog,
 ) -> ImportResult<Option<&'static str>> {
     let title = f.required("title")?;
     let project = Some(f.project()?);
@@ -783,7 +752,7 @@ fn import_observation(
         }
     } else if let Some(id) = insert_observation_row(tx, &observation)? {
         restore_curation(tx, id, f)?;
-        backlog.observations.push((id, observation));
+        backlog.observation(id);
     }
     Ok(Some("observation"))
 }
@@ -792,7 +761,7 @@ fn import_observation(
 fn import_summary(
     tx: &Transaction<'_>,
     f: &Fields<'_>,
-    backlog: &mut Backlog,
+    backlog: &mut IndexBacklog,
 ) -> ImportResult<Option<&'static str>> {
     let project = Some(f.project()?);
     let created = f.time("created_at")?;
@@ -835,7 +804,7 @@ fn import_summary(
     } else {
         let id = insert_summary_row(tx, &summary)?;
         if let Some(id) = id {
-            backlog.summaries.push((id, summary));
+            backlog.summary(id);
         }
         id
     };

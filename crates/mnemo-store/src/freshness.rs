@@ -258,12 +258,16 @@ pub fn of_observations(
     Ok(out)
 }
 
-/// Writes the baselines of observation `id`'s files (those on disk).
-pub(crate) fn record_baselines(
+/// Writes the baselines of observation `id`'s files (those on disk), given
+/// as they are named in its `observation_files` rows (the caller just wrote
+/// them: reading them back would scan that table, keyed by path, once per
+/// record).
+pub(crate) fn record_baselines<'p>(
     conn: &Connection,
     id: i64,
     project: Option<i64>,
     record_ms: i64,
+    paths: impl IntoIterator<Item = &'p str>,
 ) -> rusqlite::Result<()> {
     let root: Option<String> = match project {
         Some(p) => conn
@@ -272,16 +276,12 @@ pub(crate) fn record_baselines(
             .ok(),
         None => None,
     };
-    let paths: Vec<String> = conn
-        .prepare_cached("SELECT path FROM observation_files WHERE observation_id = ?1")?
-        .query_map([id], |r| r.get(0))?
-        .collect::<rusqlite::Result<_>>()?;
     let mut update = conn.prepare_cached(
         "INSERT OR REPLACE INTO file_baselines (path, observation_id, content_id, size, mtime_ms)
          VALUES (?1, ?2, ?3, ?4, ?5)",
     )?;
     for path in paths {
-        let Some(base) = resolve(&path, root.as_deref()).and_then(|p| baseline(&p, record_ms))
+        let Some(base) = resolve(path, root.as_deref()).and_then(|p| baseline(&p, record_ms))
         else {
             continue;
         };

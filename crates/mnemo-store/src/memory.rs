@@ -7,6 +7,8 @@
 //! goes through this module (and [`crate::capture`] for prompts), and
 //! [`Store::check_fts`] / [`Store::rebuild_fts`] verify and repair the indexes.
 
+use std::collections::BTreeSet;
+
 use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
@@ -56,7 +58,7 @@ pub struct NewSummary {
 pub fn insert_observation(conn: &Connection, o: &NewObservation) -> rusqlite::Result<Option<i64>> {
     let id = insert_observation_row(conn, o)?;
     if let Some(id) = id {
-        index_observation(conn, id, o)?;
+        index_observation(conn, id)?;
     }
     Ok(id)
 }
@@ -107,53 +109,93 @@ pub fn insert_observation_row(
         )
         .optional()?;
     if let Some(id) = id {
-        index_files(conn, id, o)?;
-        crate::freshness::record_baselines(conn, id, o.project_id, o.created_at)?;
+        let paths = index_files(conn, id, o)?;
+        crate::freshness::record_baselines(conn, id, o.project_id, o.created_at, paths)?;
     }
     Ok(id)
 }
 
 /// Writes an observation's full-text row (see [`insert_observation_row`]).
-pub fn index_observation(conn: &Connection, id: i64, o: &NewObservation) -> rusqlite::Result<()> {
-    let facts = json_list(&o.facts);
-    let concepts = json_list(&o.concepts);
-    let files_read = json_list(&o.files_read);
-    let files_modified = json_list(&o.files_modified);
-    let idents = observation_idents(o);
+pub fn index_observation(conn: &Connection, id: i64) -> rusqlite::Result<()> {
+    // Copied from the row just written: its identifier words are not
+    // worked out a second time.
     conn.prepare_cached(
         "INSERT INTO observations_fts (rowid, title, subtitle, narrative, facts, concepts,
                                        files_read, files_modified, idents)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+         SELECT id, title, subtitle, narrative, facts, concepts, files_read, files_modified,
+                idents
+         FROM observations WHERE id = ?1",
     )?
-    .execute(params![
-        id,
-        o.title,
-        o.subtitle,
-        o.narrative,
-        facts,
-        concepts,
-        files_read,
-        files_modified,
-        idents
-    ])?;
+    .execute([id])?;
     Ok(())
 }
 
+/// Observations and summaries whose table rows are written and whose
+/// full-text rows are not yet (see [`insert_observation_row`]): a batch
+/// writes these after all its table rows, at most [`IndexBacklog::MAX`]
+/// held at a time.
+#[derive(Default)]
+pub struct IndexBacklog {
+    observations: Vec<i64>,
+    summaries: Vec<i64>,
+}
+
+impl IndexBacklog {
+    /// Rows held before they are written (a long batch stays small).
+    pub const MAX: usize = 500;
+
+    /// Observation `id`, whose row is written.
+    pub fn observation(&mut self, id: i64) {
+        self.observations.push(id);
+    }
+
+    /// Summary `id`, whose row is written.
+    pub fn summary(&mut self, id: i64) {
+        self.summaries.push(id);
+    }
+
+    /// Writes every full-text row held.
+    pub fn write(&mut self, conn: &Connection) -> rusqlite::Result<()> {
+        for id in self.observations.drain(..) {
+            index_observation(conn, id)?;
+        }
+        for id in self.summaries.drain(..) {
+            index_summary(conn, id)?;
+        }
+        Ok(())
+    }
+
+    /// Writes them when [`IndexBacklog::MAX`] are held.
+    pub fn write_if_full(&mut self, conn: &Connection) -> rusqlite::Result<()> {
+        if self.observations.len() + self.summaries.len() >= Self::MAX {
+            self.write(conn)?;
+        }
+        Ok(())
+    }
+}
+
 /// Records which files an observation names (see `observation_files` in the
-/// schema); a file both read and modified counts as modified.
-fn index_files(conn: &Connection, id: i64, o: &NewObservation) -> rusqlite::Result<()> {
+/// schema); a file both read and modified counts as modified. The paths
+/// named, each once.
+fn index_files<'o>(
+    conn: &Connection,
+    id: i64,
+    o: &'o NewObservation,
+) -> rusqlite::Result<BTreeSet<&'o str>> {
     let mut stmt = conn.prepare_cached(
         "INSERT INTO observation_files (path, observation_id, modified) VALUES (?1, ?2, ?3)
          ON CONFLICT DO NOTHING",
     )?;
     let modified = o.files_modified.iter().map(|f| (f, true));
     let read = o.files_read.iter().map(|f| (f, false));
+    let mut named = BTreeSet::new();
     for (path, is_modified) in modified.chain(read) {
         if !path.is_empty() {
             stmt.execute(params![path, id, is_modified])?;
+            named.insert(path.as_str());
         }
     }
-    Ok(())
+    Ok(named)
 }
 
 /// Inserts a summary and indexes it; None when its uid is stored already,
@@ -161,7 +203,7 @@ fn index_files(conn: &Connection, id: i64, o: &NewObservation) -> rusqlite::Resu
 pub fn insert_summary(conn: &Connection, s: &NewSummary) -> rusqlite::Result<Option<i64>> {
     let id = insert_summary_row(conn, s)?;
     if let Some(id) = id {
-        index_summary(conn, id, s)?;
+        index_summary(conn, id)?;
     }
     Ok(id)
 }
@@ -203,23 +245,14 @@ pub fn insert_summary_row(conn: &Connection, s: &NewSummary) -> rusqlite::Result
 }
 
 /// Writes a summary's full-text row (see [`insert_summary_row`]).
-pub fn index_summary(conn: &Connection, id: i64, s: &NewSummary) -> rusqlite::Result<()> {
-    let idents = summary_idents(s);
+pub fn index_summary(conn: &Connection, id: i64) -> rusqlite::Result<()> {
     conn.prepare_cached(
         "INSERT INTO summaries_fts (rowid, request, investigated, learned, completed,
                                     next_steps, notes, idents)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+         SELECT id, request, investigated, learned, completed, next_steps, notes, idents
+         FROM summaries WHERE id = ?1",
     )?
-    .execute(params![
-        id,
-        s.request,
-        s.investigated,
-        s.learned,
-        s.completed,
-        s.next_steps,
-        s.notes,
-        idents
-    ])?;
+    .execute([id])?;
     Ok(())
 }
 
@@ -619,5 +652,39 @@ mod tests {
         store.rebuild_fts().unwrap();
         assert!(store.check_fts().unwrap().is_empty());
         assert_eq!(hits(&store, "observations_fts", "queue"), 1);
+    }
+
+    #[test]
+    fn a_backlog_indexes_rows_as_they_were_written() {
+        let (_tmp, store) = store();
+        let conn = store.conn();
+        let mut backlog = IndexBacklog::default();
+        for i in 0..3 {
+            let o = NewObservation {
+                uid: format!("o{i}"),
+                kind: "change".into(),
+                title: format!("Tuned parseHeaderBlock number {i}"),
+                facts: vec!["the retryBudget halves".into()],
+                files_modified: vec![format!("src/wire_{i}.rs")],
+                created_at: 1,
+                ..Default::default()
+            };
+            backlog.observation(insert_observation_row(conn, &o).unwrap().unwrap());
+            let s = NewSummary {
+                uid: format!("s{i}"),
+                request: format!("speed up queueDrain {i}"),
+                created_at: 1,
+                ..Default::default()
+            };
+            backlog.summary(insert_summary_row(conn, &s).unwrap().unwrap());
+        }
+        assert_eq!(hits(&store, "observations_fts", "parse"), 0, "not yet");
+        backlog.write(conn).unwrap();
+        assert!(store.check_fts().unwrap().is_empty());
+        // Identifier words and JSON lists reach the index as the row holds them.
+        assert_eq!(hits(&store, "observations_fts", "header"), 3);
+        assert_eq!(hits(&store, "observations_fts", "budget"), 3);
+        assert_eq!(hits(&store, "observations_fts", "wire_1"), 1);
+        assert_eq!(hits(&store, "summaries_fts", "drain"), 3);
     }
 }

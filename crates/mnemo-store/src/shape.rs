@@ -217,19 +217,35 @@ fn list_at(r: &Row<'_>, i: usize) -> rusqlite::Result<Vec<String>> {
     Ok(parse_json_list(&r.get::<_, String>(i)?))
 }
 
-/// Columns of [`observation_row`].
-pub const OBSERVATION_SELECT: &str = concat!(
-    "o.id, o.uid, o.type, o.title, o.subtitle, o.narrative,
+/// The columns of [`observation_row`] before its files' baselines.
+macro_rules! observation_columns {
+    () => {
+        concat!(
+            "o.id, o.uid, o.type, o.title, o.subtitle, o.narrative,
      o.facts, o.concepts, o.files_read, o.files_modified, o.source, o.created_at,
      p.root, p.name, o.prompt_number,
      (SELECT q.text FROM prompts q
       WHERE q.session_id = o.session_id AND q.prompt_number = o.prompt_number),
      o.edited_at IS NOT NULL, o.pinned, ",
-    session_key_columns!(),
-    ", o.author,
+            session_key_columns!(),
+            ", o.author"
+        )
+    };
+}
+
+/// Columns of [`observation_row`].
+pub const OBSERVATION_SELECT: &str = concat!(
+    observation_columns!(),
+    ",
      (SELECT json_group_array(json_array(f.path, f.content_id, f.size, f.mtime_ms))
       FROM file_baselines f WHERE f.observation_id = o.id)"
 );
+
+/// Columns of [`observation_row`] for a reader that does not show the
+/// record on this machine (sync sends it elsewhere): the same record
+/// without `freshness`, so neither the baselines are read nor the files
+/// `stat`ed and hashed.
+pub const OBSERVATION_SELECT_STORED: &str = concat!(observation_columns!(), ", NULL");
 pub const OBSERVATION_FROM: &str = "observations o
      LEFT JOIN projects p ON p.id = o.project_id
      LEFT JOIN sessions s ON s.id = o.session_id";

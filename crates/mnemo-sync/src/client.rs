@@ -1,6 +1,10 @@
 //! The HTTP side of the client: one method per route of [`crate::wire`],
-//! errors carrying the server's message and status.
+//! errors carrying the server's message and status, and the extra
+//! certificate authorities it trusts (`[sync] ca_file`, for a server whose
+//! certificate no public authority signed).
 
+use std::path::Path;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use reqwest::Method;
@@ -32,6 +36,42 @@ impl ClientError {
 
 pub type ClientResult<T> = Result<T, ClientError>;
 
+/// Certificate authorities trusted besides the system's (see [`trust_ca_file`]).
+static EXTRA_ROOTS: Mutex<Vec<reqwest::Certificate>> = Mutex::new(Vec::new());
+
+/// Trusts the certificates of the PEM file at `path` (one or more
+/// `CERTIFICATE` blocks) as authorities for the sync server, besides the
+/// system's, for every client made from now on in this process. An empty
+/// path trusts only the system's.
+pub fn trust_ca_file(path: &Path) -> anyhow::Result<()> {
+    let roots = if path.as_os_str().is_empty() {
+        Vec::new()
+    } else {
+        read_ca_file(path)?
+    };
+    *EXTRA_ROOTS.lock().unwrap_or_else(|e| e.into_inner()) = roots;
+    Ok(())
+}
+
+fn read_ca_file(path: &Path) -> anyhow::Result<Vec<reqwest::Certificate>> {
+    let pem = std::fs::read(path).map_err(|e| {
+        anyhow::anyhow!(
+            "cannot read the sync CA file {} ([sync] ca_file): {e}",
+            path.display()
+        )
+    })?;
+    let roots = reqwest::Certificate::from_pem_bundle(&pem)
+        .ok()
+        .filter(|roots| !roots.is_empty())
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "the sync CA file {} ([sync] ca_file) holds no PEM certificate",
+                path.display()
+            )
+        })?;
+    Ok(roots)
+}
+
 pub struct Client {
     http: reqwest::Client,
     base: String,
@@ -42,9 +82,11 @@ impl Client {
     pub fn new(server: &str, token: Option<String>) -> Client {
         // TLS (an https:// server) runs on ring; installing twice is harmless.
         let _ = rustls::crypto::ring::default_provider().install_default();
+        let roots = EXTRA_ROOTS.lock().map(|r| r.clone()).unwrap_or_default();
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(60))
             .connect_timeout(Duration::from_secs(10))
+            .tls_certs_merge(roots)
             .build()
             .unwrap_or_default();
         Client {

@@ -13,7 +13,7 @@ use mnemo_core::privacy::Sanitizer;
 use mnemo_store::Store;
 use mnemo_store::curate::{Edit, Forget, Items, REDACTED};
 use mnemo_store::shape::{
-    OBSERVATION_FROM, OBSERVATION_SELECT, SUMMARY_FROM, SUMMARY_SELECT, observation_row,
+    OBSERVATION_FROM, OBSERVATION_SELECT_STORED, SUMMARY_FROM, SUMMARY_SELECT, observation_row,
     summary_row,
 };
 use rusqlite::{Connection, OptionalExtension, params};
@@ -93,11 +93,15 @@ pub fn read_many(
     Ok(found)
 }
 
-/// The query of records of `kind` whose uid matches `filter`.
+/// The query of records of `kind` whose uid matches `filter`, without
+/// freshness (it stays on this machine: computing it would `stat` every
+/// file of every record sent).
 fn select(kind: &str, filter: &str) -> String {
     match kind {
         OBSERVATION => {
-            format!("SELECT {OBSERVATION_SELECT} FROM {OBSERVATION_FROM} WHERE o.uid {filter}")
+            format!(
+                "SELECT {OBSERVATION_SELECT_STORED} FROM {OBSERVATION_FROM} WHERE o.uid {filter}"
+            )
         }
         _ => format!("SELECT {SUMMARY_SELECT} FROM {SUMMARY_FROM} WHERE m.uid {filter}"),
     }
@@ -428,6 +432,73 @@ mod tests {
         let after = travelling(&store);
         assert!(after.get("freshness").is_none(), "{after}");
         assert_eq!(digest(Some(&before)), digest(Some(&after)));
+    }
+
+    /// The shared record shape read with freshness, minus what stays here.
+    fn shared_shape(conn: &Connection, uid: &str) -> Value {
+        use mnemo_store::shape::OBSERVATION_SELECT;
+        let sql = format!("SELECT {OBSERVATION_SELECT} FROM {OBSERVATION_FROM} WHERE o.uid = ?1");
+        let record = conn.query_row(&sql, [uid], observation_row).unwrap();
+        assert!(record.freshness.is_some(), "the files have baselines");
+        let mut value = serde_json::to_value(&record).unwrap();
+        let map = value.as_object_mut().unwrap();
+        for field in LOCAL_ONLY {
+            map.remove(*field);
+        }
+        map.remove(PROMPT);
+        value
+    }
+
+    #[test]
+    fn the_sync_read_is_the_shared_shape_without_freshness() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (kept, changed, gone) = (
+            tmp.path().join("kept.rs"),
+            tmp.path().join("changed.rs"),
+            tmp.path().join("gone.rs"),
+        );
+        for file in [&kept, &changed, &gone] {
+            std::fs::write(file, "fn a() {}\n").unwrap();
+        }
+        let store =
+            Store::open(&tmp.path().join("m.db"), std::time::Duration::from_secs(1)).unwrap();
+        let conn = store.conn();
+        let root = tmp.path().to_string_lossy().into_owned();
+        conn.execute(
+            "INSERT INTO projects (id, root, name, created_at) VALUES (1, ?1, 'p', 0)",
+            [&root],
+        )
+        .unwrap();
+        let name = |p: &std::path::Path| p.to_string_lossy().into_owned();
+        for (uid, files) in [
+            ("obs-1", vec![name(&kept)]),
+            ("obs-2", vec![name(&changed), name(&kept)]),
+            ("obs-3", vec![name(&gone), "relative/missing.rs".into()]),
+        ] {
+            let o = mnemo_store::memory::NewObservation {
+                uid: uid.into(),
+                project_id: Some(1),
+                kind: "change".into(),
+                title: format!("Rewrote {uid}"),
+                facts: vec!["a fact".into()],
+                files_read: files.clone(),
+                files_modified: files,
+                created_at: mnemo_core::time::now_ms(),
+                ..Default::default()
+            };
+            mnemo_store::memory::insert_observation(conn, &o).unwrap();
+        }
+        std::fs::write(&changed, "fn a() { changed() }\n").unwrap();
+        std::fs::remove_file(&gone).unwrap();
+        let uids = ["obs-1", "obs-2", "obs-3"];
+        let many = read_many(conn, OBSERVATION, &uids, false).unwrap();
+        for uid in uids {
+            let expected = shared_shape(conn, uid);
+            let (one, _) = read(conn, OBSERVATION, uid, false).unwrap().unwrap();
+            assert_eq!(one, expected, "{uid}");
+            assert_eq!(many[uid].0, expected, "{uid}");
+            assert_eq!(digest(Some(&one)), digest(Some(&expected)), "{uid}");
+        }
     }
 
     #[test]

@@ -34,6 +34,11 @@ fn run(app: AppState) {
         return;
     };
     let sanitizer = Sanitizer::new(&app.config.privacy);
+    let ca_file = std::path::Path::new(&app.config.sync.ca_file);
+    if let Err(e) = mnemo_sync::client::trust_ca_file(ca_file) {
+        // Syncs go on and fail at the handshake, which `sync status` shows.
+        warn!("sync: {e:#}");
+    }
     let mut last_sync: Option<Instant> = None;
     while !*app.shutdown.borrow() {
         let due = last_sync.is_none_or(|at| at.elapsed() >= PULL_INTERVAL);

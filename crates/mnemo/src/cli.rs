@@ -237,9 +237,15 @@ pub struct ServerArgs {
     /// PostgreSQL connection URL (postgres://user:password@host:port/db).
     #[arg(long, env = "MNEMO_SERVER_DATABASE_URL")]
     pub database_url: String,
-    /// Address to listen on (TLS belongs to a reverse proxy in front).
+    /// Address to listen on (plain HTTP unless --tls-cert is given).
     #[arg(long, env = "MNEMO_SERVER_LISTEN", default_value = "127.0.0.1:38380")]
     pub listen: std::net::SocketAddr,
+    /// Serve HTTPS with this PEM certificate (chain); needs --tls-key.
+    #[arg(long, env = "MNEMO_SERVER_TLS_CERT", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, env = "MNEMO_SERVER_TLS_KEY", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
     /// Megabytes of encrypted records one space may hold.
     #[arg(long, default_value_t = 1024)]
     pub space_quota_mb: i64,

@@ -1008,3 +1008,132 @@ fn the_server_enforces_its_limits_and_revoked_devices() {
 fn wait_output(child: Child) -> Output {
     child.wait_with_output().unwrap()
 }
+
+/// A self-signed certificate for 127.0.0.1 made by the test: (cert, key).
+fn self_signed(dir: &Path, name: &str) -> (PathBuf, PathBuf) {
+    let made = rcgen::generate_simple_self_signed(vec!["127.0.0.1".to_owned()]).unwrap();
+    let (cert, key) = (
+        dir.join(format!("{name}.pem")),
+        dir.join(format!("{name}.key")),
+    );
+    std::fs::write(&cert, made.cert.pem()).unwrap();
+    std::fs::write(&key, made.signing_key.serialize_pem()).unwrap();
+    (cert, key)
+}
+
+/// `mnemo server` with TLS: the sync client trusts its certificate only
+/// when told to (`[sync] ca_file` or `MNEMO_SYNC_CA_FILE`), and nothing is
+/// served in clear on its port.
+#[test]
+fn the_server_speaks_tls_to_a_client_that_trusts_its_certificate() {
+    let Some(pg) = Postgres::start() else { return };
+    let home = tempfile::tempdir().unwrap();
+    let (cert, key) = self_signed(home.path(), "server");
+    let port = postgres::free_port();
+    let child = clean_mnemo()
+        .args(["server", "--listen", &format!("127.0.0.1:{port}")])
+        .args(["--tls-cert", cert.to_str().unwrap()])
+        .env("MNEMO_SERVER_TLS_KEY", &key)
+        .env("MNEMO_SERVER_DATABASE_URL", pg.url())
+        .env("HOME", home.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Killed when dropped, even when an assertion fails.
+    let _server = Server {
+        child,
+        port,
+        _home: home,
+    };
+    let url = format!("https://127.0.0.1:{port}");
+    let (laptop, desktop, stranger) = (Machine::new(), Machine::new(), Machine::new());
+    // The laptop trusts the certificate through its config file.
+    std::fs::create_dir_all(laptop.env.data()).unwrap();
+    std::fs::write(
+        laptop.env.data().join("config.toml"),
+        format!("[sync]\nca_file = {:?}\n", cert.to_str().unwrap()),
+    )
+    .unwrap();
+    let key_file = laptop.key_file();
+    let register = ["sync", "register", "--server", &url, "--key-file"];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !laptop
+        .try_run(&[&register[..], &[key_file.to_str().unwrap()]].concat())
+        .status
+        .success()
+    {
+        assert!(Instant::now() < deadline, "register over TLS never worked");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    laptop.remember(
+        &laptop.project(),
+        "Vortex cache",
+        "the vortex cache warms at boot",
+    );
+    laptop.sync();
+
+    // Another machine trusts it through the environment, and pulls.
+    let join = ["sync", "join", "--server", &url, "--key-file"];
+    let ca = [("MNEMO_SYNC_CA_FILE", cert.to_str().unwrap())];
+    desktop.run_in_project(&[&join[..], &[key_file.to_str().unwrap()]].concat(), &ca);
+    desktop.run_in_project(&["sync"], &ca);
+    assert!(desktop.finds("vortex cache"));
+
+    // A client that does not trust it refuses to talk, and says why.
+    let other_key = stranger.key_file();
+    let out = stranger.try_run(&[&register[..], &[other_key.to_str().unwrap()]].concat());
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr).to_lowercase();
+    assert!(err.contains("certificate"), "{err}");
+    assert!(
+        !other_key.exists(),
+        "nothing written after a refused handshake"
+    );
+
+    // Plain HTTP on the TLS port gets no answer.
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let _ = stream.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    assert!(!answer.contains("200 OK"), "served in clear: {answer}");
+}
+
+/// A certificate the server cannot serve with stops it at once, naming the
+/// file and the problem (no database needed to find out).
+#[test]
+fn the_server_refuses_a_certificate_it_cannot_serve_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, _) = self_signed(dir.path(), "a");
+    let (_, other_key) = self_signed(dir.path(), "b");
+    let missing = dir.path().join("missing.pem");
+    let cases = [
+        (&missing, &other_key, "cannot read the TLS certificate"),
+        (&cert, &other_key, "does not go with the certificate"),
+        (&cert, &cert, "holds no usable PEM private key"),
+    ];
+    for (cert, key, expected) in cases {
+        let out = clean_mnemo()
+            .args(["server", "--listen", "127.0.0.1:0"])
+            .args(["--database-url", "postgres://nobody@127.0.0.1:1/none"])
+            .args(["--tls-cert", cert.to_str().unwrap()])
+            .args(["--tls-key", key.to_str().unwrap()])
+            .env("HOME", dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{err}");
+        assert!(err.contains(expected), "{expected}: {err}");
+    }
+    let out = clean_mnemo()
+        .args(["server", "--database-url", "postgres://x@127.0.0.1:1/x"])
+        .args(["--tls-cert", cert.to_str().unwrap()])
+        .env("HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(!out.status.success(), "a certificate without its key");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--tls-key"));
+}

@@ -2,12 +2,14 @@
 //! PostgreSQL, so instances behind a load balancer share one database);
 //! what it keeps in memory is only per-instance: the rate limiter's
 //! buckets and the `/metrics` counters. It stores opaque blobs it cannot
-//! read. Plain HTTP: TLS belongs to a reverse proxy in front of it.
+//! read. HTTPS when given a certificate ([`tls`]); otherwise plain HTTP,
+//! for a reverse proxy that terminates TLS in front of it.
 
 mod db;
 mod limits;
 mod records;
 mod routes;
+pub mod tls;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -35,6 +37,8 @@ pub struct ServerConfig {
     pub requests_per_minute: u32,
     /// The largest request body accepted.
     pub max_request_bytes: usize,
+    /// Serve HTTPS with this certificate and key (None: plain HTTP).
+    pub tls: Option<tls::TlsFiles>,
 }
 
 pub(crate) struct AppState {
@@ -48,6 +52,8 @@ type State = axum::extract::State<Arc<AppState>>;
 
 /// Migrates the database, then serves until the process is stopped.
 pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
+    // A certificate that cannot serve is reported before anything starts.
+    let acceptor = config.tls.as_ref().map(tls::acceptor).transpose()?;
     let pool = Pool::new(&config.database_url, 8);
     db::migrate(&pool)
         .await
@@ -61,8 +67,18 @@ pub async fn serve(config: ServerConfig) -> anyhow::Result<()> {
         metrics: Metrics::default(),
         config,
     });
-    eprintln!("mnemo server listening on {}", listener.local_addr()?);
-    axum::serve(listener, router(state)).await?;
+    let address = listener.local_addr()?;
+    let app = router(state);
+    match acceptor {
+        Some(acceptor) => {
+            eprintln!("mnemo server listening on {address} (https)");
+            axum::serve(tls::TlsListener::new(listener, acceptor)?, app).await?;
+        }
+        None => {
+            eprintln!("mnemo server listening on {address} (http)");
+            axum::serve(listener, app).await?;
+        }
+    }
     Ok(())
 }
 

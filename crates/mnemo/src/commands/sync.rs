@@ -11,11 +11,13 @@ use mnemo_sync::account::{self, KeyFile};
 use crate::cli::{ShareArgs, SyncArgs, SyncCommand};
 use crate::output::{data_and_config, open_store};
 
-/// Runs `work` on a single-threaded runtime with the store open.
+/// Runs `work` on a single-threaded runtime with the store open (and the
+/// sync server's extra certificate authorities trusted, `[sync] ca_file`).
 fn with_store<T>(
     work: impl AsyncFnOnce(&mut Store, &Sanitizer) -> anyhow::Result<T>,
 ) -> anyhow::Result<T> {
     let (data, config) = data_and_config()?;
+    mnemo_sync::client::trust_ca_file(Path::new(&config.sync.ca_file))?;
     let mut store = open_store(&data, &config)?;
     let sanitizer = Sanitizer::new(&config.privacy);
     tokio::runtime::Builder::new_current_thread()

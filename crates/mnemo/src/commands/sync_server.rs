@@ -9,6 +9,10 @@ pub fn run(args: ServerArgs) -> anyhow::Result<i32> {
         space_quota_bytes: args.space_quota_mb.saturating_mul(1 << 20),
         requests_per_minute: args.requests_per_minute,
         max_request_bytes: args.max_request_mb.saturating_mul(1 << 20),
+        tls: args
+            .tls_cert
+            .zip(args.tls_key)
+            .map(|(cert, key)| mnemo_sync::server::tls::TlsFiles { cert, key }),
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
