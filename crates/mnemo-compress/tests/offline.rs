@@ -1119,3 +1119,70 @@ fn reads_go_to_the_change_not_to_a_command_run_before_it() {
         assert!(!o.files_read.contains(&config), "{obs:#?}");
     }
 }
+
+/// A Codex `apply_patch` call as its PostToolUse hook stores it (absolute
+/// paths, the tool's "Success" text as the response).
+fn codex_patch(patch: &str, files: &[&str], letters: &str) -> BatchEvent {
+    let files: Vec<String> = files.iter().map(|f| format!("{ROOT}/{f}")).collect();
+    BatchEvent {
+        tool_name: "apply_patch".into(),
+        input: json!({ "command": patch }),
+        response: Some(json!(format!(
+            "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\n{letters}"
+        ))),
+        files_modified: files,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_patch_that_deletes_a_file_says_deleted() {
+    let gone = format!("{ROOT}/src/legacy.rs");
+    let patch = format!("*** Begin Patch\n*** Delete File: {gone}\n*** End Patch\n");
+    let out = offline(&batch(vec![codex_patch(
+        &patch,
+        &["src/legacy.rs"],
+        &format!("D {gone}\n"),
+    )]));
+    let o = out
+        .observations
+        .iter()
+        .find(|o| o.files_modified.contains(&gone))
+        .expect("the deleted file is listed as modified");
+    assert!(o.title.starts_with("Deleted "), "{o:?}");
+    assert!(!o.title.contains("Edited"), "{o:?}");
+
+    // Within a patch of several files, only the deleted one says so.
+    let kept = format!("{ROOT}/src/main.rs");
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: {kept}\n@@\n-mod legacy;\n+mod modern;\n\
+         *** Delete File: {gone}\n*** End Patch\n"
+    );
+    let out = offline(&batch(vec![codex_patch(
+        &patch,
+        &["src/main.rs", "src/legacy.rs"],
+        &format!("M {kept}\nD {gone}\n"),
+    )]));
+    let text: Vec<String> = out
+        .observations
+        .iter()
+        .map(|o| format!("{} | {}", o.title, o.facts.join("; ")))
+        .collect();
+    let files: Vec<&String> = out
+        .observations
+        .iter()
+        .flat_map(|o| &o.files_modified)
+        .collect();
+    assert!(
+        files.contains(&&gone) && files.contains(&&kept),
+        "{files:?}"
+    );
+    assert!(
+        text.iter().any(|t| t.contains("Deleted src/legacy.rs")),
+        "{text:?}"
+    );
+    assert!(
+        !text.iter().any(|t| t.contains("Deleted src/main.rs")),
+        "{text:?}"
+    );
+}

@@ -428,6 +428,7 @@ fn absorb_change(fw: &mut FileWork, index: usize, action: &Action) -> Step {
         index,
         ..Default::default()
     };
+    fw.deleted = matches!(action, Action::Edit { deleted: true, .. });
     match action {
         Action::Write {
             content,
