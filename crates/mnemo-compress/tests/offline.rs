@@ -1186,3 +1186,39 @@ fn a_patch_that_deletes_a_file_says_deleted() {
         "{text:?}"
     );
 }
+
+/// The next steps of a piece of a turn still running (a piece carries
+/// what is still failing) for `prompt`.
+fn piece_next_steps(prompt: &str, events: Vec<BatchEvent>) -> String {
+    let mut b = batch(events);
+    b.prompt = Some(prompt.into());
+    b.turn_complete = false;
+    let out = offline(&b);
+    let s = out.piece_summary.or(out.summary).expect("a summary");
+    s.next_steps
+}
+
+#[test]
+fn failed_vcs_bookkeeping_is_open_work_only_when_it_was_asked_for() {
+    let events = || {
+        vec![
+            edit("src/lib.rs", "fn a() {}", "fn a() { b() }"),
+            bash_failed(
+                "git rebase origin/main",
+                "Exit code 1\nerror: cannot rebase: You have unstaged changes.",
+            ),
+            bash_failed(
+                "cargo test",
+                "Exit code 101\ntest result: FAILED. 0 passed; 1 failed",
+            ),
+        ]
+    };
+    let next = piece_next_steps("make a call b", events());
+    assert!(!next.contains("rebase"), "{next}");
+    assert!(
+        next.contains("cargo test"),
+        "a failing check stays open: {next}"
+    );
+    let next = piece_next_steps("please rebase this branch on main", events());
+    assert!(next.contains("git rebase"), "{next}");
+}

@@ -5,7 +5,7 @@
 //! unfinished todos, checks still failing), merged with a long turn's
 //! earlier pieces.
 
-use super::{Analysis, code_span, file_name};
+use super::{Analysis, Run, code_span, file_name};
 use crate::command::{self, CommandClass};
 use crate::filler;
 use crate::narrative;
@@ -271,6 +271,11 @@ impl Analysis<'_> {
             .collect();
         for &r in &self.unresolved {
             let run = &self.runs[r];
+            // Bookkeeping that failed (a rebase, a push, a tracker update)
+            // serves the work; it is open work only when it was the request.
+            if run.bookkeeping && !self.requested(run) {
+                continue;
+            }
             // A piece carries every failure still open to the later pieces.
             if run.class.is_check() || !self.batch.turn_complete {
                 open.push(format!(
@@ -281,6 +286,19 @@ impl Analysis<'_> {
             }
         }
         open
+    }
+
+    /// Whether the user's request names the operation of `run`: its
+    /// subcommand (or program) as a word of the request.
+    fn requested(&self, run: &Run) -> bool {
+        let operation = run.key.rsplit([':', ' ']).next().unwrap_or_default();
+        if operation.len() < 3 {
+            return false;
+        }
+        let request = narrative::request(self.batch).to_lowercase();
+        request
+            .split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+            .any(|w| w == operation.to_lowercase())
     }
 }
 
