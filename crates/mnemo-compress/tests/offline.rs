@@ -1002,10 +1002,19 @@ fn an_interrupted_turn_says_what_was_under_way() {
 /// Compresses `pieces` as the worker does a long turn: each piece sees the
 /// earlier pieces' partial summaries, the last one completes the turn.
 fn compress_in_pieces(pieces: Vec<Vec<BatchEvent>>) -> (Vec<ObservationDraft>, String) {
+    compress_in_pieces_for("do the thing", pieces)
+}
+
+/// [`compress_in_pieces`] of a turn that asked `prompt`.
+fn compress_in_pieces_for(
+    prompt: &str,
+    pieces: Vec<Vec<BatchEvent>>,
+) -> (Vec<ObservationDraft>, String) {
     let (mut observations, mut earlier) = (Vec::new(), Vec::new());
     let n = pieces.len();
     for (i, events) in pieces.into_iter().enumerate() {
         let mut b = batch(events);
+        b.prompt = Some(prompt.into());
         b.turn_complete = i + 1 == n;
         b.earlier_pieces = earlier.clone();
         let out = offline(&b);
@@ -1063,7 +1072,8 @@ fn a_command_that_works_in_another_form_in_a_later_piece_is_not_a_failure() {
         .collect();
     assert_eq!(failing.len(), 1, "{failing:?}");
     assert!(failing[0].contains("no upstream branch"), "{failing:?}");
-    assert!(next.contains("git push"), "{next}");
+    // A push the user did not ask for is bookkeeping, not open work.
+    assert!(!next.contains("git push"), "{next}");
 }
 
 #[test]
@@ -1187,38 +1197,42 @@ fn a_patch_that_deletes_a_file_says_deleted() {
     );
 }
 
-/// The next steps of a piece of a turn still running (a piece carries
-/// what is still failing) for `prompt`.
-fn piece_next_steps(prompt: &str, events: Vec<BatchEvent>) -> String {
-    let mut b = batch(events);
-    b.prompt = Some(prompt.into());
-    b.turn_complete = false;
-    let out = offline(&b);
-    let s = out.piece_summary.or(out.summary).expect("a summary");
-    s.next_steps
-}
-
 #[test]
 fn failed_vcs_bookkeeping_is_open_work_only_when_it_was_asked_for() {
-    let events = || {
+    let pieces = || {
         vec![
-            edit("src/lib.rs", "fn a() {}", "fn a() { b() }"),
-            bash_failed(
-                "git rebase origin/main",
-                "Exit code 1\nerror: cannot rebase: You have unstaged changes.",
-            ),
-            bash_failed(
+            vec![
+                edit("src/lib.rs", "fn a() {}", "fn a() { b() }"),
+                bash_failed(
+                    "git rebase origin/main",
+                    "Exit code 1\nerror: cannot rebase: You have unstaged changes.",
+                ),
+            ],
+            vec![bash_failed(
                 "cargo test",
                 "Exit code 101\ntest result: FAILED. 0 passed; 1 failed",
-            ),
+            )],
         ]
     };
-    let next = piece_next_steps("make a call b", events());
+    let (observations, next) = compress_in_pieces_for("make a call b", pieces());
     assert!(!next.contains("rebase"), "{next}");
     assert!(
         next.contains("cargo test"),
         "a failing check stays open: {next}"
     );
-    let next = piece_next_steps("please rebase this branch on main", events());
+    // The failure itself is still told.
+    let told: Vec<&String> = observations.iter().flat_map(|o| &o.facts).collect();
+    let titles: Vec<&str> = observations.iter().map(|o| o.title.as_str()).collect();
+    assert!(
+        titles.iter().any(|t| t.contains("rebase")) || told.iter().any(|f| f.contains("rebase")),
+        "{titles:?} {told:?}"
+    );
+    let (_, next) = compress_in_pieces_for("Please rebase this branch on main.", pieces());
+    assert!(next.contains("git rebase"), "{next}");
+    // In one piece too.
+    let one = pieces().concat();
+    let (_, next) = compress_in_pieces_for("make a call b", vec![one.clone()]);
+    assert!(!next.contains("rebase"), "{next}");
+    let (_, next) = compress_in_pieces_for("rebase onto main, then test", vec![one]);
     assert!(next.contains("git rebase"), "{next}");
 }
