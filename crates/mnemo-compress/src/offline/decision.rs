@@ -241,13 +241,15 @@ fn offer(question: &str) -> Option<String> {
     let lower = last.to_lowercase();
     let opener = OFFERS.iter().find(|o| lower.starts_with(*o))?;
     let what = last[opener.len()..].trim();
-    if what.is_empty() || lower.contains(" or ") || is_go_ahead(what) {
+    if what.is_empty() || lower.contains(" or ") {
         return None;
     }
-    Some(match context_of_pronoun(question, last, what) {
-        Some(before) => format!("{what} ({before})"),
-        None => what.to_owned(),
-    })
+    // A go-ahead says something only when its pronoun points at something.
+    match context_of_pronoun(question, last, what) {
+        Some(before) => Some(format!("{what} ({before})")),
+        None if is_go_ahead(what) => None,
+        None => Some(what.to_owned()),
+    }
 }
 
 /// Verbs that only let work go on ("proceed", "continue", "start").
@@ -582,6 +584,16 @@ mod tests {
             assert_eq!(title(offer, &[], "yes"), None, "{offer}");
             assert_eq!(title(offer, &[], "no"), None, "{offer}");
         }
+        // A go-ahead whose pronoun points at something says what.
+        assert_eq!(
+            title(
+                "The cache is never evicted. Want me to implement this?",
+                &[],
+                "yes"
+            )
+            .as_deref(),
+            Some("Chose to implement this (The cache is never evicted)")
+        );
         // A go-ahead verb with something named is still a choice.
         assert_eq!(
             title("Should I implement the retry with backoff?", &[], "yes").as_deref(),
