@@ -33,6 +33,8 @@ pub(crate) enum Action {
         path: String,
         edits: Vec<EditPair>,
         patch: Vec<String>,
+        /// A patch that only deletes its file (`*** Delete File:`).
+        deleted: bool,
     },
     Command {
         command: String,
@@ -274,6 +276,21 @@ fn apply_patch_lines(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether a `*** Begin Patch` text only deletes files: each of its file
+/// sections is a `*** Delete File:`.
+fn deletes_only(text: &str) -> bool {
+    let headers: Vec<&str> = text
+        .lines()
+        .filter(|l| {
+            l.starts_with("*** ")
+                && l.contains(" File: ")
+                && !l.starts_with("*** Begin")
+                && !l.starts_with("*** End")
+        })
+        .collect();
+    !headers.is_empty() && headers.iter().all(|l| l.starts_with("*** Delete File: "))
+}
+
 /// Reads one stored event.
 pub(crate) fn read<'a>(raw: &'a BatchEvent, index: usize, project_root: &str) -> Event<'a> {
     // A value cut to fit storage may have become a string of JSON text.
@@ -374,18 +391,20 @@ pub(crate) fn read<'a>(raw: &'a BatchEvent, index: usize, project_root: &str) ->
                 edits.push(p);
             }
             let mut patch = patch_lines(response_ref);
+            let patch_text = str_of(input, &["patch", "input"])
+                .map(str::to_owned)
+                .or_else(|| command_of(input))
+                .filter(|t| t.contains("*** Begin Patch"));
             if patch.is_empty()
-                && let Some(text) = str_of(input, &["patch", "input"])
-                    .map(str::to_owned)
-                    .or_else(|| command_of(input))
-                    .filter(|t| t.contains("*** Begin Patch"))
+                && let Some(text) = &patch_text
             {
-                patch = apply_patch_lines(&text);
+                patch = apply_patch_lines(text);
             }
             Action::Edit {
                 path: path_from(&raw.files_modified, PATH_KEYS),
                 edits,
                 patch,
+                deleted: patch_text.as_deref().is_some_and(deletes_only),
             }
         }
         Family::Command => {

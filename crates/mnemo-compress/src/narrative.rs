@@ -644,7 +644,7 @@ pub(crate) fn open_checks(earlier: &[SummaryDraft]) -> Vec<OpenCheck> {
 }
 
 /// `` make `X` pass (H) `` read back.
-fn open_check(item: &str) -> Option<OpenCheck> {
+pub(crate) fn open_check(item: &str) -> Option<OpenCheck> {
     let rest = item.strip_prefix("make `")?;
     let end = rest.find('`')?;
     let shown = rest[..end].trim();

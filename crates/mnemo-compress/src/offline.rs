@@ -94,6 +94,8 @@ struct FileWork {
     steps: Vec<Step>,
     created: bool,
     rewritten: bool,
+    /// Its last change deleted it.
+    deleted: bool,
     content_lines: Option<usize>,
     defs_added: Vec<Definition>,
     defs_changed: Vec<Definition>,

@@ -442,7 +442,9 @@ fn part(e: &Event<'_>, root: &str) -> Part {
                 cap,
             )
         }
-        Action::Edit { path, edits, patch } => {
+        Action::Edit {
+            path, edits, patch, ..
+        } => {
             let body = if !patch.is_empty() {
                 patch.join("\n")
             } else {

@@ -1002,10 +1002,19 @@ fn an_interrupted_turn_says_what_was_under_way() {
 /// Compresses `pieces` as the worker does a long turn: each piece sees the
 /// earlier pieces' partial summaries, the last one completes the turn.
 fn compress_in_pieces(pieces: Vec<Vec<BatchEvent>>) -> (Vec<ObservationDraft>, String) {
+    compress_in_pieces_for("do the thing", pieces)
+}
+
+/// [`compress_in_pieces`] of a turn that asked `prompt`.
+fn compress_in_pieces_for(
+    prompt: &str,
+    pieces: Vec<Vec<BatchEvent>>,
+) -> (Vec<ObservationDraft>, String) {
     let (mut observations, mut earlier) = (Vec::new(), Vec::new());
     let n = pieces.len();
     for (i, events) in pieces.into_iter().enumerate() {
         let mut b = batch(events);
+        b.prompt = Some(prompt.into());
         b.turn_complete = i + 1 == n;
         b.earlier_pieces = earlier.clone();
         let out = offline(&b);
@@ -1063,7 +1072,8 @@ fn a_command_that_works_in_another_form_in_a_later_piece_is_not_a_failure() {
         .collect();
     assert_eq!(failing.len(), 1, "{failing:?}");
     assert!(failing[0].contains("no upstream branch"), "{failing:?}");
-    assert!(next.contains("git push"), "{next}");
+    // A push the user did not ask for is bookkeeping, not open work.
+    assert!(!next.contains("git push"), "{next}");
 }
 
 #[test]
@@ -1149,4 +1159,111 @@ fn a_write_over_a_file_read_before_is_a_rewrite_not_a_creation() {
     assert!(made.contains("created limits.py"), "{made}");
     let said = completed(vec![read, write("limits.py", content)]);
     assert!(said.contains("created limits.py"), "{said}");
+}
+
+/// A Codex `apply_patch` call as its PostToolUse hook stores it (absolute
+/// paths, the tool's "Success" text as the response).
+fn codex_patch(patch: &str, files: &[&str], letters: &str) -> BatchEvent {
+    let files: Vec<String> = files.iter().map(|f| format!("{ROOT}/{f}")).collect();
+    BatchEvent {
+        tool_name: "apply_patch".into(),
+        input: json!({ "command": patch }),
+        response: Some(json!(format!(
+            "Exit code: 0\nWall time: 0 seconds\nOutput:\nSuccess. Updated the following files:\n{letters}"
+        ))),
+        files_modified: files,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_patch_that_deletes_a_file_says_deleted() {
+    let gone = format!("{ROOT}/src/legacy.rs");
+    let patch = format!("*** Begin Patch\n*** Delete File: {gone}\n*** End Patch\n");
+    let out = offline(&batch(vec![codex_patch(
+        &patch,
+        &["src/legacy.rs"],
+        &format!("D {gone}\n"),
+    )]));
+    let o = out
+        .observations
+        .iter()
+        .find(|o| o.files_modified.contains(&gone))
+        .expect("the deleted file is listed as modified");
+    assert!(o.title.starts_with("Deleted "), "{o:?}");
+    assert!(!o.title.contains("Edited"), "{o:?}");
+
+    // Within a patch of several files, only the deleted one says so.
+    let kept = format!("{ROOT}/src/main.rs");
+    let patch = format!(
+        "*** Begin Patch\n*** Update File: {kept}\n@@\n-mod legacy;\n+mod modern;\n\
+         *** Delete File: {gone}\n*** End Patch\n"
+    );
+    let out = offline(&batch(vec![codex_patch(
+        &patch,
+        &["src/main.rs", "src/legacy.rs"],
+        &format!("M {kept}\nD {gone}\n"),
+    )]));
+    let text: Vec<String> = out
+        .observations
+        .iter()
+        .map(|o| format!("{} | {}", o.title, o.facts.join("; ")))
+        .collect();
+    let files: Vec<&String> = out
+        .observations
+        .iter()
+        .flat_map(|o| &o.files_modified)
+        .collect();
+    assert!(
+        files.contains(&&gone) && files.contains(&&kept),
+        "{files:?}"
+    );
+    assert!(
+        text.iter().any(|t| t.contains("Deleted src/legacy.rs")),
+        "{text:?}"
+    );
+    assert!(
+        !text.iter().any(|t| t.contains("Deleted src/main.rs")),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn failed_vcs_bookkeeping_is_open_work_only_when_it_was_asked_for() {
+    let pieces = || {
+        vec![
+            vec![
+                edit("src/lib.rs", "fn a() {}", "fn a() { b() }"),
+                bash_failed(
+                    "git rebase origin/main",
+                    "Exit code 1\nerror: cannot rebase: You have unstaged changes.",
+                ),
+            ],
+            vec![bash_failed(
+                "cargo test",
+                "Exit code 101\ntest result: FAILED. 0 passed; 1 failed",
+            )],
+        ]
+    };
+    let (observations, next) = compress_in_pieces_for("make a call b", pieces());
+    assert!(!next.contains("rebase"), "{next}");
+    assert!(
+        next.contains("cargo test"),
+        "a failing check stays open: {next}"
+    );
+    // The failure itself is still told.
+    let told: Vec<&String> = observations.iter().flat_map(|o| &o.facts).collect();
+    let titles: Vec<&str> = observations.iter().map(|o| o.title.as_str()).collect();
+    assert!(
+        titles.iter().any(|t| t.contains("rebase")) || told.iter().any(|f| f.contains("rebase")),
+        "{titles:?} {told:?}"
+    );
+    let (_, next) = compress_in_pieces_for("Please rebase this branch on main.", pieces());
+    assert!(next.contains("git rebase"), "{next}");
+    // In one piece too.
+    let one = pieces().concat();
+    let (_, next) = compress_in_pieces_for("make a call b", vec![one.clone()]);
+    assert!(!next.contains("rebase"), "{next}");
+    let (_, next) = compress_in_pieces_for("rebase onto main, then test", vec![one]);
+    assert!(next.contains("git rebase"), "{next}");
 }

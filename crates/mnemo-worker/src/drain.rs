@@ -788,18 +788,13 @@ fn draft_of_piece(p: PieceSummary) -> SummaryDraft {
 /// that doing the same batch twice stores it once.
 pub fn batch_result(lease: &Lease, outcome: &Outcome, now: i64) -> BatchResult {
     let turn = &lease.turn;
-    let happened_at = lease
-        .events
-        .iter()
-        .map(|e| e.created_at)
-        .max()
+    // A turn without tool calls (only its end) is dated by its end: an
+    // imported session's records carry its time, never the import's.
+    let latest = |events: &[QueuedEvent]| events.iter().map(|e| e.created_at).max();
+    let happened_at = latest(&lease.events)
+        .or_else(|| latest(&lease.turn_ends))
         .unwrap_or(now);
-    let ended_at = lease
-        .turn_ends
-        .iter()
-        .map(|e| e.created_at)
-        .max()
-        .unwrap_or(happened_at);
+    let ended_at = latest(&lease.turn_ends).unwrap_or(happened_at);
     let source = if outcome.source.is_empty() {
         "offline".to_owned()
     } else {

@@ -439,6 +439,61 @@ fn a_users_answer_becomes_a_decision_with_its_reason() {
     );
 }
 
+/// Records made from imported sessions carry the time of the session's
+/// events (March 2026 here), never the time of the import.
+#[test]
+fn imported_records_carry_the_time_of_their_events() {
+    let env = Env::new();
+    let proj = project(&env, "shop");
+    let transcript = write_session(&env, &proj, SECRET);
+    // A last turn without a tool call: the user settles a choice in words.
+    let mut more = Lines {
+        cwd: proj.display().to_string(),
+        lines: vec![],
+        second: 100,
+    };
+    more.user("No, use Redis instead of the in-process LRU, because we run several instances.");
+    more.say("Understood, Redis then.");
+    let mut text = std::fs::read_to_string(&transcript).unwrap();
+    text.push_str(&(more.lines.join("\n") + "\n"));
+    std::fs::write(&transcript, text).unwrap();
+    import(&env, transcript.parent().unwrap());
+    let _worker = Worker::start(&env, |_| {});
+    wait_for("the imported turns compressed", T, || {
+        (env.count("SELECT count(*) FROM events WHERE status != 'done'") == 0).then_some(())
+    });
+    let last_turn = env.count("SELECT count(*) FROM observations WHERE prompt_number = 3");
+    assert!(last_turn > 0, "the tool-less turn made no record");
+    // 2026-03-01T00:00:00Z and 2026-03-02T00:00:00Z in ms.
+    let (day, next) = (1_772_323_200_000_i64, 1_772_409_600_000_i64);
+    for table in ["observations", "summaries"] {
+        let total = env.count(&format!("SELECT count(*) FROM {table}"));
+        let that_day = env.count(&format!(
+            "SELECT count(*) FROM {table} WHERE created_at >= {day} AND created_at < {next}"
+        ));
+        assert!(total > 0, "no {table}");
+        assert_eq!(that_day, total, "{table} stamped outside the session's day");
+    }
+    let out = env
+        .mnemo()
+        .args(["search", "--json", "--project"])
+        .arg(&proj)
+        .arg("cache")
+        .output()
+        .unwrap();
+    let found = stdout(&out);
+    assert!(found.contains("2026-03-01"), "{found}");
+    let context = env
+        .mnemo()
+        .args(["context", "--project"])
+        .arg(&proj)
+        .output()
+        .unwrap();
+    let index = stdout(&context);
+    assert!(index.contains("latest"), "{index}");
+    assert!(!index.contains("latest just now"), "{index}");
+}
+
 /// Tool-call ids, turns and turn ends of a store, for comparing two.
 fn shape(db: &Path) -> (Vec<String>, i64, i64, i64) {
     let db = rusqlite::Connection::open(db).unwrap();

@@ -430,6 +430,7 @@ fn absorb_change(fw: &mut FileWork, index: usize, action: &Action, read_before: 
         index,
         ..Default::default()
     };
+    fw.deleted = matches!(action, Action::Edit { deleted: true, .. });
     match action {
         Action::Write {
             content,

@@ -244,10 +244,77 @@ fn offer(question: &str) -> Option<String> {
     if what.is_empty() || lower.contains(" or ") {
         return None;
     }
-    Some(match context_of_pronoun(question, last, what) {
-        Some(before) => format!("{what} ({before})"),
-        None => what.to_owned(),
-    })
+    // A go-ahead says something only when its pronoun points at something.
+    match context_of_pronoun(question, last, what) {
+        Some(before) => Some(format!("{what} ({before})")),
+        None if is_go_ahead(what) => None,
+        None => Some(what.to_owned()),
+    }
+}
+
+/// Verbs that only let work go on ("proceed", "continue", "start").
+const GO_AHEAD: &[&str] = &[
+    "proceed",
+    "continue",
+    "go",
+    "start",
+    "begin",
+    "carry",
+    "move",
+    "keep",
+    "get",
+    "do",
+    "implement",
+    "run",
+    "make",
+];
+
+/// A bare go-ahead ("proceed with the implementation then", "go ahead",
+/// "start on it", "implement this"): the offer's verb lets the work go on
+/// and what follows names nothing but the work, a pronoun or filler. A
+/// yes to it chooses nothing.
+fn is_go_ahead(what: &str) -> bool {
+    const EMPTY: &[&str] = &[
+        "with",
+        "on",
+        "ahead",
+        "it",
+        "this",
+        "that",
+        "these",
+        "them",
+        "the",
+        "then",
+        "now",
+        "all",
+        "everything",
+        "same",
+        "as",
+        "planned",
+        "so",
+        "work",
+        "implementation",
+        "changes",
+        "change",
+        "plan",
+        "fix",
+        "fixes",
+        "next",
+        "step",
+        "steps",
+        "forward",
+        "started",
+        "going",
+        "on",
+        "rest",
+        "up",
+    ];
+    let lower = what.to_lowercase();
+    let mut words = lower.split(|c: char| !c.is_alphanumeric() && c != '\'');
+    let Some(verb) = words.next() else {
+        return false;
+    };
+    GO_AHEAD.contains(&verb) && words.filter(|w| !w.is_empty()).all(|w| EMPTY.contains(&w))
 }
 
 /// The alternatives of an either/or offer ("Want to push and re-test, or
@@ -506,5 +573,31 @@ mod tests {
         );
         // A yes to something that was no offer.
         assert_eq!(title("What do you think?", &[], "yes"), None);
+        // A yes to a bare go-ahead chooses nothing.
+        for offer in [
+            "The plan is ready. Shall I proceed with the implementation then?",
+            "Want me to go ahead?",
+            "Should I continue with the next steps?",
+            "Do you want me to implement this?",
+            "Want me to start on it now?",
+        ] {
+            assert_eq!(title(offer, &[], "yes"), None, "{offer}");
+            assert_eq!(title(offer, &[], "no"), None, "{offer}");
+        }
+        // A go-ahead whose pronoun points at something says what.
+        assert_eq!(
+            title(
+                "The cache is never evicted. Want me to implement this?",
+                &[],
+                "yes"
+            )
+            .as_deref(),
+            Some("Chose to implement this (The cache is never evicted)")
+        );
+        // A go-ahead verb with something named is still a choice.
+        assert_eq!(
+            title("Should I implement the retry with backoff?", &[], "yes").as_deref(),
+            Some("Chose to implement the retry with backoff")
+        );
     }
 }

@@ -86,6 +86,13 @@ impl Analysis<'_> {
     pub(super) fn describe_file(&self, id: usize) -> (&'static str, String, String) {
         let fw = &self.files[id];
         let t = Tally::of(self.own_steps(id));
+        if fw.deleted && !fw.created {
+            return (
+                "change",
+                format!("Deleted {}", fw.rel),
+                "file deleted".to_owned(),
+            );
+        }
         if fw.created {
             return describe_creation(fw, &t);
         }
@@ -128,7 +135,10 @@ impl Analysis<'_> {
         };
         d.modified(&fw.path);
         d.file_concepts(&fw.path);
-        if fw.created {
+        if fw.deleted && !fw.created {
+            d.fact(format!("Deleted {}", fw.rel));
+            d.narrative.push(format!("Deleted {}.", fw.rel));
+        } else if fw.created {
             tell_creation(&mut d, fw, &t);
         } else {
             tell_edits(&mut d, fw, &t);

@@ -17,9 +17,32 @@ const CHOOSE: &[&str] = &[
     "choose ",
     "switch to ",
     "stick with ",
+    "chose ",
+    "picked ",
+    "went with ",
+    "opted for ",
+    "decided on ",
+];
+/// Verbs that only ever state a choice: with them `X over Y` sets one way
+/// against another, and `X because …` is a choice without the other way.
+const CHOICE_ONLY: &[&str] = &[
+    "go with ",
+    "prefer ",
+    "pick ",
+    "choose ",
+    "stick with ",
+    "chose ",
+    "picked ",
+    "went with ",
+    "opted for ",
+    "decided on ",
 ];
 /// What sets the chosen way against the other.
 const AGAINST: &[&str] = &[", not ", " rather than ", " instead of "];
+/// What sets them against each other after a verb of [`CHOICE_ONLY`].
+const AGAINST_CHOICE: &[&str] = &[", not ", " rather than ", " instead of ", " over "];
+/// What opens a reason when no other way is named.
+const FOR_REASON: &[&str] = &[" because ", " since ", " so that "];
 /// What opens the reason after the other way.
 const BECAUSE: &[&str] = &[": ", " because ", " since ", " so that ", " - ", " — "];
 /// Openers of a sentence that asks or supposes rather than states.
@@ -57,29 +80,23 @@ fn choice_in(sentence: &str, title_max: usize) -> Option<Decision> {
         return None;
     }
     let from = verb_at + verb.len();
-    let (against_at, against) = AGAINST
-        .iter()
-        .filter_map(|a| lower[from..].find(a).map(|i| (from + i, *a)))
-        .min()?;
-    let chosen = side(&sentence[from..against_at])?;
-    let rest = &sentence[against_at + against.len()..];
-    let (other, reason) = match BECAUSE
-        .iter()
-        .filter_map(|b| rest.find(b).map(|i| (i, *b)))
-        .min()
-    {
-        Some((at, b)) => (&rest[..at], Some(rest[at + b.len()..].trim())),
-        None => (rest, None),
+    let (chosen, other, reason) = if CHOICE_ONLY.contains(&verb) {
+        sides(sentence, from, AGAINST_CHOICE).or_else(|| chosen_for_reason(sentence, from))?
+    } else {
+        sides(sentence, from, AGAINST)?
     };
-    let other = side(other)?;
-    let reason = reason
-        .map(|r| r.trim_end_matches(['.', '!']).trim())
-        .filter(|r| !r.is_empty());
-    let mut title = format!("Chose {chosen} over {other}");
+    let mut title = match &other {
+        Some(other) => format!("Chose {chosen} over {other}"),
+        None => format!("Chose {chosen}"),
+    };
     if let Some(r) = reason {
         title.push_str(&format!(": {r}"));
     }
     let context = sentence[..verb_at].trim().trim_end_matches(',').trim();
+    let rather = other
+        .as_ref()
+        .map(|o| format!(" rather than {o}"))
+        .unwrap_or_default();
     Some(Decision {
         title: text::clamp_words(&title, title_max),
         subtitle: if context.is_empty() {
@@ -88,18 +105,64 @@ fn choice_in(sentence: &str, title_max: usize) -> Option<Decision> {
             one_line(context, 120)
         },
         narrative: format!(
-            "The user asked for {chosen} rather than {other}: \"{}\"",
+            "The user asked for {chosen}{rather}: \"{}\"",
             one_line(sentence, 300)
         ),
         facts: [
             Some(format!("chosen: {chosen}")),
-            Some(format!("over: {other}")),
+            other.as_ref().map(|o| format!("over: {o}")),
             reason.map(|r| format!("why: {}", one_line(r, 200))),
         ]
         .into_iter()
         .flatten()
         .collect(),
     })
+}
+
+/// The chosen way, the other way when named, the reason when given.
+type Choice<'s> = (String, Option<String>, Option<&'s str>);
+
+/// The chosen way, the other and the reason of the words after the verb
+/// (at `from`), the two ways set apart by one of `against`.
+fn sides<'s>(sentence: &'s str, from: usize, against: &[&str]) -> Option<Choice<'s>> {
+    let lower = sentence.to_ascii_lowercase();
+    let (against_at, word) = against
+        .iter()
+        .filter_map(|a| lower[from..].find(a).map(|i| (from + i, *a)))
+        .min()?;
+    let chosen = side(&sentence[from..against_at])?;
+    let rest = &sentence[against_at + word.len()..];
+    let (other, reason) = match BECAUSE
+        .iter()
+        .filter_map(|b| rest.find(b).map(|i| (i, *b)))
+        .min()
+    {
+        Some((at, b)) => (&rest[..at], Some(rest[at + b.len()..].trim())),
+        None => (rest, None),
+    };
+    Some((chosen, Some(side(other)?), reason_of(reason)))
+}
+
+/// A choice with no other way named, only its reason ("go with X since …").
+fn chosen_for_reason(
+    sentence: &str,
+    from: usize,
+) -> Option<(String, Option<String>, Option<&str>)> {
+    let lower = sentence.to_ascii_lowercase();
+    let (at, word) = FOR_REASON
+        .iter()
+        .filter_map(|b| lower[from..].find(b).map(|i| (from + i, *b)))
+        .min()?;
+    let chosen = side(&sentence[from..at])?;
+    let reason = reason_of(Some(sentence[at + word.len()..].trim()))?;
+    Some((chosen, None, Some(reason)))
+}
+
+/// A reason without its closing mark; None when empty.
+fn reason_of(reason: Option<&str>) -> Option<&str> {
+    reason
+        .map(|r| r.trim_end_matches(['.', '!']).trim())
+        .filter(|r| !r.is_empty())
 }
 
 /// Where `word` starts in `lower` as a word of its own (not `reuse`).
@@ -151,6 +214,25 @@ mod tests {
     }
 
     #[test]
+    fn a_choice_stated_in_other_forms_names_what_was_chosen() {
+        assert_eq!(
+            title("We chose exceptions over return codes because callers forget to check them.")
+                .unwrap(),
+            "Chose exceptions over return codes: callers forget to check them"
+        );
+        assert_eq!(
+            title("OK, let's go with the queue since the workers restart often.").unwrap(),
+            "Chose the queue: the workers restart often"
+        );
+        assert_eq!(
+            title("I'd prefer tabs over spaces, because the linter wants them").unwrap(),
+            "Chose tabs over spaces: the linter wants them"
+        );
+        // `over` sets ways apart only after a verb that can only choose.
+        assert_eq!(title("Use the cache over the network link."), None);
+    }
+
+    #[test]
     fn questions_negations_and_mere_mentions_are_not_decisions() {
         for prompt in [
             "should we use the token bucket, not a fixed window?",
@@ -159,6 +241,9 @@ mod tests {
             "The parser uses a stack, not recursion.",
             "use the new endpoint",
             "reuse the helper instead of copying it",
+            "should we go with the queue since the workers restart often?",
+            "If we chose exceptions over return codes the API would change.",
+            "go with the flow",
             "use whatever library the rest of the code base already depends on for parsing, not the one that was added in the last release of the tool",
         ] {
             assert_eq!(title(prompt), None, "{prompt}");

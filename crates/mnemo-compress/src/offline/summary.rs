@@ -81,7 +81,9 @@ impl Analysis<'_> {
         };
         // A piece's partial summary is its own; the turn's end merges them all.
         if self.batch.turn_complete {
-            narrative::merge(&self.batch.earlier_pieces, last)
+            let mut merged = narrative::merge(&self.batch.earlier_pieces, last);
+            merged.next_steps = self.without_unasked_bookkeeping(&merged.next_steps);
+            merged
         } else {
             last
         }
@@ -271,8 +273,11 @@ impl Analysis<'_> {
             .collect();
         for &r in &self.unresolved {
             let run = &self.runs[r];
+            // Bookkeeping that failed (a rebase, a push, a tracker update)
+            // serves the work: open only when it was the request.
+            let asked = run.bookkeeping && self.requested(&run.key);
             // A piece carries every failure still open to the later pieces.
-            if run.class.is_check() || !self.batch.turn_complete {
+            if run.class.is_check() || asked || !self.batch.turn_complete {
                 open.push(format!(
                     "make {} pass ({})",
                     code_span(&run.shown),
@@ -281,6 +286,35 @@ impl Analysis<'_> {
             }
         }
         open
+    }
+
+    /// The turn's open work without the bookkeeping commands an earlier
+    /// piece left failing that the user did not ask for.
+    fn without_unasked_bookkeeping(&self, next_steps: &str) -> String {
+        let unasked = |shown: &str| {
+            let class = command::classify(shown);
+            command::is_bookkeeping(shown, class)
+                && !self.requested(&command::same_command_key(shown, class))
+        };
+        let kept: Vec<String> = narrative::items(next_steps)
+            .filter(|i| narrative::open_check(i).is_none_or(|c| !unasked(&c.shown)))
+            .map(str::to_owned)
+            .collect();
+        text::join_within(kept, 600)
+    }
+
+    /// Whether the user's request names the operation of a command (its
+    /// [`command::same_command_key`]): its subcommand, or its program, as a
+    /// word of the request.
+    fn requested(&self, key: &str) -> bool {
+        let operation = key.rsplit([':', ' ']).next().unwrap_or_default();
+        if operation.len() < 3 {
+            return false;
+        }
+        let request = narrative::request(self.batch).to_lowercase();
+        request
+            .split(|c: char| !c.is_alphanumeric() && c != '-' && c != '_')
+            .any(|w| w == operation.to_lowercase())
     }
 }
 
