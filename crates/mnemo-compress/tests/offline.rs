@@ -1155,7 +1155,6 @@ fn values_tickets_and_committed_files_become_facts() {
         .collect();
     for expected in [
         "sets `@default_ttl = 120` in lib/app/token_store.ex",
-        "name pattern \"worker-#{id}\" in lib/app/token_store.ex",
         "reads env var `APP_PORT` in config/runtime.exs",
         "route/path \"/projects/:project_id/review\" in lib/app/router.ex",
     ] {
