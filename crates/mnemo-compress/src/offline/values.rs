@@ -55,6 +55,8 @@ pub(super) enum Value {
     EnvSet { name: String, value: Option<String> },
     /// An environment variable the code reads.
     EnvRead(String),
+    /// A variable a shell line reads with a default (`${PORT:-4000}`).
+    EnvDefault { name: String, default: String },
     /// A format string naming things (`"worker-#{id}"`).
     Pattern(String),
 }
@@ -71,6 +73,9 @@ impl Value {
                 value: Some(v),
             } => format!("sets env var `{name}={v}` in {file}"),
             Value::EnvRead(name) => format!("reads env var `{name}` in {file}"),
+            Value::EnvDefault { name, default } => {
+                format!("reads env var `{name}` (default `{default}`) in {file}")
+            }
             Value::Pattern(p) => format!("name pattern \"{p}\" in {file}"),
         };
         match redact_text(&fact) {
@@ -83,6 +88,7 @@ impl Value {
     fn weight(&self) -> u8 {
         match self {
             Value::EnvSet { .. } | Value::EnvRead(_) | Value::Path(_) => 4,
+            Value::EnvDefault { .. } => 5,
             Value::Setting { name, literal } => {
                 let constant = name.starts_with('@') || is_env_name(name);
                 let number = !literal.starts_with(['"', '\'']);
@@ -105,9 +111,14 @@ pub(super) fn facts(values: &[Value], file: &str, max: usize) -> Vec<String> {
 }
 
 /// The values the lines a change added set in `path`, most distinctive
-/// first (none for tests, prose or a change that added nothing).
+/// first (none for tests, prose, styles, lock files or a change that added
+/// nothing).
 pub(super) fn of_change(path: &str, action: &Action) -> Vec<Value> {
-    if code::is_test_path(path) || code::language_of(path) == Some("docs") {
+    let lock_file = path.ends_with(".lock") || path.ends_with("-lock.json");
+    if code::is_test_path(path)
+        || lock_file
+        || matches!(code::language_of(path), Some("docs" | "css"))
+    {
         return Vec::new();
     }
     // `NAME=value` sets a variable in shell and settings files; in code it
@@ -222,14 +233,41 @@ fn env_values(t: &str) -> Vec<Value> {
             }
         }
     }
-    if out.is_empty() && t.to_ascii_lowercase().contains("env") {
+    out.extend(shell_defaults(t));
+    if out.is_empty() {
+        let env_line = t.to_ascii_lowercase().contains("env");
         for s in quoted_strings(t) {
-            if is_env_name(s) && s.contains('_') {
+            let pair_key = t.contains(&format!("{{\"{s}\",")) || t.contains(&format!("(\"{s}\","));
+            if is_env_name(s) && s.contains('_') && (env_line || pair_key) {
                 out.push(Value::EnvSet {
                     name: s.to_owned(),
                     value: None,
                 });
             }
+        }
+    }
+    out
+}
+
+/// `${NAME:-default}`, `${NAME-default}`, `${NAME:=default}`: a variable
+/// read with its default.
+fn shell_defaults(t: &str) -> Vec<Value> {
+    let mut out = Vec::new();
+    for (at, _) in t.match_indices("${") {
+        let rest = &t[at + 2..];
+        let Some(close) = rest.find('}') else { break };
+        let inner = &rest[..close];
+        let Some(split) = inner.find([':', '-', '=']) else {
+            continue;
+        };
+        let name = &inner[..split];
+        let default = inner[split..].trim_start_matches([':', '-', '=']);
+        let shown = !default.is_empty() && default.len() <= LITERAL_MAX && !default.contains('$');
+        if is_env_name(name) && shown {
+            out.push(Value::EnvDefault {
+                name: name.to_owned(),
+                default: default.to_owned(),
+            });
         }
     }
     out
@@ -625,6 +663,26 @@ mod tests {
     }
 
     #[test]
+    fn shell_defaults_and_env_pairs() {
+        assert_eq!(
+            in_line(r#"PORT="${APP_PORT:-4100}""#),
+            [
+                Value::EnvDefault {
+                    name: "APP_PORT".into(),
+                    default: "4100".into()
+                },
+                set_env("PORT", None)
+            ]
+        );
+        assert_eq!(
+            in_line(r#"{"WORKER_QUEUE", "fast"},"#),
+            [set_env("WORKER_QUEUE", None)]
+        );
+        assert_eq!(in_line(r#"{"Not_Env", 1}"#), []);
+        assert_eq!(in_line(r#"echo "${HOME}""#), []);
+    }
+
+    #[test]
     fn yaml_and_toml_settings() {
         assert_eq!(in_line("port: 1100"), [setting("port", "1100")]);
         assert_eq!(
@@ -676,5 +734,6 @@ mod tests {
             Some("sets `@ttl = 120` in lib/store.ex")
         );
         assert!(of_change("test/store_test.exs", &action).is_empty());
+        assert!(of_change("assets/app.css", &action).is_empty());
     }
 }
