@@ -1,6 +1,6 @@
 //! Stage of the offline compressor that keeps the tracker ids a turn
-//! mentions (in the user's prompt, the assistant's words, commit messages)
-//! as facts of its observations, so "what's the ticket for X" finds them.
+//! mentions (in the user's prompt, the assistant's words, commit messages,
+//! the first id a tool call's answer names) as facts of its observations, so "what's the ticket for X" finds them.
 //! Ids are recognised by their generic forms: `ABC-123` (an upper-case
 //! prefix), `#123` and `owner/repo#123`; names of standards and encodings
 //! (`UTF-8`, `ISO-8859-1`, `SHA-256`), versions and dates are not ids.
@@ -43,8 +43,15 @@ impl Analysis<'_> {
             texts.extend(n.continues_request.as_deref());
         }
         texts.extend(self.runs.iter().filter_map(|r| r.commit.as_deref()));
+        let mut ids: Vec<String> = texts.into_iter().flat_map(tickets_in).collect();
+        // A tracker tool's answer names its own item first (the issue it
+        // created or fetched); the rest of it is the item's text.
+        ids.extend(self.events.iter().filter_map(|e| match &e.action {
+            Action::Mcp { result, .. } if !e.failed => tickets_in(result).into_iter().next(),
+            _ => None,
+        }));
         let mut out: Vec<String> = Vec::new();
-        for id in texts.into_iter().flat_map(tickets_in) {
+        for id in ids {
             if !out.contains(&id) && out.len() < MAX_TICKETS {
                 out.push(id);
             }

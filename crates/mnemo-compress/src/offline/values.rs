@@ -89,6 +89,7 @@ impl Value {
         match self {
             Value::EnvSet { .. } | Value::EnvRead(_) | Value::Path(_) => 4,
             Value::EnvDefault { .. } => 5,
+            Value::Setting { literal, .. } if names_something(literal) => 4,
             Value::Setting { name, literal } => {
                 let constant = name.starts_with('@') || is_env_name(name);
                 let number = !literal.starts_with(['"', '\'']);
@@ -480,6 +481,12 @@ fn quoted_strings(t: &str) -> Vec<&str> {
     out
 }
 
+/// A quoted literal shaped like a route or a name pattern.
+fn names_something(literal: &str) -> bool {
+    let bare = literal.trim_matches(['"', '\'']);
+    literal.starts_with(['"', '\'']) && (is_route(bare) || is_name_pattern(bare))
+}
+
 /// `/projects/:id/review`, `/api/v1/users/{id}`: a rooted path of two or
 /// more characters with a word in it and no spaces.
 fn is_route(s: &str) -> bool {
@@ -735,5 +742,16 @@ mod tests {
         );
         assert!(of_change("test/store_test.exs", &action).is_empty());
         assert!(of_change("assets/app.css", &action).is_empty());
+        let launcher = Action::Edit {
+            path: "lib/launch.ex".into(),
+            edits: Vec::new(),
+            patch: vec![
+                "+    name = \"job-#{id}\"".into(),
+                "+    {\"JOB_MODE\", \"1\"},".into(),
+                "+    {\"JOB_TOKEN\", token},".into(),
+            ],
+        };
+        let values = of_change("lib/launch.ex", &launcher);
+        assert_eq!(values[0], setting("name", "\"job-#{id}\""), "{values:?}");
     }
 }
