@@ -14,7 +14,7 @@ use crate::code;
 use crate::event::Action;
 
 /// At most this many values told per file.
-pub(super) const MAX_VALUES: usize = 4;
+pub(super) const MAX_VALUES: usize = 6;
 /// Longest literal quoted in a fact.
 const LITERAL_MAX: usize = 60;
 /// Lines longer than this are data, not settings.
@@ -29,6 +29,9 @@ const TYPE_WORDS: &[&str] = &[
     "str", "number", "boolean", "u8", "u16", "u32", "u64", "usize", "i8", "i16", "i32", "i64",
     "isize", "f32", "f64", "char",
 ];
+
+/// Keywords that read like a key before `:` or `=` (`do: "…"`).
+const KEYWORDS: &[&str] = &["do", "else", "then", "return", "in", "if", "yield", "await"];
 
 /// Calls and lookups whose argument names an environment variable read.
 #[rustfmt::skip]
@@ -340,7 +343,12 @@ fn settings(t: &str) -> Vec<(String, String)> {
             _ => {}
         }
     }
-    out.retain(|(name, lit)| !key_names_secret(name) && !is_trivial(lit) && !is_message(lit));
+    out.retain(|(name, lit)| {
+        !KEYWORDS.contains(&name.as_str())
+            && !key_names_secret(name)
+            && !is_trivial(lit)
+            && !is_message(lit)
+    });
     out
 }
 
