@@ -17,11 +17,12 @@
 //!
 //! The pipeline, one stage per module: `collect` reads the events into work
 //! per file, command runs, reads and lookups, questions and the assistant's
-//! words; `episodes` pairs failures with the runs that settled them;
+//! words, with the concrete values each change set (`values`); `episodes` pairs failures with the runs that settled them;
 //! `fixes` drafts a bugfix per episode; `files` drafts the work per file and
 //! `work` groups it under the commits that recorded it and turns answers
 //! (and a choice the prompt states, `stated_choice`) into decisions; `commands` settles every other run and drafts the
-//! failures nobody fixed; `finish` orders, explains and clamps the drafts;
+//! failures nobody fixed; `tickets` adds the tracker ids the turn mentions;
+//! `finish` orders, explains and clamps the drafts;
 //! `summary` writes the turn's summary.
 
 use std::collections::HashMap;
@@ -42,6 +43,8 @@ mod finish;
 mod fixes;
 mod stated_choice;
 mod summary;
+mod tickets;
+mod values;
 mod work;
 
 /// Caps that keep a turn's memory small.
@@ -119,6 +122,8 @@ struct Step {
     swap: Option<(String, String)>,
     /// Import lines it added (and nothing else).
     imports: Vec<String>,
+    /// Concrete values its added lines set (`values`).
+    values: Vec<values::Value>,
 }
 
 /// Totals over some steps of a file.
@@ -130,12 +135,22 @@ struct Tally {
     names: Vec<String>,
     swaps: Vec<(String, String)>,
     imports: Vec<String>,
+    /// Values set by every step, the creation's included.
+    values: Vec<values::Value>,
 }
 
 impl Tally {
     fn of<'s>(steps: impl Iterator<Item = &'s Step>) -> Tally {
         let mut t = Tally::default();
-        for s in steps.filter(|s| !s.creation) {
+        for s in steps {
+            for v in &s.values {
+                if !t.values.contains(v) {
+                    t.values.push(v.clone());
+                }
+            }
+            if s.creation {
+                continue;
+            }
             t.edits += 1;
             t.added += s.added;
             t.removed += s.removed;
@@ -360,6 +375,7 @@ impl Analysis<'_> {
         let failures = self.failure_drafts(&mut drafts, &mut used_runs);
         drafts.extend(failures);
         drafts.extend(self.decision_drafts());
+        self.attach_tickets(&mut drafts);
         self.finish_drafts(drafts)
     }
 

@@ -1267,3 +1267,65 @@ fn failed_vcs_bookkeeping_is_open_work_only_when_it_was_asked_for() {
     let (_, next) = compress_in_pieces_for("rebase onto main, then test", vec![one]);
     assert!(next.contains("git rebase"), "{next}");
 }
+
+#[test]
+fn values_tickets_and_committed_files_become_facts() {
+    let mut b = batch(vec![
+        write(
+            "lib/app/token_store.ex",
+            "defmodule App.TokenStore do\n  @default_ttl 120\n  def name(id), do: \"worker-#{id}\"\nend\n",
+        ),
+        edit(
+            "config/runtime.exs",
+            "import Config",
+            "import Config\nport = System.get_env(\"APP_PORT\")",
+        ),
+        edit(
+            "lib/app/router.ex",
+            "scope \"/\" do",
+            "scope \"/\" do\n  live \"/projects/:project_id/review\", ReviewLive",
+        ),
+        bash_failed("mix test", "Exit code 1\n1 test, 1 failure"),
+        edit("lib/app/review.ex", "x = 1", "x = 2"),
+        bash("mix test", "1 test, 0 failures"),
+        bash(
+            "git commit -am \"Add the review page\"",
+            "[main 1a] Add the review page",
+        ),
+    ]);
+    b.prompt = Some("Build the review page for PROJ-77 (see also #12), not UTF-8 related".into());
+    let out = offline(&b);
+    out.observations.iter().for_each(well_formed);
+    let facts: Vec<&str> = out
+        .observations
+        .iter()
+        .flat_map(|o| o.facts.iter().map(String::as_str))
+        .collect();
+    for expected in [
+        "sets `@default_ttl = 120` in lib/app/token_store.ex",
+        "reads env var `APP_PORT` in config/runtime.exs",
+        "route/path \"/projects/:project_id/review\" in lib/app/router.ex",
+    ] {
+        assert!(facts.contains(&expected), "{expected} in {facts:#?}");
+    }
+    assert!(
+        out.observations.iter().all(|o| o
+            .facts
+            .iter()
+            .any(|f| f == "mentions ticket PROJ-77 and #12")),
+        "{:#?}",
+        out.observations
+    );
+    let commit = out
+        .observations
+        .iter()
+        .find(|o| o.facts.iter().any(|f| f.starts_with("Committed")))
+        .expect("a commit observation");
+    assert!(
+        commit
+            .files_modified
+            .iter()
+            .any(|f| f.ends_with("lib/app/review.ex")),
+        "{commit:#?}"
+    );
+}

@@ -203,6 +203,7 @@ impl<'a> Analysis<'a> {
             fw.first = e.index;
         }
         let mut step = absorb_change(fw, e.index, &e.action, read_before);
+        step.values = super::values::of_change(&fw.rel, &e.action);
         // Prose and settings define nothing (`function` in a sentence).
         if matches!(code::language_of(path), Some("docs" | "config")) {
             step.names.clear();

@@ -75,6 +75,12 @@ impl Analysis<'_> {
         out
     }
 
+    /// Up to `max` facts of the concrete values the file's own changes set.
+    pub(super) fn value_facts(&self, id: usize, max: usize) -> Vec<String> {
+        let t = Tally::of(self.own_steps(id));
+        values::facts(&t.values, &self.files[id].rel, max)
+    }
+
     /// "Changed function `login` in auth.py (+1 −1 lines)" and the like.
     pub(super) fn change_fact(&self, id: usize) -> String {
         let (_, title, sub) = self.describe_file(id);
@@ -191,6 +197,9 @@ impl Analysis<'_> {
             d.modified(&fw.path);
             d.file_concepts(&fw.path);
             d.fact(self.change_fact(id));
+        }
+        for &id in &ids {
+            self.value_facts(id, 1).into_iter().for_each(|f| d.fact(f));
         }
         d.narrative.push(format!(
             "Changed {} (+{added} −{removed} lines).",
@@ -361,6 +370,9 @@ fn tell_details(d: &mut Draft, fw: &FileWork, t: &Tally, name: &str) {
             code_span(old),
             code_span(new)
         ));
+    }
+    for f in values::facts(&t.values, &fw.rel, values::MAX_VALUES) {
+        d.fact(f);
     }
     for (_, headline) in fw.failures.iter().take(2) {
         d.fact(format!("An edit of {name} failed first: {headline}"));

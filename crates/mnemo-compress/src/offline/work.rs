@@ -21,6 +21,7 @@ impl Analysis<'_> {
         drafts: &mut Vec<Draft>,
         used_runs: &mut Vec<usize>,
     ) -> Vec<(usize, Draft)> {
+        let mut since = 0;
         for (r, run) in self.runs.iter().enumerate() {
             let Some(message) = run.commit.as_deref().filter(|_| run.ok) else {
                 continue;
@@ -30,9 +31,22 @@ impl Analysis<'_> {
                 .into_iter()
                 .partition(|(_, d)| d.first < run.index);
             file_drafts = rest;
-            drafts.push(self.commit_draft(run, message, served));
+            let mut d = self.commit_draft(run, message, served);
+            self.note_committed_files(&mut d, since..run.index);
+            since = run.index;
+            drafts.push(d);
         }
         file_drafts
+    }
+
+    /// A commit records the files changed since the previous one, those a
+    /// fix of their own tells included.
+    fn note_committed_files(&self, d: &mut Draft, changed: std::ops::Range<usize>) {
+        for fw in &self.files {
+            if fw.steps.iter().any(|s| changed.contains(&s.index)) {
+                d.modified(&fw.path);
+            }
+        }
     }
 
     /// One observation for the work a commit recorded: titled with its
@@ -99,6 +113,7 @@ impl Analysis<'_> {
             d.events.extend(part.events);
             if several {
                 d.fact(self.change_fact(id));
+                self.value_facts(id, 1).into_iter().for_each(|f| d.fact(f));
             } else {
                 for f in part.facts {
                     d.fact(f);
