@@ -236,19 +236,7 @@ impl Drain {
     async fn process(&mut self, mut lease: Lease, shutdown: &mut watch::Receiver<bool>) -> Flow {
         let started = Instant::now();
         self.record_codex_failures(&mut lease).await;
-        let mut batch = build_batch(&lease);
-        let told = match read_narrative(self.narratives.clone(), &lease).await {
-            Some(told) => Some(told),
-            None => self.told_by_hooks(&lease).await,
-        };
-        if let Some(told) = told {
-            told.apply(&mut batch);
-        }
-        // Every piece sees the earlier ones: the checks they left failing
-        // are fixed by a later piece or stand at the turn's end.
-        if batch.turn_complete || !batch.events.is_empty() {
-            batch.earlier_pieces = self.earlier_pieces(&lease).await;
-        }
+        let batch = self.prepare_batch(&lease).await;
         let mut llm_allowed = false;
         let outcome = if batch.events.is_empty() && !batch.turn_complete {
             // A turn end with nothing to summarize: just mark it done.
@@ -276,23 +264,7 @@ impl Drain {
                 }
             }
         };
-        // (Past a budget the fallback is expected and was reported once.)
-        if let Some(e) = outcome.fallback_error.as_ref().filter(|_| llm_allowed) {
-            warn!(
-                "turn {} of session {}: {} not usable, compressed offline instead: {e}",
-                lease.turn.prompt_number,
-                lease.turn.platform_session_id,
-                self.compressor.provider()
-            );
-        }
-        if !outcome.repairs.is_empty() {
-            info!(
-                "turn {} of session {}: answer repaired: {}",
-                lease.turn.prompt_number,
-                lease.turn.platform_session_id,
-                outcome.repairs.join("; ")
-            );
-        }
+        self.log_outcome(&lease, &outcome, llm_allowed);
         let result = batch_result(&lease, &outcome, now_ms());
         let (lease_copy, result_copy) = (lease.clone(), result.clone());
         match self
@@ -314,6 +286,48 @@ impl Drain {
         }
         self.app.touch();
         Flow::Continue
+    }
+
+    /// The turn's batch as the compressor reads it: its events, the
+    /// narrative from the host's transcript (or the notes its hooks sent),
+    /// and the pieces of the turn compressed before this one.
+    async fn prepare_batch(&mut self, lease: &Lease) -> TurnBatch {
+        let mut batch = build_batch(lease);
+        let told = match read_narrative(self.narratives.clone(), lease).await {
+            Some(told) => Some(told),
+            None => self.told_by_hooks(lease).await,
+        };
+        if let Some(told) = told {
+            told.apply(&mut batch);
+        }
+        // Every piece sees the earlier ones: the checks they left failing
+        // are fixed by a later piece or stand at the turn's end.
+        if batch.turn_complete || !batch.events.is_empty() {
+            batch.earlier_pieces = self.earlier_pieces(lease).await;
+        }
+        batch
+    }
+
+    /// Logs what is worth knowing about how a turn was compressed: a model
+    /// that could not be used, an answer that needed repairs.
+    fn log_outcome(&self, lease: &Lease, outcome: &Outcome, llm_allowed: bool) {
+        // (Past a budget the fallback is expected and was reported once.)
+        if let Some(e) = outcome.fallback_error.as_ref().filter(|_| llm_allowed) {
+            warn!(
+                "turn {} of session {}: {} not usable, compressed offline instead: {e}",
+                lease.turn.prompt_number,
+                lease.turn.platform_session_id,
+                self.compressor.provider()
+            );
+        }
+        if !outcome.repairs.is_empty() {
+            info!(
+                "turn {} of session {}: answer repaired: {}",
+                lease.turn.prompt_number,
+                lease.turn.platform_session_id,
+                outcome.repairs.join("; ")
+            );
+        }
     }
 
     /// Marks the earlier decisions the new ones replace (same subject, the
