@@ -8,23 +8,9 @@
 use super::decision::Decision;
 use crate::text::{self, one_line};
 
-/// Verbs that state a choice, with their trailing space.
-const CHOOSE: &[&str] = &[
-    "use ",
-    "go with ",
-    "prefer ",
-    "pick ",
-    "choose ",
-    "switch to ",
-    "stick with ",
-    "chose ",
-    "picked ",
-    "went with ",
-    "opted for ",
-    "decided on ",
-];
-/// Verbs that only ever state a choice: with them `X over Y` sets one way
-/// against another, and `X because …` is a choice without the other way.
+/// Verbs that only ever state a choice, with their trailing space: with
+/// them `X over Y` sets one way against another, and `X because …` is a
+/// choice without the other way.
 const CHOICE_ONLY: &[&str] = &[
     "go with ",
     "prefer ",
@@ -37,6 +23,9 @@ const CHOICE_ONLY: &[&str] = &[
     "opted for ",
     "decided on ",
 ];
+/// Verbs that state a choice only when the other way is named ("use X, not
+/// Y"); with [`CHOICE_ONLY`], every verb that states a choice.
+const CHOOSE_AGAINST: &[&str] = &["use ", "switch to "];
 /// What sets the chosen way against the other.
 const AGAINST: &[&str] = &[", not ", " rather than ", " instead of "];
 /// What sets them against each other after a verb of [`CHOICE_ONLY`].
@@ -71,8 +60,9 @@ fn choice_in(sentence: &str, title_max: usize) -> Option<Decision> {
     if lower.ends_with('?') || ASKS.iter().any(|a| lower.starts_with(a)) {
         return None;
     }
-    let (verb_at, verb) = CHOOSE
+    let (verb_at, verb) = CHOICE_ONLY
         .iter()
+        .chain(CHOOSE_AGAINST)
         .filter_map(|v| word_at(&lower, v).map(|i| (i, *v)))
         .min()?;
     let before_verb = lower[..verb_at].split_whitespace().last().unwrap_or("");
