@@ -595,11 +595,15 @@ fn a_cursor_thought_is_remembered_as_the_why_of_its_turn() {
         "the turn compressed",
         std::time::Duration::from_secs(60),
         || {
-            let texts = env.strings(
-                "SELECT title || ' ' || narrative || ' ' || facts FROM observations
-                 UNION ALL SELECT learned || ' ' || completed FROM summaries",
-            );
-            (env.count("SELECT count(*) FROM summaries") > 0).then(|| texts.join("\n"))
+            // The summary first: the texts are read once the turn is stored
+            // (read before, they could predate the batch that stored it).
+            (env.count("SELECT count(*) FROM summaries") > 0).then(|| {
+                env.strings(
+                    "SELECT title || ' ' || narrative || ' ' || facts FROM observations
+                     UNION ALL SELECT learned || ' ' || completed FROM summaries",
+                )
+                .join("\n")
+            })
         },
     );
     assert!(
