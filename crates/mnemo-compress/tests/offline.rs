@@ -1302,7 +1302,7 @@ fn values_tickets_and_committed_files_become_facts() {
         .flat_map(|o| o.facts.iter().map(String::as_str))
         .collect();
     for expected in [
-        "sets `@default_ttl = 120` in lib/app/token_store.ex",
+        "sets `@default_ttl = 120`; name pattern \"worker-#{id}\" in lib/app/token_store.ex",
         "reads env var `APP_PORT` in config/runtime.exs",
         "route/path \"/projects/:project_id/review\" in lib/app/router.ex",
     ] {
@@ -1328,4 +1328,77 @@ fn values_tickets_and_committed_files_become_facts() {
             .any(|f| f.ends_with("lib/app/review.ex")),
         "{commit:#?}"
     );
+}
+
+#[test]
+fn tracker_commands_of_any_tracker_close_their_tickets() {
+    // Trackers nobody here names, known by the form of their commands.
+    for (command, closed) in [
+        (
+            "gh issue close 12 --comment \"fixed by the retry\"",
+            "Closed #12: fixed by the retry",
+        ),
+        (
+            "tix done AB-3 -m \"retry added\"",
+            "Closed AB-3: retry added",
+        ),
+        ("jira issue move PROJ-7 Done", "Closed PROJ-7"),
+        (
+            "wrk resolve pay-x4 --reason=\"retry added\"",
+            "Closed pay-x4: retry added",
+        ),
+    ] {
+        let program = command.split(' ').next().unwrap();
+        let listing = format!("{program} ready");
+        let out = offline(&batch(vec![
+            edit("src/upload.rs", "send(req)", "retry(|| send(req))"),
+            bash(&listing, "AB-3 [P1] retry uploads"),
+            bash(command, "ok"),
+        ]));
+        let facts: Vec<&str> = out
+            .observations
+            .iter()
+            .flat_map(|o| o.facts.iter().map(String::as_str))
+            .collect();
+        assert!(facts.contains(&closed), "{command}: {facts:#?}");
+        // The tracker's other commands are bookkeeping, not work of their own.
+        assert!(
+            out.observations.iter().all(|o| !o.title.contains(&listing)),
+            "{command}: {:#?}",
+            out.observations
+        );
+        let s = out.summary.unwrap();
+        assert!(s.completed.contains("closed "), "{}", s.completed);
+    }
+}
+
+#[test]
+fn files_removed_in_the_shell_are_recorded_as_deleted() {
+    let out = offline(&batch(vec![
+        bash("rm -f src/legacy_auth.py docs/old.md", ""),
+        bash(
+            "git rm -q scripts/migrate_v1.sh && cargo test",
+            "test result: ok. 3 passed",
+        ),
+    ]));
+    let deleted: Vec<&ObservationDraft> = out
+        .observations
+        .iter()
+        .filter(|o| o.title.starts_with("Deleted"))
+        .collect();
+    let files: Vec<&str> = out
+        .observations
+        .iter()
+        .flat_map(|o| o.files_modified.iter().map(String::as_str))
+        .collect();
+    for f in ["src/legacy_auth.py", "docs/old.md", "scripts/migrate_v1.sh"] {
+        assert!(
+            files.iter().any(|m| m.ends_with(f)),
+            "{f}: {:#?}",
+            out.observations
+        );
+    }
+    assert!(!deleted.is_empty(), "{:#?}", out.observations);
+    let text = format!("{:?}", out.observations);
+    assert!(text.contains("deleted"), "{text}");
 }

@@ -321,6 +321,52 @@ pub fn files_read(command: &str) -> Vec<String> {
     files
 }
 
+/// The files a command line removes, as written (relative paths after any
+/// `cd` it made): the operands of `rm` and `git rm`. Words with glob
+/// characters are left out (the shell expanded them); so is a line whose
+/// substitutions decide what it removes.
+pub fn files_removed(command: &str) -> Vec<String> {
+    let line = parse(command);
+    if line.substitutes {
+        return Vec::new();
+    }
+    let mut dir: Option<String> = None;
+    let mut files = Vec::new();
+    for words in &line.parts {
+        let removed = match (program(&words[0]), words.get(1).map(String::as_str)) {
+            ("cd", _) => {
+                dir = words.get(1).map(|d| joined(dir.as_deref(), d));
+                continue;
+            }
+            ("rm", _) => operands(words, &[]),
+            // `--cached` only untracks: the file stays.
+            ("git", Some("rm")) if !words.iter().any(|w| w == "--cached") => {
+                operands(&words[1..], &["--pathspec-from-file"])
+            }
+            _ => continue,
+        };
+        files.extend(
+            removed
+                .into_iter()
+                .filter(|w| !w.contains(['*', '?', '[', '{', '~', '$']) && w != "-")
+                .map(|w| joined(dir.as_deref(), &w)),
+        );
+    }
+    files.dedup();
+    files
+}
+
+/// True when every simple command of the line removes files or changes
+/// directory (`cd x && rm a b`, `git rm -r old/`).
+pub fn only_removes(command: &str) -> bool {
+    let line = parse(command);
+    !line.parts.is_empty()
+        && line.parts.iter().all(|words| {
+            matches!(program(&words[0]), "cd" | "rm")
+                || (program(&words[0]) == "git" && words.get(1).is_some_and(|w| w == "rm"))
+        })
+}
+
 /// What a search command line looked for: the pattern and the paths it was
 /// given.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -415,6 +461,22 @@ fn joined(dir: Option<&str>, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_a_command_removes() {
+        assert_eq!(files_removed("rm -f a.txt src/b.rs"), ["a.txt", "src/b.rs"]);
+        assert_eq!(
+            files_removed("cd web && git rm -r old/ && cargo test"),
+            ["web/old/"]
+        );
+        assert!(files_removed("git rm --cached .env").is_empty());
+        assert_eq!(files_removed("rm -- -weird *.log"), ["-weird"]);
+        assert!(files_removed("rm $(cat list)").is_empty());
+        assert!(files_removed("cargo rm serde").is_empty());
+        assert!(only_removes("cd x && rm -rf build"));
+        assert!(!only_removes("rm a && cargo test"));
+        assert!(!only_removes("git status"));
+    }
 
     #[test]
     fn reads_and_changes() {

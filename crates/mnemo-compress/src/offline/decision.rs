@@ -136,12 +136,34 @@ fn read_answer(q: &Question, answer: &str) -> Answer {
     Answer::Nothing
 }
 
-/// An answer that cannot be a choice: empty, another question, host markup
-/// or a slash command, or pasted output (an error, a log line, JSON).
+/// Openers of a request to the agent ("can you explain …"): an answer that
+/// asks for something else chooses nothing, with or without its `?`.
+const REQUESTS: &[&str] = &[
+    "can you ",
+    "could you ",
+    "would you ",
+    "will you ",
+    "explain ",
+    "explain:",
+    "tell me ",
+    "show me ",
+];
+
+/// Words that may come before a request ("now can you …").
+const LEAD_INS: &[&str] = &["now ", "ok ", "okay ", "and ", "then ", "also ", "but "];
+
+/// An answer that cannot be a choice: empty, another question (asked with
+/// or without its `?`), host markup or a slash command, or pasted output
+/// (an error, a log line, JSON).
 fn decides_nothing(answer: &str) -> bool {
     let a = answer.trim();
     let lower = a.to_lowercase();
+    let request = LEAD_INS
+        .iter()
+        .find_map(|l| lower.strip_prefix(l))
+        .unwrap_or(&lower);
     a.is_empty()
+        || REQUESTS.iter().any(|r| request.starts_with(r))
         || a.contains('?')
         || a.starts_with(['<', '/', '{', '[', '`', '$', '>'])
         || lower.starts_with("q:")
@@ -554,6 +576,8 @@ mod tests {
             "Error: cannot find module 'x'",
             "3",
             "the tests take 200s now, can we look at that",
+            "now can you explain: Session state persists until cleanup",
+            "can you explain the second row",
         ] {
             assert_eq!(title(offer, &[], answer), None, "{answer}");
         }
