@@ -294,24 +294,35 @@ pub fn files_read(command: &str) -> Vec<String> {
     if line.writes || line.substitutes || !line.parts.iter().all(|p| part_reads(p)) {
         return Vec::new();
     }
-    let mut dir: Option<String> = None;
-    let mut files = Vec::new();
-    for words in &line.parts {
-        let operands = match program(&words[0]) {
-            "cd" => {
-                dir = words.get(1).map(|d| joined(dir.as_deref(), d));
-                continue;
-            }
+    paths_of(&line.parts, |words| {
+        Some(match program(&words[0]) {
             "sed" => skip_first_unless(operands(words, SED_VALUES), words, SED_VALUES),
             "head" | "tail" => operands(words, HEAD_TAIL_VALUES),
             p if FILE_SHOWERS.contains(&p) => operands(words, &[]),
             p if SEARCHERS.contains(&p) && !matches!(p, "diff" | "cmp") => {
                 skip_first_unless(operands(words, SEARCH_VALUES), words, &["-e", "-f"])
             }
-            _ => continue,
+            _ => return None,
+        })
+    })
+}
+
+/// The paths `pick` takes from each simple command of `parts`, relative to
+/// the directory a `cd` before it went to; words with glob characters (the
+/// shell expanded them) and `-` left out.
+fn paths_of(parts: &[Vec<String>], pick: impl Fn(&[String]) -> Option<Vec<String>>) -> Vec<String> {
+    let mut dir: Option<String> = None;
+    let mut files = Vec::new();
+    for words in parts {
+        if program(&words[0]) == "cd" {
+            dir = words.get(1).map(|d| joined(dir.as_deref(), d));
+            continue;
+        }
+        let Some(picked) = pick(words) else {
+            continue;
         };
         files.extend(
-            operands
+            picked
                 .into_iter()
                 .filter(|w| !w.contains(['*', '?', '[', '{', '~', '$']) && w != "-")
                 .map(|w| joined(dir.as_deref(), &w)),
@@ -330,30 +341,16 @@ pub fn files_removed(command: &str) -> Vec<String> {
     if line.substitutes {
         return Vec::new();
     }
-    let mut dir: Option<String> = None;
-    let mut files = Vec::new();
-    for words in &line.parts {
-        let removed = match (program(&words[0]), words.get(1).map(String::as_str)) {
-            ("cd", _) => {
-                dir = words.get(1).map(|d| joined(dir.as_deref(), d));
-                continue;
-            }
-            ("rm", _) => operands(words, &[]),
+    paths_of(&line.parts, |words| {
+        match (program(&words[0]), words.get(1).map(String::as_str)) {
+            ("rm", _) => Some(operands(words, &[])),
             // `--cached` only untracks: the file stays.
             ("git", Some("rm")) if !words.iter().any(|w| w == "--cached") => {
-                operands(&words[1..], &["--pathspec-from-file"])
+                Some(operands(&words[1..], &["--pathspec-from-file"]))
             }
-            _ => continue,
-        };
-        files.extend(
-            removed
-                .into_iter()
-                .filter(|w| !w.contains(['*', '?', '[', '{', '~', '$']) && w != "-")
-                .map(|w| joined(dir.as_deref(), &w)),
-        );
-    }
-    files.dedup();
-    files
+            _ => None,
+        }
+    })
 }
 
 /// True when every simple command of the line removes files or changes
