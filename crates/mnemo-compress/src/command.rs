@@ -530,6 +530,25 @@ mod tests {
                 Some("Implemented the close event".to_owned())
             ))
         );
+        // Trackers are known by the form of their commands, not by name.
+        assert_eq!(
+            closed_tasks("cd app && gh issue close 12 && git push"),
+            Some((vec!["#12".to_owned()], None))
+        );
+        assert!(is_tracker("tix done AB-3"));
+        assert_eq!(
+            created_task("gh issue create --title \"Retry uploads\"").as_deref(),
+            Some("Retry uploads")
+        );
+        // Package managers and git share verbs with trackers; they are none.
+        for tool in [
+            "npm update left-pad",
+            "cargo update -p serde",
+            "npm view left-pad",
+            "git add src/x-1.rs",
+        ] {
+            assert!(!is_tracker(tool), "{tool}");
+        }
         assert_eq!(classify("git status 2>&1"), CommandClass::Inspect);
         assert_eq!(
             summary_line("Finished in 1.8 seconds\n65 tests, 0 failures\n", "").as_deref(),

@@ -56,7 +56,7 @@ const MAX_EPISODES: usize = 3;
 const MAX_FAILURE_OBSERVATIONS: usize = 2;
 const MAX_COMMAND_OBSERVATIONS: usize = 2;
 /// Values told per file in a change of several files (in one fact).
-const PER_FILE_VALUES: usize = 3;
+const PER_FILE_VALUES: usize = 4;
 const TITLE_MAX: usize = 120;
 
 /// The deterministic, network-free compressor.

@@ -1402,3 +1402,51 @@ fn files_removed_in_the_shell_are_recorded_as_deleted() {
     let text = format!("{:?}", out.observations);
     assert!(text.contains("deleted"), "{text}");
 }
+
+#[test]
+fn a_change_of_several_files_keeps_its_messages_and_several_values_per_file() {
+    let out = offline(&batch(vec![
+        edit(
+            "lib/app/launcher.ex",
+            "def launch(id) do",
+            "def launch(id, token) do\n    name = \"review-#{id}\"\n    env = [{\"APP_REVIEW_MODE\", \"1\"}, {\"APP_TOKEN\", token}]\n    Logger.warning(\"Another review is running, both will share the window\")",
+        ),
+        edit(
+            "scripts/on-start.sh",
+            "set -e",
+            "set -e\nif [ \"${APP_REVIEW_MODE:-}\" != \"1\" ]; then exit 0; fi",
+        ),
+        edit(
+            "README.md",
+            "# App",
+            "# App\n\nReviews start in their own window.",
+        ),
+        bash(
+            "git commit -am \"Launch reviews in their own window\"",
+            "[main 2b] Launch reviews in their own window",
+        ),
+    ]));
+    // One commit of three files: each file's values in one line of it.
+    assert_eq!(out.observations.len(), 1, "{:#?}", out.observations);
+    let facts: Vec<&str> = out
+        .observations
+        .iter()
+        .flat_map(|o| o.facts.iter().map(String::as_str))
+        .collect();
+    let launcher: String = facts
+        .iter()
+        .filter(|f| f.ends_with(" in lib/app/launcher.ex"))
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n");
+    for said in [
+        "message \"Another review is running, both will share the window\"",
+        "sets env var `APP_REVIEW_MODE=1`",
+    ] {
+        assert!(launcher.contains(said), "{said} in {launcher}");
+    }
+    assert!(
+        facts.contains(&"reads env var `APP_REVIEW_MODE` in scripts/on-start.sh"),
+        "{facts:#?}"
+    );
+}
