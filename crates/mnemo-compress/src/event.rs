@@ -291,229 +291,71 @@ fn deletes_only(text: &str) -> bool {
     !headers.is_empty() && headers.iter().all(|l| l.starts_with("*** Delete File: "))
 }
 
-/// Reads one stored event.
-pub(crate) fn read<'a>(raw: &'a BatchEvent, index: usize, project_root: &str) -> Event<'a> {
-    // A value cut to fit storage may have become a string of JSON text.
-    let input: Cow<'_, Value> = match &raw.input {
-        Value::String(s) => Cow::Owned(serde_json::from_str::<Value>(s).unwrap_or(Value::Null)),
-        other => Cow::Borrowed(other),
-    };
-    let input = input.as_ref();
-    let response: Option<Cow<'_, Value>> = raw.response.as_ref().map(|r| match r {
-        Value::String(s) if s.starts_with('{') || s.starts_with('[') => serde_json::from_str(s)
-            .map(Cow::Owned)
-            .unwrap_or(Cow::Borrowed(r)),
-        other => Cow::Borrowed(other),
-    });
-    let response_ref = response.as_deref();
-    let result = response_ref.map(text_of).unwrap_or_default();
+/// The keys a file's path may be found under in a tool's input.
+const PATH_KEYS: &[&str] = &[
+    "file_path",
+    "path",
+    "notebook_path",
+    "absolute_path",
+    "target_file",
+    "filePath",
+];
 
-    let path_from = |files: &[String], keys: &[&str]| -> String {
+/// What reading one event works from: its input and response as JSON
+/// (parsed again when stored cut to a string), the response's text, and
+/// the project root relative paths are taken against.
+struct Stored<'v> {
+    input: &'v Value,
+    response: Option<&'v Value>,
+    result: String,
+    root: &'v str,
+}
+
+impl Stored<'_> {
+    /// The first file capture recorded, else a path in the input made
+    /// absolute; empty when neither is there.
+    fn path(&self, files: &[String]) -> String {
         files
             .first()
             .cloned()
             .or_else(|| {
-                str_of(input, keys)
+                str_of(self.input, PATH_KEYS)
                     .filter(|p| !p.is_empty())
-                    .map(|p| absolute(p, project_root))
+                    .map(|p| absolute(p, self.root))
             })
             .unwrap_or_default()
-    };
-    const PATH_KEYS: &[&str] = &[
-        "file_path",
-        "path",
-        "notebook_path",
-        "absolute_path",
-        "target_file",
-        "filePath",
-    ];
-
-    let mut error = raw
-        .error
-        .as_deref()
-        .map(str::trim)
-        .filter(|e| !e.is_empty())
-        .map(str::to_owned);
-    let mut failed = raw.failed;
-    if let Some(r) = response_ref
-        && r.get("is_error").and_then(Value::as_bool) == Some(true)
-    {
-        failed = true;
-        if error.is_none() {
-            error = Some(text_of(r));
-        }
     }
+}
 
-    let family = match family(&raw.tool_name) {
-        // Capture records a Write that left the file as it was (same
-        // content) as a read of it: it changed nothing, so it is told as one.
-        Family::Write if raw.files_modified.is_empty() && !raw.files_read.is_empty() => {
-            Family::Read
-        }
-        f => f,
+/// Reads one stored event.
+pub(crate) fn read<'a>(raw: &'a BatchEvent, index: usize, project_root: &str) -> Event<'a> {
+    let input = read_input(&raw.input);
+    let response = raw.response.as_ref().map(read_response);
+    let response = response.as_deref();
+    let stored = Stored {
+        input: input.as_ref(),
+        response,
+        result: response.map(text_of).unwrap_or_default(),
+        root: project_root,
     };
-    let action = match family {
-        Family::Write => Action::Write {
-            path: path_from(&raw.files_modified, PATH_KEYS),
-            content: str_of(input, &["content", "file_text", "text", "contents"])
-                .map(str::to_owned),
-            created: response_ref
-                .and_then(|r| str_of(r, &["type"]))
-                .and_then(|t| match t {
-                    "create" => Some(true),
-                    "update" => Some(false),
-                    _ => None,
-                }),
-            patch: patch_lines(response_ref),
-        },
-        Family::Edit => {
-            let mut edits = Vec::new();
-            let pair = |v: &Value| -> Option<EditPair> {
-                let old = str_of(v, &["old_string", "old_str", "oldString", "old_text"]);
-                let new = str_of(
-                    v,
-                    &[
-                        "new_string",
-                        "new_str",
-                        "newString",
-                        "new_text",
-                        "code_edit",
-                    ],
-                );
-                (old.is_some() || new.is_some()).then(|| EditPair {
-                    old: old.unwrap_or_default().to_owned(),
-                    new: new.unwrap_or_default().to_owned(),
-                })
-            };
-            if let Some(list) = input.get("edits").and_then(Value::as_array) {
-                edits.extend(list.iter().filter_map(pair));
-            } else if let Some(p) = pair(input) {
-                edits.push(p);
-            }
-            let mut patch = patch_lines(response_ref);
-            let patch_text = str_of(input, &["patch", "input"])
-                .map(str::to_owned)
-                .or_else(|| command_of(input))
-                .filter(|t| t.contains("*** Begin Patch"));
-            if patch.is_empty()
-                && let Some(text) = &patch_text
-            {
-                patch = apply_patch_lines(text);
-            }
-            Action::Edit {
-                path: path_from(&raw.files_modified, PATH_KEYS),
-                edits,
-                patch,
-                deleted: patch_text.as_deref().is_some_and(deletes_only),
-            }
-        }
-        Family::Command => {
-            let r = response_ref.unwrap_or(&Value::Null);
-            let (stdout, stderr) = match r {
-                Value::Object(_) => (
-                    str_of(
-                        r,
-                        &["stdout", "output", "aggregated_output", "formatted_output"],
-                    )
-                    .unwrap_or_default()
-                    .to_owned(),
-                    str_of(r, &["stderr"]).unwrap_or_default().to_owned(),
-                ),
-                Value::Null => (String::new(), String::new()),
-                other => (text_of(other), String::new()),
-            };
-            let mut exit_code = i64_of(r, &["exit_code", "exitCode", "returncode", "return_code"])
-                .or_else(|| error.as_deref().and_then(text::exit_code_in));
-            if exit_code.is_some_and(|c| c != 0) {
-                failed = true;
-            }
-            if failed && exit_code.is_none() {
-                exit_code = error.as_deref().and_then(text::exit_code_in);
-            }
-            Action::Command {
-                command: command_of(input).unwrap_or_default(),
-                description: str_of(input, &["description"]).map(str::to_owned),
-                stdout,
-                stderr,
-                exit_code,
-                interrupted: r.get("interrupted").and_then(Value::as_bool) == Some(true)
-                    || r.get("is_interrupt").and_then(Value::as_bool) == Some(true),
-            }
-        }
-        Family::Read => {
-            let file = response_ref.and_then(|r| r.get("file"));
-            let content = file
-                .and_then(|f| str_of(f, &["content"]))
-                .or_else(|| response_ref.and_then(|r| r.as_str()))
-                .or_else(|| response_ref.and_then(|r| str_of(r, &["content", "output"])));
-            let lines = file
-                .and_then(|f| u64_of(f, &["totalLines", "numLines"]))
-                .or_else(|| content.map(|c| c.lines().count() as u64));
-            let range = match (u64_of(input, &["offset"]), u64_of(input, &["limit"])) {
-                (None, None) => None,
-                (o, l) => Some((o.unwrap_or(1), l.unwrap_or(0))),
-            };
-            Action::Read {
-                path: path_from(&raw.files_read, PATH_KEYS),
-                lines,
-                bytes: content.map(str::len),
-                range,
-            }
-        }
-        Family::Search => {
-            let hits = response_ref.and_then(|r| {
-                u64_of(r, &["numFiles", "numMatches", "numLines", "count", "total"]).or_else(|| {
-                    r.get("filenames")
-                        .and_then(Value::as_array)
-                        .map(|a| a.len() as u64)
-                })
-            });
-            let listing = response_ref
-                .and_then(|r| r.get("filenames"))
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                });
-            Action::Search {
-                tool: raw.tool_name.clone(),
-                pattern: str_of(input, &["pattern", "query", "regex", "glob", "q"])
-                    .map(str::to_owned),
-                scope: str_of(input, &["path", "dir_path", "directory", "glob", "include"])
-                    .map(str::to_owned),
-                hits,
-                result: listing.filter(|l| !l.is_empty()).unwrap_or(result),
-            }
-        }
+    let (mut failed, error) = failure(raw, response);
+    let action = match told_family(raw) {
+        Family::Write => write_action(raw, &stored),
+        Family::Edit => edit_action(raw, &stored),
+        Family::Command => command_action(&stored, error.as_deref(), &mut failed),
+        Family::Read => read_action(raw, &stored),
+        Family::Search => search_action(raw, stored),
         Family::Fetch => Action::Fetch {
-            url: str_of(input, &["url", "uri"])
+            url: str_of(stored.input, &["url", "uri"])
                 .unwrap_or_default()
                 .to_owned(),
-            result,
+            result: stored.result,
         },
-        Family::Agent => Action::Agent {
-            description: str_of(input, &["description"]).map(str::to_owned),
-            prompt: str_of(input, &["prompt"]).map(str::to_owned),
-            result: match response_ref {
-                Some(r) if str_of(r, &["status"]) == Some("async_launched") => String::new(),
-                _ => result,
-            },
-        },
-        Family::Mcp => {
-            let rest = raw.tool_name.trim_start_matches("mcp__");
-            let (server, tool) = rest.split_once("__").unwrap_or(("", rest));
-            Action::Mcp {
-                server: server.to_owned(),
-                tool: tool.to_owned(),
-                args: compact_args(input),
-                result,
-            }
-        }
+        Family::Agent => agent_action(stored),
+        Family::Mcp => mcp_action(raw, stored),
         Family::Other => Action::Other {
-            args: compact_args(input),
-            result,
+            args: compact_args(stored.input),
+            result: stored.result,
         },
     };
     Event {
@@ -522,6 +364,252 @@ pub(crate) fn read<'a>(raw: &'a BatchEvent, index: usize, project_root: &str) ->
         action,
         failed,
         error,
+    }
+}
+
+/// The stored input; one cut to fit storage may have become a string of
+/// JSON text (null when it no longer parses).
+fn read_input(input: &Value) -> Cow<'_, Value> {
+    match input {
+        Value::String(s) => Cow::Owned(serde_json::from_str::<Value>(s).unwrap_or(Value::Null)),
+        other => Cow::Borrowed(other),
+    }
+}
+
+/// The stored response; a string of JSON text is parsed when it can be.
+fn read_response(response: &Value) -> Cow<'_, Value> {
+    match response {
+        Value::String(s) if s.starts_with('{') || s.starts_with('[') => serde_json::from_str(s)
+            .map(Cow::Owned)
+            .unwrap_or(Cow::Borrowed(response)),
+        other => Cow::Borrowed(other),
+    }
+}
+
+/// Whether the event failed and its error: the hook's, or the response's
+/// text when it is flagged `is_error`.
+fn failure(raw: &BatchEvent, response: Option<&Value>) -> (bool, Option<String>) {
+    let mut error = raw
+        .error
+        .as_deref()
+        .map(str::trim)
+        .filter(|e| !e.is_empty())
+        .map(str::to_owned);
+    let mut failed = raw.failed;
+    if let Some(r) = response
+        && r.get("is_error").and_then(Value::as_bool) == Some(true)
+    {
+        failed = true;
+        if error.is_none() {
+            error = Some(text_of(r));
+        }
+    }
+    (failed, error)
+}
+
+/// The family the event is told as. Capture records a Write that left the
+/// file as it was (same content) as a read of it: it changed nothing, so it
+/// is told as one.
+fn told_family(raw: &BatchEvent) -> Family {
+    match family(&raw.tool_name) {
+        Family::Write if raw.files_modified.is_empty() && !raw.files_read.is_empty() => {
+            Family::Read
+        }
+        f => f,
+    }
+}
+
+/// A file written whole: its path, content, whether it was created, and
+/// the tool's patch.
+fn write_action(raw: &BatchEvent, stored: &Stored<'_>) -> Action {
+    Action::Write {
+        path: stored.path(&raw.files_modified),
+        content: str_of(stored.input, &["content", "file_text", "text", "contents"])
+            .map(str::to_owned),
+        created: stored
+            .response
+            .and_then(|r| str_of(r, &["type"]))
+            .and_then(|t| match t {
+                "create" => Some(true),
+                "update" => Some(false),
+                _ => None,
+            }),
+        patch: patch_lines(stored.response),
+    }
+}
+
+/// A file edited: its replacements, and the tool's patch or the lines of a
+/// `*** Begin Patch` text.
+fn edit_action(raw: &BatchEvent, stored: &Stored<'_>) -> Action {
+    let input = stored.input;
+    let mut edits = Vec::new();
+    if let Some(list) = input.get("edits").and_then(Value::as_array) {
+        edits.extend(list.iter().filter_map(edit_pair));
+    } else if let Some(p) = edit_pair(input) {
+        edits.push(p);
+    }
+    let mut patch = patch_lines(stored.response);
+    let patch_text = str_of(input, &["patch", "input"])
+        .map(str::to_owned)
+        .or_else(|| command_of(input))
+        .filter(|t| t.contains("*** Begin Patch"));
+    if patch.is_empty()
+        && let Some(text) = &patch_text
+    {
+        patch = apply_patch_lines(text);
+    }
+    Action::Edit {
+        path: stored.path(&raw.files_modified),
+        edits,
+        patch,
+        deleted: patch_text.as_deref().is_some_and(deletes_only),
+    }
+}
+
+/// The text one edit replaced and its replacement, when either is there.
+fn edit_pair(v: &Value) -> Option<EditPair> {
+    let old = str_of(v, &["old_string", "old_str", "oldString", "old_text"]);
+    let new = str_of(
+        v,
+        &[
+            "new_string",
+            "new_str",
+            "newString",
+            "new_text",
+            "code_edit",
+        ],
+    );
+    (old.is_some() || new.is_some()).then(|| EditPair {
+        old: old.unwrap_or_default().to_owned(),
+        new: new.unwrap_or_default().to_owned(),
+    })
+}
+
+/// A shell command: its line, output and exit code. A non-zero exit marks
+/// the event `failed`; a failure's exit code may be read from its error.
+fn command_action(stored: &Stored<'_>, error: Option<&str>, failed: &mut bool) -> Action {
+    let r = stored.response.unwrap_or(&Value::Null);
+    let (stdout, stderr) = command_output(r);
+    let mut exit_code = i64_of(r, &["exit_code", "exitCode", "returncode", "return_code"])
+        .or_else(|| error.and_then(text::exit_code_in));
+    if exit_code.is_some_and(|c| c != 0) {
+        *failed = true;
+    }
+    if *failed && exit_code.is_none() {
+        exit_code = error.and_then(text::exit_code_in);
+    }
+    Action::Command {
+        command: command_of(stored.input).unwrap_or_default(),
+        description: str_of(stored.input, &["description"]).map(str::to_owned),
+        stdout,
+        stderr,
+        exit_code,
+        interrupted: r.get("interrupted").and_then(Value::as_bool) == Some(true)
+            || r.get("is_interrupt").and_then(Value::as_bool) == Some(true),
+    }
+}
+
+/// A command's stdout and stderr from its response: the fields of an
+/// object, or the whole text of anything else as stdout.
+fn command_output(r: &Value) -> (String, String) {
+    match r {
+        Value::Object(_) => (
+            str_of(
+                r,
+                &["stdout", "output", "aggregated_output", "formatted_output"],
+            )
+            .unwrap_or_default()
+            .to_owned(),
+            str_of(r, &["stderr"]).unwrap_or_default().to_owned(),
+        ),
+        Value::Null => (String::new(), String::new()),
+        other => (text_of(other), String::new()),
+    }
+}
+
+/// A file read: its path, size in lines and bytes, and the range read.
+fn read_action(raw: &BatchEvent, stored: &Stored<'_>) -> Action {
+    let response = stored.response;
+    let file = response.and_then(|r| r.get("file"));
+    let content = file
+        .and_then(|f| str_of(f, &["content"]))
+        .or_else(|| response.and_then(|r| r.as_str()))
+        .or_else(|| response.and_then(|r| str_of(r, &["content", "output"])));
+    let lines = file
+        .and_then(|f| u64_of(f, &["totalLines", "numLines"]))
+        .or_else(|| content.map(|c| c.lines().count() as u64));
+    let range = match (
+        u64_of(stored.input, &["offset"]),
+        u64_of(stored.input, &["limit"]),
+    ) {
+        (None, None) => None,
+        (o, l) => Some((o.unwrap_or(1), l.unwrap_or(0))),
+    };
+    Action::Read {
+        path: stored.path(&raw.files_read),
+        lines,
+        bytes: content.map(str::len),
+        range,
+    }
+}
+
+/// A search: its pattern and scope, how many hits, and the files listed
+/// (else the result's text).
+fn search_action(raw: &BatchEvent, stored: Stored<'_>) -> Action {
+    let response = stored.response;
+    let filenames = response
+        .and_then(|r| r.get("filenames"))
+        .and_then(Value::as_array);
+    let hits = response.and_then(|r| {
+        u64_of(r, &["numFiles", "numMatches", "numLines", "count", "total"])
+            .or_else(|| filenames.map(|a| a.len() as u64))
+    });
+    let listing = filenames.map(|a| {
+        a.iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("\n")
+    });
+    Action::Search {
+        tool: raw.tool_name.clone(),
+        pattern: str_of(stored.input, &["pattern", "query", "regex", "glob", "q"])
+            .map(str::to_owned),
+        scope: str_of(
+            stored.input,
+            &["path", "dir_path", "directory", "glob", "include"],
+        )
+        .map(str::to_owned),
+        hits,
+        result: listing.filter(|l| !l.is_empty()).unwrap_or(stored.result),
+    }
+}
+
+/// A subagent: its description and task; no result while it runs in the
+/// background.
+fn agent_action(stored: Stored<'_>) -> Action {
+    let launched = stored
+        .response
+        .is_some_and(|r| str_of(r, &["status"]) == Some("async_launched"));
+    Action::Agent {
+        description: str_of(stored.input, &["description"]).map(str::to_owned),
+        prompt: str_of(stored.input, &["prompt"]).map(str::to_owned),
+        result: if launched {
+            String::new()
+        } else {
+            stored.result
+        },
+    }
+}
+
+/// An MCP tool: the server and tool from its `mcp__server__tool` name.
+fn mcp_action(raw: &BatchEvent, stored: Stored<'_>) -> Action {
+    let rest = raw.tool_name.trim_start_matches("mcp__");
+    let (server, tool) = rest.split_once("__").unwrap_or(("", rest));
+    Action::Mcp {
+        server: server.to_owned(),
+        tool: tool.to_owned(),
+        args: compact_args(stored.input),
+        result: stored.result,
     }
 }
 

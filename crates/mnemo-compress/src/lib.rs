@@ -305,97 +305,8 @@ impl Compressor {
     /// key. The worker is expected to log the error and use
     /// [`Compressor::offline_only`].
     pub fn from_config(config: &ProviderConfig) -> Result<Compressor, ProviderError> {
-        let timeout = Duration::from_secs(config.timeout_secs.max(1));
-        let max_tokens = if config.max_output_tokens == 0 {
-            2048
-        } else {
-            config.max_output_tokens
-        };
-        let model_or = |default: &str| {
-            let m = config.model.trim();
-            if m.is_empty() { default } else { m }.to_owned()
-        };
-        let http = |provider: &'static str, env_var: &'static str, default_base: &str, model| {
-            let key = provider::resolve_key(&config.api_key, env_var);
-            let base = provider::base_or(&config.base_url, default_base);
-            if key.is_empty() && base == default_base {
-                return Err(ProviderError::MissingApiKey { provider, env_var });
-            }
-            let client = provider::client(timeout)
-                .map_err(|message| ProviderError::Setup { provider, message })?;
-            Ok((
-                Http {
-                    client,
-                    key,
-                    provider,
-                    model,
-                    timeout,
-                },
-                base,
-            ))
-        };
         let name = config.name.trim().to_ascii_lowercase();
-        let (backend, model) = match name.as_str() {
-            "offline" | "" => (Backend::Offline, String::new()),
-            "anthropic" => {
-                let model = model_or(anthropic::DEFAULT_MODEL);
-                let (http, base) = http(
-                    "anthropic",
-                    "ANTHROPIC_API_KEY",
-                    anthropic::DEFAULT_BASE,
-                    model.clone(),
-                )?;
-                (
-                    Backend::Anthropic(Anthropic {
-                        http,
-                        base,
-                        max_tokens,
-                    }),
-                    model,
-                )
-            }
-            "openai" => {
-                let model = model_or(openai::DEFAULT_MODEL);
-                let (http, base) = http(
-                    "openai",
-                    "OPENAI_API_KEY",
-                    openai::DEFAULT_BASE,
-                    model.clone(),
-                )?;
-                (
-                    Backend::OpenAi(OpenAi {
-                        http,
-                        base,
-                        max_tokens,
-                        schema_rejected: AtomicBool::new(false),
-                    }),
-                    model,
-                )
-            }
-            "claude-cli" => {
-                let wanted = if config.claude_path.trim().is_empty() {
-                    "claude"
-                } else {
-                    config.claude_path.trim()
-                };
-                let path = claude_cli::find_executable(wanted).ok_or_else(|| {
-                    ProviderError::ClaudeNotFound {
-                        path: wanted.to_owned(),
-                    }
-                })?;
-                let model = model_or(claude_cli::DEFAULT_MODEL);
-                (
-                    Backend::ClaudeCli(ClaudeCli {
-                        path,
-                        model: model.clone(),
-                        timeout,
-                        max_tokens,
-                    }),
-                    model,
-                )
-            }
-            other => return Err(ProviderError::Unknown(other.to_owned())),
-        };
+        let (backend, model) = Settings::of(config).backend(&name)?;
         let provider = match backend {
             Backend::Offline => "offline",
             _ => name.as_str(),
@@ -408,7 +319,6 @@ impl Compressor {
             cli: CliOptions::default(),
         })
     }
-
     /// The offline compressor, for when the configured one cannot be built.
     pub fn offline_only() -> Compressor {
         Compressor {
@@ -470,23 +380,9 @@ impl Compressor {
     /// in `calls`.
     pub async fn compress(&self, batch: &TurnBatch, llm_allowed: bool) -> Outcome {
         let batch = &*noise::worth_remembering(batch);
-        if matches!(*self.backend, Backend::Offline) {
-            return offline(batch);
-        }
-        if !llm_allowed {
-            let mut o = offline(batch);
-            o.fallback_error =
-                Some("LLM calls not allowed for this batch (token budget spent)".into());
+        if let Some(o) = self.offline_instead(batch, llm_allowed) {
             return o;
         }
-        let nothing_said = batch
-            .last_assistant_message
-            .as_deref()
-            .is_none_or(|m| m.trim().is_empty());
-        if batch.events.is_empty() && nothing_said {
-            return offline(batch);
-        }
-
         let user = render_batch(batch, self.render_budget);
         let request = Request {
             user: &user,
@@ -500,70 +396,229 @@ impl Compressor {
             },
         };
         let mut calls = Vec::new();
-        let answer = match &*self.backend {
-            Backend::Offline => unreachable!("handled above"),
-            Backend::Anthropic(p) => p.call(&request, &mut calls).await,
-            Backend::OpenAi(p) => p.call(&request, &mut calls).await,
-            Backend::ClaudeCli(p) => p.call(&request, &self.cli, &mut calls).await,
-        };
-        let interpreted = answer.and_then(|answer| {
-            let value = match answer {
-                Answer::Json(v) => v,
-                Answer::Text(t) => answer::json_in_text(&t).ok_or_else(|| {
-                    format!(
-                        "the answer holds no JSON object: {}",
-                        text::one_line(&t, 160)
-                    )
-                })?,
-            };
-            answer::interpret(value, batch, &user)
-        });
-        if let Err(e) = &interpreted
-            && let Some(last) = calls.last_mut()
-            && last.ok
-        {
-            // The call went through but its answer is unusable.
-            last.ok = false;
-            last.error = Some(e.clone());
+        let interpreted = self
+            .ask(&request, &mut calls)
+            .await
+            .and_then(|answer| answer::interpret(answer_value(answer)?, batch, &user));
+        if let Err(e) = &interpreted {
+            mark_unusable(&mut calls, e);
         }
         match interpreted {
-            Ok(parsed) => {
-                let mut repairs = parsed.repairs;
-                let summary = if batch.turn_complete {
-                    match parsed.summary {
-                        Some(s) => Some(narrative::backfill(batch, s)),
-                        None => {
-                            repairs.push("summary written offline".into());
-                            offline(batch).summary
-                        }
-                    }
-                } else {
-                    None
-                };
-                if !repairs.is_empty() {
-                    tracing::debug!(provider = %self.provider, ?repairs, "answer repaired");
-                }
-                untrusted::keep_data_only(Outcome {
-                    observations: parsed.observations,
-                    summary,
-                    piece_summary: offline::piece_summary(batch),
-                    source: self.provider.clone(),
-                    calls,
-                    fallback_error: None,
-                    repairs,
-                })
-            }
-            Err(e) => {
-                tracing::warn!(provider = %self.provider, error = %e, "falling back to offline");
-                let mut o = offline(batch);
-                o.calls = calls;
-                o.fallback_error = Some(format!("{}: {e}", self.provider));
-                o
-            }
+            Ok(parsed) => self.accepted(batch, parsed, calls),
+            Err(e) => self.fell_back(batch, calls, &e),
         }
+    }
+
+    /// The offline outcome when no call is to be made: no provider, no
+    /// budget left, or nothing to say (no events and no final message).
+    fn offline_instead(&self, batch: &TurnBatch, llm_allowed: bool) -> Option<Outcome> {
+        if matches!(*self.backend, Backend::Offline) {
+            return Some(offline(batch));
+        }
+        if !llm_allowed {
+            let mut o = offline(batch);
+            o.fallback_error =
+                Some("LLM calls not allowed for this batch (token budget spent)".into());
+            return Some(o);
+        }
+        let nothing_said = batch
+            .last_assistant_message
+            .as_deref()
+            .is_none_or(|m| m.trim().is_empty());
+        (batch.events.is_empty() && nothing_said).then(|| offline(batch))
+    }
+
+    /// Asks the configured model, every attempt in `calls`.
+    async fn ask(&self, request: &Request<'_>, calls: &mut Vec<LlmCall>) -> Result<Answer, String> {
+        match &*self.backend {
+            Backend::Offline => Err("no model configured".to_owned()),
+            Backend::Anthropic(p) => p.call(request, calls).await,
+            Backend::OpenAi(p) => p.call(request, calls).await,
+            Backend::ClaudeCli(p) => p.call(request, &self.cli, calls).await,
+        }
+    }
+
+    /// The outcome of a usable answer: its observations, and its summary
+    /// for a complete turn (written offline when the answer has none).
+    fn accepted(&self, batch: &TurnBatch, parsed: answer::Parsed, calls: Vec<LlmCall>) -> Outcome {
+        let mut repairs = parsed.repairs;
+        let summary = if batch.turn_complete {
+            match parsed.summary {
+                Some(s) => Some(narrative::backfill(batch, s)),
+                None => {
+                    repairs.push("summary written offline".into());
+                    offline(batch).summary
+                }
+            }
+        } else {
+            None
+        };
+        if !repairs.is_empty() {
+            tracing::debug!(provider = %self.provider, ?repairs, "answer repaired");
+        }
+        untrusted::keep_data_only(Outcome {
+            observations: parsed.observations,
+            summary,
+            piece_summary: offline::piece_summary(batch),
+            source: self.provider.clone(),
+            calls,
+            fallback_error: None,
+            repairs,
+        })
+    }
+
+    /// The offline outcome after a failed call or an unusable answer, with
+    /// the calls made and why.
+    fn fell_back(&self, batch: &TurnBatch, calls: Vec<LlmCall>, error: &str) -> Outcome {
+        tracing::warn!(provider = %self.provider, error = %error, "falling back to offline");
+        let mut o = offline(batch);
+        o.calls = calls;
+        o.fallback_error = Some(format!("{}: {error}", self.provider));
+        o
     }
 }
 
+/// The JSON of an answer: as sent, or found in its text.
+fn answer_value(answer: Answer) -> Result<serde_json::Value, String> {
+    match answer {
+        Answer::Json(v) => Ok(v),
+        Answer::Text(t) => answer::json_in_text(&t).ok_or_else(|| {
+            format!(
+                "the answer holds no JSON object: {}",
+                text::one_line(&t, 160)
+            )
+        }),
+    }
+}
+
+/// Marks the last call failed when it went through but its answer is
+/// unusable.
+fn mark_unusable(calls: &mut [LlmCall], error: &str) {
+    if let Some(last) = calls.last_mut()
+        && last.ok
+    {
+        last.ok = false;
+        last.error = Some(error.to_owned());
+    }
+}
+/// What every backend is built from: the configuration, the timeout of a
+/// call and the most tokens an answer may take.
+struct Settings<'c> {
+    config: &'c ProviderConfig,
+    timeout: Duration,
+    max_tokens: u64,
+}
+
+impl Settings<'_> {
+    fn of(config: &ProviderConfig) -> Settings<'_> {
+        Settings {
+            config,
+            timeout: Duration::from_secs(config.timeout_secs.max(1)),
+            max_tokens: if config.max_output_tokens == 0 {
+                2048
+            } else {
+                config.max_output_tokens
+            },
+        }
+    }
+
+    /// The backend the provider `name` (trimmed, lowercase) asks for, and
+    /// the model it asks.
+    fn backend(&self, name: &str) -> Result<(Backend, String), ProviderError> {
+        match name {
+            "offline" | "" => Ok((Backend::Offline, String::new())),
+            "anthropic" => self.anthropic(),
+            "openai" => self.openai(),
+            "claude-cli" => self.claude_cli(),
+            other => Err(ProviderError::Unknown(other.to_owned())),
+        }
+    }
+
+    /// The configured model, else `default`.
+    fn model_or(&self, default: &str) -> String {
+        let m = self.config.model.trim();
+        if m.is_empty() { default } else { m }.to_owned()
+    }
+
+    /// The HTTP side of a vendor's API and its base URL. A key is required
+    /// on the vendor's own URL only.
+    fn http(
+        &self,
+        provider: &'static str,
+        env_var: &'static str,
+        default_base: &str,
+        model: String,
+    ) -> Result<(Http, String), ProviderError> {
+        let key = provider::resolve_key(&self.config.api_key, env_var);
+        let base = provider::base_or(&self.config.base_url, default_base);
+        if key.is_empty() && base == default_base {
+            return Err(ProviderError::MissingApiKey { provider, env_var });
+        }
+        let client = provider::client(self.timeout)
+            .map_err(|message| ProviderError::Setup { provider, message })?;
+        let http = Http {
+            client,
+            key,
+            provider,
+            model,
+            timeout: self.timeout,
+        };
+        Ok((http, base))
+    }
+
+    fn anthropic(&self) -> Result<(Backend, String), ProviderError> {
+        let model = self.model_or(anthropic::DEFAULT_MODEL);
+        let (http, base) = self.http(
+            "anthropic",
+            "ANTHROPIC_API_KEY",
+            anthropic::DEFAULT_BASE,
+            model.clone(),
+        )?;
+        let backend = Backend::Anthropic(Anthropic {
+            http,
+            base,
+            max_tokens: self.max_tokens,
+        });
+        Ok((backend, model))
+    }
+
+    fn openai(&self) -> Result<(Backend, String), ProviderError> {
+        let model = self.model_or(openai::DEFAULT_MODEL);
+        let (http, base) = self.http(
+            "openai",
+            "OPENAI_API_KEY",
+            openai::DEFAULT_BASE,
+            model.clone(),
+        )?;
+        let backend = Backend::OpenAi(OpenAi {
+            http,
+            base,
+            max_tokens: self.max_tokens,
+            schema_rejected: AtomicBool::new(false),
+        });
+        Ok((backend, model))
+    }
+
+    /// The user's `claude` (the configured path, else found on `PATH`).
+    fn claude_cli(&self) -> Result<(Backend, String), ProviderError> {
+        let wanted = match self.config.claude_path.trim() {
+            "" => "claude",
+            path => path,
+        };
+        let path =
+            claude_cli::find_executable(wanted).ok_or_else(|| ProviderError::ClaudeNotFound {
+                path: wanted.to_owned(),
+            })?;
+        let model = self.model_or(claude_cli::DEFAULT_MODEL);
+        let backend = Backend::ClaudeCli(ClaudeCli {
+            path,
+            model: model.clone(),
+            timeout: self.timeout,
+            max_tokens: self.max_tokens,
+        });
+        Ok((backend, model))
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 use serde_json::{Value, json};
 
 use crate::code;
-use crate::event::{self, Action, Event};
+use crate::event::{self, Action, EditPair, Event};
 use crate::offline::relative;
 use crate::text::{self, head_tail, one_line};
 use crate::{TurnBatch, TurnOrigin, VOCABULARY};
@@ -157,20 +157,45 @@ struct Part {
     cap: usize,
 }
 
-/// The user message for `batch`, at most about `budget` bytes.
+/// The user message for `batch`, at most about `budget` bytes: the turn's
+/// heading and request, one header per tool call with the bodies sharing
+/// what is left, the questions and the final message, sealed and redacted.
 pub fn render_batch(batch: &TurnBatch, budget: usize) -> String {
+    let mut parts = tool_parts(batch);
+    let mut head = turn_heading(batch);
+    head.push_str(&request_lines(batch, budget));
+    head.push_str(&earlier_pieces(batch, budget / 5));
+    let tail = turn_closing(batch, budget);
+    if !parts.is_empty() {
+        head.push_str(&format!(
+            "Tool calls ({}; paths relative to the project):\n",
+            parts.len()
+        ));
+    }
+    let fixed = head.len() + tail.len();
+    let headers = fit_headers(&mut parts, batch.events.len(), budget, fixed);
+    let mut out = head;
+    push_parts(&mut out, &parts, budget.saturating_sub(fixed + headers));
+    out.push_str(&tail);
+    seal(&out)
+}
+
+/// One part per event of the batch, with what the agent said before each.
+fn tool_parts(batch: &TurnBatch) -> Vec<Part> {
     let root = batch.project_root.as_str();
-    let events: Vec<Event<'_>> = batch
+    let mut parts: Vec<Part> = batch
         .events
         .iter()
         .enumerate()
-        .map(|(i, e)| event::read(e, i, root))
+        .map(|(i, e)| part(&event::read(e, i, root), root))
         .collect();
-    let mut parts: Vec<Part> = events.iter().map(|e| part(e, root)).collect();
     said_before(batch, &mut parts);
+    parts
+}
 
-    let mut head = String::with_capacity(budget.min(64 * 1024));
-    head.push_str("<turn>\n");
+/// The opening tag, the project's name and the turn's number and state.
+fn turn_heading(batch: &TurnBatch) -> String {
+    let mut head = String::from("<turn>\n");
     if !batch.project_name.is_empty() {
         head.push_str(&format!(
             "Project: {}\n",
@@ -186,6 +211,12 @@ pub fn render_batch(batch: &TurnBatch, budget: usize) -> String {
             " (still running: a part of it)"
         }
     ));
+    head
+}
+
+/// The user's request; for a turn that continues an earlier one (after a
+/// background task or a compaction), the request it continues.
+fn request_lines(batch: &TurnBatch, budget: usize) -> String {
     let origin = batch.narrative.as_ref().map(|n| n.origin);
     let continued = match origin {
         Some(TurnOrigin::TaskNotification) => Some("a background task finished"),
@@ -199,20 +230,21 @@ pub fn render_batch(batch: &TurnBatch, budget: usize) -> String {
         crate::narrative::request(batch)
     };
     match (continued, request.trim()) {
-        (Some(why), r) => {
-            head.push_str(&format!(
-                "This turn continues the earlier request after {why}.\nUser request:\n{}\n",
-                if r.is_empty() { "(not recorded)" } else { r }
-            ));
-        }
-        (None, "") => head.push_str("User request: (not recorded)\n"),
-        (None, r) => {
-            head.push_str("User request:\n");
-            head.push_str(&head_tail(r, PROMPT_MAX.min(budget / 5)));
-            head.push('\n');
-        }
+        (Some(why), r) => format!(
+            "This turn continues the earlier request after {why}.\nUser request:\n{}\n",
+            if r.is_empty() { "(not recorded)" } else { r }
+        ),
+        (None, "") => "User request: (not recorded)\n".to_owned(),
+        (None, r) => format!(
+            "User request:\n{}\n",
+            head_tail(r, PROMPT_MAX.min(budget / 5))
+        ),
     }
-    head.push_str(&earlier_pieces(batch, budget / 5));
+}
+
+/// What follows the tool calls: the questions asked, the agent's final
+/// message and the closing tag.
+fn turn_closing(batch: &TurnBatch, budget: usize) -> String {
     let mut tail = questions(batch, budget / 10);
     let report = batch
         .narrative
@@ -225,45 +257,40 @@ pub fn render_batch(batch: &TurnBatch, budget: usize) -> String {
         tail.push('\n');
     }
     tail.push_str("</turn>");
+    tail
+}
 
-    if !parts.is_empty() {
-        head.push_str(&format!(
-            "Tool calls ({}; paths relative to the project):\n",
-            parts.len()
-        ));
-    }
-    let fixed = head.len() + tail.len();
+/// Keeps the headers within `budget` beside `fixed` bytes: with thousands
+/// of events, drops them from the middle and says how many. Returns the
+/// bytes the headers take.
+fn fit_headers(parts: &mut Vec<Part>, events: usize, budget: usize, fixed: usize) -> usize {
     let mut headers: usize = parts.iter().map(|p| p.header.len() + 1).sum();
-    // Thousands of events: drop headers from the middle, say how many.
-    if fixed + headers > budget && parts.len() > 2 {
-        let marker_len = 40;
-        while fixed + headers + marker_len > budget && parts.len() > 2 {
-            let mid = parts.len() / 2;
-            headers -= parts[mid].header.len() + 1;
-            parts.remove(mid);
-        }
-        let omitted = batch.events.len() - parts.len();
-        parts.insert(
-            parts.len() / 2,
-            Part {
-                header: format!("[… {omitted} tool calls omitted …]"),
-                body: String::new(),
-                cap: 0,
-            },
-        );
-        headers += marker_len;
+    if fixed + headers <= budget || parts.len() <= 2 {
+        return headers;
     }
-    let room = budget.saturating_sub(fixed + headers);
-    let shares = share(
-        &parts
-            .iter()
-            .map(|p| p.body.len().min(p.cap))
-            .collect::<Vec<_>>(),
-        room,
+    let marker_len = 40;
+    while fixed + headers + marker_len > budget && parts.len() > 2 {
+        let mid = parts.len() / 2;
+        headers -= parts[mid].header.len() + 1;
+        parts.remove(mid);
+    }
+    let omitted = events - parts.len();
+    parts.insert(
+        parts.len() / 2,
+        Part {
+            header: format!("[… {omitted} tool calls omitted …]"),
+            body: String::new(),
+            cap: 0,
+        },
     );
+    headers + marker_len
+}
 
-    let mut out = head;
-    for (p, share) in parts.iter().zip(shares) {
+/// Appends every header and, where its share of `room` is worth it, the
+/// body (cut in the middle when longer than its share).
+fn push_parts(out: &mut String, parts: &[Part], room: usize) {
+    let wants: Vec<usize> = parts.iter().map(|p| p.body.len().min(p.cap)).collect();
+    for (p, share) in parts.iter().zip(share(&wants, room)) {
         out.push_str(&p.header);
         out.push('\n');
         if p.body.is_empty() || share < BODY_MIN.min(p.body.len()) {
@@ -279,8 +306,11 @@ pub fn render_batch(batch: &TurnBatch, budget: usize) -> String {
             out.push('\n');
         }
     }
-    out.push_str(&tail);
-    // The closing tag must stay the only one.
+}
+
+/// `out` with any `</turn>` inside it defused, so the closing tag stays the
+/// only one, and secrets redacted once more.
+fn seal(out: &str) -> String {
     let inner = &out["<turn>\n".len()..out.len() - "</turn>".len()];
     let inner = inner.replace("</turn>", "</ turn>");
     let out = format!("<turn>\n{inner}</turn>");
@@ -397,10 +427,33 @@ fn outcome(e: &Event<'_>) -> String {
     }
 }
 
-fn part(e: &Event<'_>, root: &str) -> Part {
-    let n = e.index + 1;
-    let rel = |p: &str| relative(p, root).to_owned();
-    let mut note = e
+/// What every header of an event ends with or starts from: its number in
+/// the batch, its outcome and the capture's note.
+struct Tag {
+    n: usize,
+    outcome: String,
+    note: String,
+}
+
+impl Tag {
+    fn of(e: &Event<'_>) -> Tag {
+        Tag {
+            n: e.index + 1,
+            outcome: outcome(e),
+            note: capture_note(e),
+        }
+    }
+
+    /// `[n] what`, then the outcome and the note.
+    fn header(&self, what: impl std::fmt::Display) -> String {
+        format!("[{}] {what}{}{}", self.n, self.outcome, self.note)
+    }
+}
+
+/// The capture's note on an event, unless it only says the patch stands in
+/// for content that was not stored.
+fn capture_note(e: &Event<'_>) -> String {
+    let note = e
         .raw
         .note
         .as_deref()
@@ -408,230 +461,291 @@ fn part(e: &Event<'_>, root: &str) -> Part {
         .map(|x| format!(" [capture note: {}]", one_line(x, 200)))
         .unwrap_or_default();
     if note.contains("bytes) not stored; the patch is") {
-        note.clear();
+        return String::new();
     }
-    let (header, body, cap) = match &e.action {
+    note
+}
+
+/// One event's header and body, by the kind of action it was.
+fn part(e: &Event<'_>, root: &str) -> Part {
+    let tag = Tag::of(e);
+    let rel = |p: &str| relative(p, root).to_owned();
+    match &e.action {
         Action::Write {
             path,
             content,
             created,
             patch,
-        } => {
-            let (what, body, cap) = if !patch.is_empty() {
-                ("rewrote", patch.join("\n"), DIFF_MAX)
-            } else {
-                let c = content.as_deref().unwrap_or("");
-                let what = if *created == Some(false) {
-                    "rewrote"
-                } else {
-                    "new file"
-                };
-                (what, c.to_owned(), NEW_FILE_MAX)
-            };
-            let lines = content
-                .as_deref()
-                .map(|c| format!(", {} lines", c.lines().count()))
-                .unwrap_or_default();
-            (
-                format!(
-                    "[{n}] Write {} ({what}{lines}){}{note}",
-                    rel(path),
-                    outcome(e)
-                ),
-                body,
-                cap,
-            )
-        }
+        } => write_part(&tag, &rel(path), content.as_deref(), *created, patch),
         Action::Edit {
             path, edits, patch, ..
-        } => {
-            let body = if !patch.is_empty() {
-                patch.join("\n")
-            } else {
-                edits
-                    .iter()
-                    .map(|p| code::diff(&p.old, &p.new, 2))
-                    .collect::<Vec<_>>()
-                    .join("@@\n")
-            };
-            let count = if edits.len() > 1 {
-                format!(" ({} edits)", edits.len())
-            } else {
-                String::new()
-            };
-            (
-                format!("[{n}] Edit {}{count}{}{note}", rel(path), outcome(e)),
-                body,
-                DIFF_MAX,
-            )
-        }
-        Action::Command {
-            command,
-            description,
-            stdout,
-            stderr,
-            exit_code,
-            interrupted,
-        } => {
-            let status = if *interrupted {
-                " — interrupted".to_owned()
-            } else if e.failed {
-                match exit_code {
-                    Some(c) => format!(" — FAILED (exit {c})"),
-                    None => " — FAILED".to_owned(),
-                }
-            } else {
-                " — ok".to_owned()
-            };
-            let desc = description
-                .as_deref()
-                .map(|d| format!(" ({})", one_line(d, 100)))
-                .unwrap_or_default();
-            let mut body = String::new();
-            let cmd_first = command.lines().next().unwrap_or("");
-            if command.len() > cmd_first.len() + 1 {
-                body.push_str("command:\n");
-                body.push_str(command);
-                body.push('\n');
-            }
-            let mut push = |label: &str, t: &str| {
-                if !t.trim().is_empty() {
-                    body.push_str(label);
-                    body.push_str(":\n");
-                    body.push_str(t.trim_end());
-                    body.push('\n');
-                }
-            };
-            push("stdout", stdout);
-            push("stderr", stderr);
-            if e.failed
-                && let Some(err) = e.error.as_deref()
-                && !stdout.contains(err.trim())
-                && !stderr.contains(err.trim())
-            {
-                push("error", err);
-            }
-            (
-                format!(
-                    "[{n}] Bash `{}`{desc}{status}{note}",
-                    one_line(cmd_first, 300)
-                ),
-                body,
-                OUTPUT_MAX,
-            )
-        }
+        } => edit_part(&tag, &rel(path), edits, patch),
+        Action::Command { .. } => command_part(e, &tag),
         Action::Read {
             path,
             lines,
             bytes,
             range,
-        } => {
-            let mut size = Vec::new();
-            if let Some((from, count)) = range {
-                size.push(if *count > 0 {
-                    format!("lines {from}-{}", from + count)
-                } else {
-                    format!("from line {from}")
-                });
-            }
-            if let Some(l) = lines {
-                size.push(format!("{l} lines"));
-            }
-            if let Some(b) = bytes {
-                size.push(format!("{b} bytes"));
-            }
-            let size = if size.is_empty() {
-                String::new()
-            } else {
-                format!(" ({})", size.join(", "))
-            };
-            (
-                format!("[{n}] Read {}{size}{}{note}", rel(path), outcome(e)),
-                String::new(),
-                0,
-            )
-        }
+        } => read_part(&tag, &rel(path), *lines, *bytes, *range),
         Action::Search {
             tool,
             pattern,
             scope,
             hits,
             result,
-        } => {
-            let mut h = format!("[{n}] {tool}");
-            if let Some(p) = pattern {
-                h.push_str(&format!(" `{}`", one_line(p, 120)));
-            }
-            if let Some(s) = scope.as_deref().filter(|s| Some(*s) != pattern.as_deref()) {
-                h.push_str(&format!(" in {}", rel(&one_line(s, 120))));
-            }
-            if let Some(c) = hits {
-                h.push_str(&format!(" ({c} found)"));
-            }
-            h.push_str(&outcome(e));
-            h.push_str(&note);
-            let body = strip_root(result, root);
-            (h, body, RESULT_MAX)
-        }
-        Action::Fetch { url, result } => (
-            format!("[{n}] WebFetch {}{}{note}", one_line(url, 200), outcome(e)),
-            result.clone(),
-            RESULT_MAX,
+        } => search_part(
+            &tag,
+            tool,
+            pattern.as_deref(),
+            scope.as_deref(),
+            *hits,
+            result,
+            root,
+        ),
+        Action::Fetch { url, result } => result_part(
+            tag.header(format_args!("WebFetch {}", one_line(url, 200))),
+            result,
         ),
         Action::Agent {
             description,
             prompt,
             result,
-        } => {
-            let mut body = String::new();
-            if let Some(p) = prompt {
-                body.push_str("task: ");
-                body.push_str(&text::clamp(p, 600));
-                body.push('\n');
-            }
-            if !result.trim().is_empty() {
-                body.push_str("result:\n");
-                body.push_str(result.trim_end());
-            }
-            (
-                format!(
-                    "[{n}] Subagent{}{}{note}",
-                    description
-                        .as_deref()
-                        .map(|d| format!(" \"{}\"", one_line(d, 100)))
-                        .unwrap_or_default(),
-                    outcome(e)
-                ),
-                body,
-                RESULT_MAX,
-            )
-        }
+        } => agent_part(&tag, description.as_deref(), prompt.as_deref(), result),
         Action::Mcp {
             server,
             tool,
             args,
             result,
-        } => (
-            format!(
-                "[{n}] MCP {server}.{tool}({}){}{note}",
-                one_line(args, 200),
-                outcome(e)
-            ),
-            result.clone(),
-            RESULT_MAX,
+        } => result_part(
+            tag.header(format_args!("MCP {server}.{tool}({})", one_line(args, 200))),
+            result,
         ),
-        Action::Other { args, result } => (
-            format!(
-                "[{n}] {}({}){}{note}",
+        Action::Other { args, result } => result_part(
+            tag.header(format_args!(
+                "{}({})",
                 one_line(e.tool(), 60),
-                one_line(args, 200),
-                outcome(e)
-            ),
-            result.clone(),
-            RESULT_MAX,
+                one_line(args, 200)
+            )),
+            result,
         ),
+    }
+}
+
+/// A call whose body is its result (a fetch, an MCP or other tool).
+fn result_part(header: String, result: &str) -> Part {
+    Part {
+        header,
+        body: result.to_owned(),
+        cap: RESULT_MAX,
+    }
+}
+
+/// A written file: new or rewritten, its size, and its patch or the head
+/// of its content.
+fn write_part(
+    tag: &Tag,
+    path: &str,
+    content: Option<&str>,
+    created: Option<bool>,
+    patch: &[String],
+) -> Part {
+    let (what, body, cap) = if !patch.is_empty() {
+        ("rewrote", patch.join("\n"), DIFF_MAX)
+    } else {
+        let what = if created == Some(false) {
+            "rewrote"
+        } else {
+            "new file"
+        };
+        (what, content.unwrap_or("").to_owned(), NEW_FILE_MAX)
     };
-    Part { header, body, cap }
+    let lines = content
+        .map(|c| format!(", {} lines", c.lines().count()))
+        .unwrap_or_default();
+    Part {
+        header: tag.header(format_args!("Write {path} ({what}{lines})")),
+        body,
+        cap,
+    }
+}
+
+/// An edited file: the tool's patch, else a diff of each edit.
+fn edit_part(tag: &Tag, path: &str, edits: &[EditPair], patch: &[String]) -> Part {
+    let body = if !patch.is_empty() {
+        patch.join("\n")
+    } else {
+        edits
+            .iter()
+            .map(|p| code::diff(&p.old, &p.new, 2))
+            .collect::<Vec<_>>()
+            .join("@@\n")
+    };
+    let count = if edits.len() > 1 {
+        format!(" ({} edits)", edits.len())
+    } else {
+        String::new()
+    };
+    Part {
+        header: tag.header(format_args!("Edit {path}{count}")),
+        body,
+        cap: DIFF_MAX,
+    }
+}
+
+/// A shell command: its first line, description and status; the whole
+/// command when longer, its output and an error not already in it.
+fn command_part(e: &Event<'_>, tag: &Tag) -> Part {
+    let Action::Command {
+        command,
+        description,
+        stdout,
+        stderr,
+        exit_code,
+        interrupted,
+    } = &e.action
+    else {
+        unreachable!("called for commands only")
+    };
+    let status = command_status(e.failed, *exit_code, *interrupted);
+    let desc = description
+        .as_deref()
+        .map(|d| format!(" ({})", one_line(d, 100)))
+        .unwrap_or_default();
+    let cmd_first = command.lines().next().unwrap_or("");
+    let mut body = String::new();
+    if command.len() > cmd_first.len() + 1 {
+        body.push_str("command:\n");
+        body.push_str(command);
+        body.push('\n');
+    }
+    push_labelled(&mut body, "stdout", stdout);
+    push_labelled(&mut body, "stderr", stderr);
+    if e.failed
+        && let Some(err) = e.error.as_deref()
+        && !stdout.contains(err.trim())
+        && !stderr.contains(err.trim())
+    {
+        push_labelled(&mut body, "error", err);
+    }
+    Part {
+        header: format!(
+            "[{}] Bash `{}`{desc}{status}{}",
+            tag.n,
+            one_line(cmd_first, 300),
+            tag.note
+        ),
+        body,
+        cap: OUTPUT_MAX,
+    }
+}
+
+/// How a command ended: interrupted, failed (with its exit code) or ok.
+fn command_status(failed: bool, exit_code: Option<i64>, interrupted: bool) -> String {
+    if interrupted {
+        " — interrupted".to_owned()
+    } else if failed {
+        match exit_code {
+            Some(c) => format!(" — FAILED (exit {c})"),
+            None => " — FAILED".to_owned(),
+        }
+    } else {
+        " — ok".to_owned()
+    }
+}
+
+/// Appends `label:` and `text` on lines of their own, unless `text` is blank.
+fn push_labelled(body: &mut String, label: &str, text: &str) {
+    if !text.trim().is_empty() {
+        body.push_str(label);
+        body.push_str(":\n");
+        body.push_str(text.trim_end());
+        body.push('\n');
+    }
+}
+
+/// A read file: its path and size (the range read, lines, bytes), never
+/// its content.
+fn read_part(
+    tag: &Tag,
+    path: &str,
+    lines: Option<u64>,
+    bytes: Option<usize>,
+    range: Option<(u64, u64)>,
+) -> Part {
+    let mut size = Vec::new();
+    if let Some((from, count)) = range {
+        size.push(if count > 0 {
+            format!("lines {from}-{}", from + count)
+        } else {
+            format!("from line {from}")
+        });
+    }
+    if let Some(l) = lines {
+        size.push(format!("{l} lines"));
+    }
+    if let Some(b) = bytes {
+        size.push(format!("{b} bytes"));
+    }
+    let size = if size.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", size.join(", "))
+    };
+    Part {
+        header: tag.header(format_args!("Read {path}{size}")),
+        body: String::new(),
+        cap: 0,
+    }
+}
+
+/// A search: the tool, pattern, scope and hit count; the result with the
+/// project root taken off its paths.
+fn search_part(
+    tag: &Tag,
+    tool: &str,
+    pattern: Option<&str>,
+    scope: Option<&str>,
+    hits: Option<u64>,
+    result: &str,
+    root: &str,
+) -> Part {
+    let mut h = tool.to_owned();
+    if let Some(p) = pattern {
+        h.push_str(&format!(" `{}`", one_line(p, 120)));
+    }
+    if let Some(s) = scope.filter(|s| Some(*s) != pattern) {
+        h.push_str(&format!(" in {}", relative(&one_line(s, 120), root)));
+    }
+    if let Some(c) = hits {
+        h.push_str(&format!(" ({c} found)"));
+    }
+    Part {
+        header: tag.header(h),
+        body: strip_root(result, root),
+        cap: RESULT_MAX,
+    }
+}
+
+/// A subagent: its description; the task it was given and its result.
+fn agent_part(tag: &Tag, description: Option<&str>, prompt: Option<&str>, result: &str) -> Part {
+    let mut body = String::new();
+    if let Some(p) = prompt {
+        body.push_str("task: ");
+        body.push_str(&text::clamp(p, 600));
+        body.push('\n');
+    }
+    if !result.trim().is_empty() {
+        body.push_str("result:\n");
+        body.push_str(result.trim_end());
+    }
+    let description = description
+        .map(|d| format!(" \"{}\"", one_line(d, 100)))
+        .unwrap_or_default();
+    Part {
+        header: tag.header(format_args!("Subagent{description}")),
+        body,
+        cap: RESULT_MAX,
+    }
 }
 
 /// `text` with the project root prefix removed from paths (saves tokens in

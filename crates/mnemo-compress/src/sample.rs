@@ -99,15 +99,18 @@ fn path(cycle: usize, name: &str) -> String {
     }
 }
 
+/// One cycle's events: look around, add the fee, then test, fix and pass.
 fn cycle_events(cycle: usize) -> Vec<BatchEvent> {
     let invoice = path(cycle, "invoice.py");
     let fees = path(cycle, "fees.py");
-    let fees_content = "from decimal import Decimal\n\n\
-        DAILY_RATE = Decimal(\"0.001\")\n\n\n\
-        def late_fee(subtotal, days_late):\n    \
-        \"\"\"Fee for paying `days_late` days after the due date.\"\"\"\n    \
-        if days_late <= 0:\n        return Decimal(0)\n    \
-        return subtotal * DAILY_RATE * days_late\n";
+    let mut events = look_around(&invoice);
+    events.extend(add_late_fees(&invoice, &fees));
+    events.extend(test_fix_and_pass(&fees));
+    events
+}
+
+/// Reading the invoice module and searching for the fee.
+fn look_around(invoice: &str) -> Vec<BatchEvent> {
     let invoice_content = "from billing.tax import tax_for\n\n\
         def compute_total(subtotal, region, days_late=0):\n    \
         tax = tax_for(subtotal, region)\n    \
@@ -120,22 +123,34 @@ fn cycle_events(cycle: usize) -> Vec<BatchEvent> {
             response: Some(json!({"type": "text", "file": {
                 "filePath": invoice, "content": invoice_content,
                 "numLines": 40, "startLine": 1, "totalLines": 40}})),
-            files_read: vec![invoice.clone()],
+            files_read: vec![invoice.to_owned()],
             ..Default::default()
         },
         BatchEvent {
             tool_name: "Grep".into(),
             input: json!({"pattern": "late_fee", "path": format!("{ROOT}/src"), "output_mode": "files_with_matches"}),
             response: Some(json!({"mode": "files_with_matches", "numFiles": 1,
-                                   "filenames": [invoice.clone()]})),
+                                   "filenames": [invoice]})),
             ..Default::default()
         },
+    ]
+}
+
+/// Creating the fees module and importing it into the invoice module.
+fn add_late_fees(invoice: &str, fees: &str) -> Vec<BatchEvent> {
+    let fees_content = "from decimal import Decimal\n\n\
+        DAILY_RATE = Decimal(\"0.001\")\n\n\n\
+        def late_fee(subtotal, days_late):\n    \
+        \"\"\"Fee for paying `days_late` days after the due date.\"\"\"\n    \
+        if days_late <= 0:\n        return Decimal(0)\n    \
+        return subtotal * DAILY_RATE * days_late\n";
+    vec![
         BatchEvent {
             tool_name: "Write".into(),
             input: json!({"file_path": fees, "content": fees_content}),
             response: Some(json!({"type": "create", "filePath": fees,
                                    "structuredPatch": [], "userModified": false})),
-            files_modified: vec![fees.clone()],
+            files_modified: vec![fees.to_owned()],
             ..Default::default()
         },
         BatchEvent {
@@ -148,9 +163,16 @@ fn cycle_events(cycle: usize) -> Vec<BatchEvent> {
                 "oldStart": 1, "oldLines": 3, "newStart": 1, "newLines": 4,
                 "lines": [" from billing.tax import tax_for", "+from billing.fees import late_fee", " ", " def compute_total(subtotal, region, days_late=0):"]}],
                 "userModified": false, "replaceAll": false})),
-            files_modified: vec![invoice.clone()],
+            files_modified: vec![invoice.to_owned()],
             ..Default::default()
         },
+    ]
+}
+
+/// A failing test run, the fix in the fees module, a passing run and a
+/// look at the working tree.
+fn test_fix_and_pass(fees: &str) -> Vec<BatchEvent> {
+    vec![
         BatchEvent {
             tool_name: "Bash".into(),
             failed: true,
@@ -171,7 +193,7 @@ fn cycle_events(cycle: usize) -> Vec<BatchEvent> {
                 "lines": ["     if days_late <= 0:", "         return Decimal(0)",
                           "-    return subtotal * DAILY_RATE * days_late",
                           "+    return Decimal(subtotal) * DAILY_RATE * days_late"]}]})),
-            files_modified: vec![fees.clone()],
+            files_modified: vec![fees.to_owned()],
             ..Default::default()
         },
         BatchEvent {
