@@ -64,6 +64,7 @@ pub(super) fn names(platform: Platform) -> (&'static str, &'static str) {
     }
 }
 
+/// The host's settings files that may hold hooks: user and project scope.
 fn hook_files(installer: &dyn Installer) -> Vec<PathBuf> {
     let cwd = std::env::current_dir().unwrap_or_default();
     [Scope::User, Scope::Project]
@@ -71,6 +72,9 @@ fn hook_files(installer: &dyn Installer) -> Vec<PathBuf> {
         .filter_map(|scope| installer.hook_file(scope, &cwd))
         .collect()
 }
+
+/// A hook of ours found in a settings file: (event, command, file).
+type FoundHook = (String, String, PathBuf);
 
 /// The hooks check, and whether any hook of ours (or a file that could not
 /// be read) was found at all.
@@ -81,11 +85,26 @@ fn check_hooks(
 ) -> (Check, bool) {
     let host = installer.host();
     let name = names(host.platform).0;
-    let install = match host.platform {
-        Platform::ClaudeCode => "mnemo install".to_owned(),
-        p => format!("mnemo install --platform {p}"),
+    let found = match read_hooks(installer) {
+        Ok(found) => found,
+        Err(problems) => {
+            let check = Check::problem(name, Status::Fail, problems, "fix the settings file named");
+            return (check, true);
+        }
     };
-    let mut found: Vec<(String, String, PathBuf)> = Vec::new(); // (event, command, file)
+    if let Some(plugin) = plugin {
+        return (hooks_beside_plugin(&found, plugin, host.events.len()), true);
+    }
+    if found.is_empty() {
+        return (not_installed(installer), false);
+    }
+    (installed_hooks(installer, binary, &found), true)
+}
+
+/// The hooks of ours in the host's settings files, or what made some of
+/// them unreadable.
+fn read_hooks(installer: &dyn Installer) -> Result<Vec<FoundHook>, String> {
+    let mut found = Vec::new();
     let mut problems = Vec::new();
     for path in hook_files(installer) {
         match mnemo_install::settings_file::read(&path) {
@@ -97,52 +116,109 @@ fn check_hooks(
             Err(e) => problems.push(e.to_string()),
         }
     }
-    if !problems.is_empty() {
-        return (
-            Check::problem(
-                name,
-                Status::Fail,
-                problems.join("; "),
-                "fix the settings file named",
-            ),
-            true,
-        );
+    if problems.is_empty() {
+        Ok(found)
+    } else {
+        Err(problems.join("; "))
     }
+}
+
+/// The command that installs mnemo's hooks in a host.
+fn install_command(platform: Platform) -> String {
+    match platform {
+        Platform::ClaudeCode => "mnemo install".to_owned(),
+        p => format!("mnemo install --platform {p}"),
+    }
+}
+
+/// No hook of ours in any of the host's settings files.
+fn not_installed(installer: &dyn Installer) -> Check {
+    let host = installer.host();
+    let files: Vec<String> = match host.platform {
+        Platform::ClaudeCode => vec![
+            "~/.claude/settings.json".to_owned(),
+            ".claude/settings.json".to_owned(),
+        ],
+        _ => hook_files(installer)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+    };
+    Check::problem(
+        names(host.platform).0,
+        Status::Fail,
+        format!(
+            "mnemo is not installed in {} (no hooks in {})",
+            host.name,
+            files.join(" or ")
+        ),
+        install_command(host.platform),
+    )
+}
+
+/// Hooks of ours found: every event covered, all running this binary, from
+/// one settings file.
+fn installed_hooks(installer: &dyn Installer, binary: &Path, found: &[FoundHook]) -> Check {
+    let host = installer.host();
+    let name = names(host.platform).0;
+    let install = install_command(host.platform);
     let missing: Vec<&str> = host
         .events
         .iter()
         .map(|e| e.name)
         .filter(|e| !found.iter().any(|(f, _, _)| f == e))
         .collect();
-    if let Some(plugin) = plugin {
-        return (hooks_beside_plugin(&found, plugin, host.events.len()), true);
-    }
-    if found.is_empty() {
-        let files: Vec<String> = match host.platform {
-            Platform::ClaudeCode => vec![
-                "~/.claude/settings.json".to_owned(),
-                ".claude/settings.json".to_owned(),
-            ],
-            _ => hook_files(installer)
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect(),
-        };
-        return (
-            Check::problem(
-                name,
-                Status::Fail,
-                format!(
-                    "mnemo is not installed in {} (no hooks in {})",
-                    host.name,
-                    files.join(" or ")
-                ),
-                &install,
-            ),
-            false,
+    let files = settings_files(found);
+    if !missing.is_empty() {
+        return Check::problem(
+            name,
+            Status::Fail,
+            format!("{}: missing {}", files.join(", "), missing.join(", ")),
+            &install,
         );
     }
-    let elsewhere: Vec<String> = found
+    if let Some(other) = running_elsewhere(found, binary).first() {
+        return Check::problem(
+            name,
+            Status::Fail,
+            format!(
+                "hooks run {other}, which is not this binary ({})",
+                binary.display()
+            ),
+            format!("run `{install}` with the mnemo you want hooks to use"),
+        );
+    }
+    if files.len() > 1 {
+        return Check::problem(
+            name,
+            Status::Warn,
+            format!("installed in several settings files: {}", files.join(", ")),
+            "keep one: `mnemo uninstall --scope project` (duplicates are recorded once, but run twice)",
+        );
+    }
+    Check::ok(
+        name,
+        format!(
+            "{}: all {} events point at this binary",
+            files.join(", "),
+            host.events.len()
+        ),
+    )
+}
+
+/// The settings files the hooks were found in, each once in a row.
+fn settings_files(found: &[FoundHook]) -> Vec<String> {
+    let mut files: Vec<String> = found
+        .iter()
+        .map(|(_, _, p)| p.display().to_string())
+        .collect();
+    files.dedup();
+    files
+}
+
+/// The programs hooks run that are not this binary.
+fn running_elsewhere(found: &[FoundHook], binary: &Path) -> Vec<String> {
+    found
         .iter()
         .filter_map(|(_, command, _)| mnemo_install::program_of(command).map(PathBuf::from))
         .filter(|p| {
@@ -151,62 +227,7 @@ fn check_hooks(
                 .is_none_or(|c| c != binary)
         })
         .map(|p| p.display().to_string())
-        .collect();
-    let files: Vec<String> = {
-        let mut f: Vec<String> = found
-            .iter()
-            .map(|(_, _, p)| p.display().to_string())
-            .collect();
-        f.dedup();
-        f
-    };
-    if !missing.is_empty() {
-        return (
-            Check::problem(
-                name,
-                Status::Fail,
-                format!("{}: missing {}", files.join(", "), missing.join(", ")),
-                &install,
-            ),
-            true,
-        );
-    }
-    if let Some(other) = elsewhere.first() {
-        return (
-            Check::problem(
-                name,
-                Status::Fail,
-                format!(
-                    "hooks run {other}, which is not this binary ({})",
-                    binary.display()
-                ),
-                format!("run `{install}` with the mnemo you want hooks to use"),
-            ),
-            true,
-        );
-    }
-    if files.len() > 1 {
-        return (
-            Check::problem(
-                name,
-                Status::Warn,
-                format!("installed in several settings files: {}", files.join(", ")),
-                "keep one: `mnemo uninstall --scope project` (duplicates are recorded once, but run twice)",
-            ),
-            true,
-        );
-    }
-    (
-        Check::ok(
-            name,
-            format!(
-                "{}: all {} events point at this binary",
-                files.join(", "),
-                host.events.len()
-            ),
-        ),
-        true,
-    )
+        .collect()
 }
 
 /// The mnemo Claude Code plugin (a settings scope names it): enabled or not, and whether the
@@ -256,7 +277,7 @@ fn check_plugin(binary: &Path, plugin: &claude_plugin::Plugin) -> Check {
 /// The hooks check when the plugin is enabled: its hooks are enough, and hooks from `mnemo
 /// install` beside them make every hook run twice.
 fn hooks_beside_plugin(
-    found: &[(String, String, PathBuf)],
+    found: &[FoundHook],
     plugin: &claude_plugin::Plugin,
     events: usize,
 ) -> Check {
@@ -266,11 +287,7 @@ fn hooks_beside_plugin(
             format!("all {events} events are run by the plugin {}", plugin.id),
         );
     }
-    let mut files: Vec<String> = found
-        .iter()
-        .map(|(_, _, p)| p.display().to_string())
-        .collect();
-    files.dedup();
+    let files = settings_files(found);
     Check::problem(
         "hooks",
         Status::Warn,
