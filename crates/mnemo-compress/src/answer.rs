@@ -234,50 +234,13 @@ pub(crate) fn interpret(
 ) -> Result<Parsed, String> {
     let mut repairs = Vec::new();
     let answer = unwrap(answer, &mut repairs)?;
-    let (list, summary_value): (Vec<Value>, Option<&Value>) = match &answer {
-        Value::Array(items) => (items.clone(), None),
-        Value::Object(obj) => {
-            let summary = get(obj, &["summary", "turn_summary", "session_summary"]);
-            match get(
-                obj,
-                &[
-                    "observations",
-                    "obs",
-                    "memories",
-                    "items",
-                    "records",
-                    "entries",
-                ],
-            ) {
-                Some(Value::Array(items)) => (items.clone(), summary),
-                Some(one @ Value::Object(_)) => (vec![one.clone()], summary),
-                Some(_) => return Err("`observations` is not a list".into()),
-                None if obj.contains_key("title") => (vec![answer.clone()], None),
-                None => (Vec::new(), summary),
-            }
-        }
-        _ => return Err("the answer is not a JSON object".into()),
-    };
-
+    let (list, summary_value) = answer_parts(&answer)?;
     let known = KnownPaths {
         root: &batch.project_root,
         known: known_paths(batch),
         rendered,
     };
-    let mut observations = Vec::new();
-    for item in list {
-        let Value::Object(obj) = item else {
-            repairs.push("dropped an observation that is not an object".into());
-            continue;
-        };
-        if observations.len() >= MAX_OBSERVATIONS {
-            repairs.push(format!("kept the first {MAX_OBSERVATIONS} observations"));
-            break;
-        }
-        if let Some(o) = observation(&obj, &known, &mut repairs) {
-            observations.push(o);
-        }
-    }
+    let observations = observations_in(list, &known, &mut repairs);
     if observations.is_empty() && !batch.events.is_empty() {
         return Err(if repairs.is_empty() {
             "the answer holds no observation".into()
@@ -288,19 +251,8 @@ pub(crate) fn interpret(
             )
         });
     }
-
     let summary = if batch.turn_complete {
-        match summary_value {
-            Some(Value::Object(s)) => summary(s),
-            Some(Value::String(s)) if !s.trim().is_empty() => Some(SummaryDraft {
-                completed: text::clamp_sentences(s.trim(), 1000),
-                ..Default::default()
-            }),
-            _ => {
-                repairs.push("the answer has no summary".into());
-                None
-            }
-        }
+        turn_summary(summary_value, &mut repairs)
     } else {
         None
     };
@@ -309,6 +261,75 @@ pub(crate) fn interpret(
         summary,
         repairs,
     })
+}
+
+/// The observations of an answer (a list, one object, or the answer
+/// itself when it is one) and its summary, under the names models use.
+fn answer_parts(answer: &Value) -> Result<(Vec<Value>, Option<&Value>), String> {
+    let obj = match answer {
+        Value::Array(items) => return Ok((items.clone(), None)),
+        Value::Object(obj) => obj,
+        _ => return Err("the answer is not a JSON object".into()),
+    };
+    let summary = get(obj, &["summary", "turn_summary", "session_summary"]);
+    let list = get(
+        obj,
+        &[
+            "observations",
+            "obs",
+            "memories",
+            "items",
+            "records",
+            "entries",
+        ],
+    );
+    match list {
+        Some(Value::Array(items)) => Ok((items.clone(), summary)),
+        Some(one @ Value::Object(_)) => Ok((vec![one.clone()], summary)),
+        Some(_) => Err("`observations` is not a list".into()),
+        None if obj.contains_key("title") => Ok((vec![answer.clone()], None)),
+        None => Ok((Vec::new(), summary)),
+    }
+}
+
+/// The usable observations of `list`, at most [`MAX_OBSERVATIONS`]; what
+/// was dropped goes to `repairs`.
+fn observations_in(
+    list: Vec<Value>,
+    known: &KnownPaths<'_>,
+    repairs: &mut Vec<String>,
+) -> Vec<ObservationDraft> {
+    let mut observations = Vec::new();
+    for item in list {
+        let Value::Object(obj) = item else {
+            repairs.push("dropped an observation that is not an object".into());
+            continue;
+        };
+        if observations.len() >= MAX_OBSERVATIONS {
+            repairs.push(format!("kept the first {MAX_OBSERVATIONS} observations"));
+            break;
+        }
+        if let Some(o) = observation(&obj, known, repairs) {
+            observations.push(o);
+        }
+    }
+    observations
+}
+
+/// A complete turn's summary: an object, or a plain sentence read as what
+/// was completed.
+fn turn_summary(value: Option<&Value>, repairs: &mut Vec<String>) -> Option<SummaryDraft> {
+    match value {
+        Some(Value::Object(s)) => summary(s),
+        Some(Value::String(s)) if !s.trim().is_empty() => Some(SummaryDraft {
+            completed: text::clamp_sentences(s.trim(), 1000),
+            ..Default::default()
+        }),
+        _ => {
+            repairs.push("the answer has no summary".into());
+            None
+        }
+    }
 }
 
 /// Removes wrappers models put around the object: a JSON string holding it,
@@ -348,31 +369,7 @@ fn observation(
         repairs.push("dropped an observation without a title".into());
         return None;
     }
-    let raw_kind = text_field(get(obj, &["type", "kind", "category", "obs_type"]));
-    let kind = match normalize_kind(&raw_kind) {
-        Some(k) => k,
-        None => {
-            repairs.push(format!(
-                "unknown type `{}` read as change",
-                one_line(&raw_kind, 40)
-            ));
-            "change"
-        }
-    };
-    let mut facts: Vec<String> = list_field(get(obj, &["facts", "key_facts", "fact"]))
-        .into_iter()
-        .map(|f| one_line(&f, 300))
-        .filter(|f| !f.is_empty())
-        .collect();
-    facts.dedup();
-    facts.truncate(MAX_FACTS);
-    let mut concepts: Vec<String> = Vec::new();
-    for c in list_field(get(obj, &["concepts", "tags", "keywords", "topics"])) {
-        let c = one_line(&c.to_lowercase(), 40);
-        if !c.is_empty() && !concepts.contains(&c) && concepts.len() < MAX_CONCEPTS {
-            concepts.push(c);
-        }
-    }
+    let kind = observation_kind(obj, repairs);
     let files_read = known.map_all(
         list_field(get(
             obj,
@@ -415,11 +412,52 @@ fn observation(
             )),
             2000,
         ),
-        facts,
-        concepts,
+        facts: facts(obj),
+        concepts: concepts(obj),
         files_read,
         files_modified,
     })
+}
+
+/// The observation's type from the vocabulary; an unknown one is read as
+/// `change`.
+fn observation_kind(obj: &Map<String, Value>, repairs: &mut Vec<String>) -> &'static str {
+    let raw_kind = text_field(get(obj, &["type", "kind", "category", "obs_type"]));
+    match normalize_kind(&raw_kind) {
+        Some(k) => k,
+        None => {
+            repairs.push(format!(
+                "unknown type `{}` read as change",
+                one_line(&raw_kind, 40)
+            ));
+            "change"
+        }
+    }
+}
+
+/// The observation's facts, one line each, at most [`MAX_FACTS`].
+fn facts(obj: &Map<String, Value>) -> Vec<String> {
+    let mut facts: Vec<String> = list_field(get(obj, &["facts", "key_facts", "fact"]))
+        .into_iter()
+        .map(|f| one_line(&f, 300))
+        .filter(|f| !f.is_empty())
+        .collect();
+    facts.dedup();
+    facts.truncate(MAX_FACTS);
+    facts
+}
+
+/// The observation's concepts: lowercase, each once, at most
+/// [`MAX_CONCEPTS`].
+fn concepts(obj: &Map<String, Value>) -> Vec<String> {
+    let mut concepts: Vec<String> = Vec::new();
+    for c in list_field(get(obj, &["concepts", "tags", "keywords", "topics"])) {
+        let c = one_line(&c.to_lowercase(), 40);
+        if !c.is_empty() && !concepts.contains(&c) && concepts.len() < MAX_CONCEPTS {
+            concepts.push(c);
+        }
+    }
+    concepts
 }
 
 fn summary(s: &Map<String, Value>) -> Option<SummaryDraft> {

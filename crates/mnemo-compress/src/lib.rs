@@ -501,6 +501,30 @@ fn mark_unusable(calls: &mut [LlmCall], error: &str) {
         last.error = Some(error.to_owned());
     }
 }
+/// A vendor's HTTP API: its provider name, the variable its key may be
+/// in, its own URL and its default model.
+#[derive(Clone, Copy)]
+struct Vendor {
+    provider: &'static str,
+    env_var: &'static str,
+    base: &'static str,
+    model: &'static str,
+}
+
+const ANTHROPIC: Vendor = Vendor {
+    provider: "anthropic",
+    env_var: "ANTHROPIC_API_KEY",
+    base: anthropic::DEFAULT_BASE,
+    model: anthropic::DEFAULT_MODEL,
+};
+
+const OPENAI: Vendor = Vendor {
+    provider: "openai",
+    env_var: "OPENAI_API_KEY",
+    base: openai::DEFAULT_BASE,
+    model: openai::DEFAULT_MODEL,
+};
+
 /// What every backend is built from: the configuration, the timeout of a
 /// call and the most tokens an answer may take.
 struct Settings<'c> {
@@ -540,15 +564,16 @@ impl Settings<'_> {
         if m.is_empty() { default } else { m }.to_owned()
     }
 
-    /// The HTTP side of a vendor's API and its base URL. A key is required
-    /// on the vendor's own URL only.
-    fn http(
-        &self,
-        provider: &'static str,
-        env_var: &'static str,
-        default_base: &str,
-        model: String,
-    ) -> Result<(Http, String), ProviderError> {
+    /// The HTTP side of a vendor's API (with the configured model, else
+    /// the vendor's default) and its base URL. A key is required on the
+    /// vendor's own URL only.
+    fn http(&self, vendor: &Vendor) -> Result<(Http, String), ProviderError> {
+        let Vendor {
+            provider,
+            env_var,
+            base: default_base,
+            model,
+        } = *vendor;
         let key = provider::resolve_key(&self.config.api_key, env_var);
         let base = provider::base_or(&self.config.base_url, default_base);
         if key.is_empty() && base == default_base {
@@ -560,36 +585,27 @@ impl Settings<'_> {
             client,
             key,
             provider,
-            model,
+            model: self.model_or(model),
             timeout: self.timeout,
         };
         Ok((http, base))
     }
 
     fn anthropic(&self) -> Result<(Backend, String), ProviderError> {
-        let model = self.model_or(anthropic::DEFAULT_MODEL);
-        let (http, base) = self.http(
-            "anthropic",
-            "ANTHROPIC_API_KEY",
-            anthropic::DEFAULT_BASE,
-            model.clone(),
-        )?;
+        let (http, base) = self.http(&ANTHROPIC)?;
+        let model = http.model.clone();
+        let max_tokens = self.max_tokens;
         let backend = Backend::Anthropic(Anthropic {
             http,
             base,
-            max_tokens: self.max_tokens,
+            max_tokens,
         });
         Ok((backend, model))
     }
 
     fn openai(&self) -> Result<(Backend, String), ProviderError> {
-        let model = self.model_or(openai::DEFAULT_MODEL);
-        let (http, base) = self.http(
-            "openai",
-            "OPENAI_API_KEY",
-            openai::DEFAULT_BASE,
-            model.clone(),
-        )?;
+        let (http, base) = self.http(&OPENAI)?;
+        let model = http.model.clone();
         let backend = Backend::OpenAi(OpenAi {
             http,
             base,

@@ -114,92 +114,28 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
         CaptureOp::SessionStart {
             source,
             transcript_path,
-        } => {
-            if start_repeated(tx, session_id, source.as_deref(), at)? {
-                return Ok(Applied::Duplicate);
-            }
-            // A resumed session is active again.
-            tx.execute(
-                "UPDATE sessions SET source = COALESCE(?2, source),
-                        transcript_path = COALESCE(?3, transcript_path),
-                        status = 'active', ended_at = NULL, end_reason = NULL, updated_at = ?4
-                 WHERE id = ?1",
-                params![session_id, source, transcript_path, at],
-            )?;
-            if matches!(source.as_deref(), Some("clear" | "compact")) {
-                link_continued(tx, session_id, source.as_deref())?;
-            }
-            Ok(Applied::Session { session_id })
-        }
+        } => session_start(
+            tx,
+            session_id,
+            source.as_deref(),
+            transcript_path.as_deref(),
+            at,
+        ),
         CaptureOp::Prompt {
             platform_prompt_id,
             text,
             origin,
         } => {
-            let seen = match (platform_prompt_id, text) {
-                (Some(pid), _) => prompt_seen(tx, session_id, pid)?,
-                (None, Some(text)) => prompt_repeated(tx, session_id, text, at)?,
-                (None, None) => false,
+            let prompt = PromptCapture {
+                uid: &capture.capture_id,
+                platform_prompt_id: platform_prompt_id.as_deref(),
+                text: text.as_deref(),
+                origin: origin.as_str(),
+                at,
             };
-            if seen {
-                return Ok(match (platform_prompt_id, text) {
-                    (Some(pid), Some(text)) => joined_turn(tx, session_id, pid, text)?,
-                    _ => None,
-                }
-                .unwrap_or(Applied::Duplicate));
-            }
-            let prompt_number: i64 = tx.query_row(
-                "UPDATE sessions SET prompt_count = prompt_count + 1, current_prompt_id = ?2,
-                        updated_at = ?3
-                 WHERE id = ?1 RETURNING prompt_count",
-                params![session_id, platform_prompt_id, at],
-                |r| r.get(0),
-            )?;
-            if let Some(text) = text {
-                crate::memory::insert_prompt(
-                    tx,
-                    &crate::memory::NewPrompt {
-                        uid: &capture.capture_id,
-                        session_id,
-                        prompt_number,
-                        platform_prompt_id: platform_prompt_id.as_deref(),
-                        origin: origin.as_str(),
-                        text,
-                        created_at: at,
-                    },
-                )?;
-            }
-            if platform_prompt_id.is_some() {
-                // Events of this turn that arrived before their prompt.
-                tx.execute(
-                    "UPDATE events SET prompt_number = ?3
-                     WHERE session_id = ?1 AND platform_prompt_id = ?2 AND prompt_number < ?3",
-                    params![session_id, platform_prompt_id, prompt_number],
-                )?;
-            }
-            Ok(Applied::Prompt {
-                session_id,
-                prompt_number,
-                stored: text.is_some(),
-            })
+            apply_prompt(tx, session_id, &prompt)
         }
-        CaptureOp::Event(event) => {
-            let seen = if event.kind == EventKind::TurnEnd {
-                turn_end_seen(tx, session_id, event)?
-            } else if event.tool_use_id.is_none() {
-                tool_call_repeated(tx, session_id, event, at)?
-            } else {
-                adopted_live_copy(tx, session_id, event)?
-            };
-            if seen {
-                return Ok(Applied::Duplicate);
-            }
-            let event_id = insert_event(tx, &capture.capture_id, session_id, event, at)?;
-            Ok(Applied::Event {
-                session_id,
-                event_id,
-            })
-        }
+        CaptureOp::Event(event) => apply_event(tx, &capture.capture_id, session_id, event, at),
         CaptureOp::Note { text, thought } => {
             crate::notes::insert(tx, &capture.capture_id, session_id, text, *thought, at)?;
             Ok(Applied::Session { session_id })
@@ -213,6 +149,121 @@ fn apply_in(tx: &Transaction<'_>, capture: &Capture) -> rusqlite::Result<Applied
             Ok(Applied::Session { session_id })
         }
     }
+}
+
+/// A session (re)started: a resumed session is active again, and one
+/// started by `/clear` or a compaction is linked to the one it continues.
+fn session_start(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    source: Option<&str>,
+    transcript_path: Option<&str>,
+    at: i64,
+) -> rusqlite::Result<Applied> {
+    if start_repeated(tx, session_id, source, at)? {
+        return Ok(Applied::Duplicate);
+    }
+    tx.execute(
+        "UPDATE sessions SET source = COALESCE(?2, source),
+                transcript_path = COALESCE(?3, transcript_path),
+                status = 'active', ended_at = NULL, end_reason = NULL, updated_at = ?4
+         WHERE id = ?1",
+        params![session_id, source, transcript_path, at],
+    )?;
+    if matches!(source, Some("clear" | "compact")) {
+        link_continued(tx, session_id, source)?;
+    }
+    Ok(Applied::Session { session_id })
+}
+
+/// A prompt as captured, for [`apply_prompt`].
+struct PromptCapture<'c> {
+    uid: &'c str,
+    platform_prompt_id: Option<&'c str>,
+    text: Option<&'c str>,
+    origin: &'c str,
+    at: i64,
+}
+
+/// A prompt: a new turn (its text stored unless private, the turn's early
+/// events moved into it), or a repeat, or a message joining the running
+/// turn.
+fn apply_prompt(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    p: &PromptCapture<'_>,
+) -> rusqlite::Result<Applied> {
+    let seen = match (p.platform_prompt_id, p.text) {
+        (Some(pid), _) => prompt_seen(tx, session_id, pid)?,
+        (None, Some(text)) => prompt_repeated(tx, session_id, text, p.at)?,
+        (None, None) => false,
+    };
+    if seen {
+        return Ok(match (p.platform_prompt_id, p.text) {
+            (Some(pid), Some(text)) => joined_turn(tx, session_id, pid, text)?,
+            _ => None,
+        }
+        .unwrap_or(Applied::Duplicate));
+    }
+    let prompt_number: i64 = tx.query_row(
+        "UPDATE sessions SET prompt_count = prompt_count + 1, current_prompt_id = ?2,
+                updated_at = ?3
+         WHERE id = ?1 RETURNING prompt_count",
+        params![session_id, p.platform_prompt_id, p.at],
+        |r| r.get(0),
+    )?;
+    if let Some(text) = p.text {
+        crate::memory::insert_prompt(
+            tx,
+            &crate::memory::NewPrompt {
+                uid: p.uid,
+                session_id,
+                prompt_number,
+                platform_prompt_id: p.platform_prompt_id,
+                origin: p.origin,
+                text,
+                created_at: p.at,
+            },
+        )?;
+    }
+    if p.platform_prompt_id.is_some() {
+        // Events of this turn that arrived before their prompt.
+        tx.execute(
+            "UPDATE events SET prompt_number = ?3
+             WHERE session_id = ?1 AND platform_prompt_id = ?2 AND prompt_number < ?3",
+            params![session_id, p.platform_prompt_id, prompt_number],
+        )?;
+    }
+    Ok(Applied::Prompt {
+        session_id,
+        prompt_number,
+        stored: p.text.is_some(),
+    })
+}
+
+/// A tool event or a turn's end, unless it was already stored.
+fn apply_event(
+    tx: &Transaction<'_>,
+    uid: &str,
+    session_id: i64,
+    event: &EventRecord,
+    at: i64,
+) -> rusqlite::Result<Applied> {
+    let seen = if event.kind == EventKind::TurnEnd {
+        turn_end_seen(tx, session_id, event)?
+    } else if event.tool_use_id.is_none() {
+        tool_call_repeated(tx, session_id, event, at)?
+    } else {
+        adopted_live_copy(tx, session_id, event)?
+    };
+    if seen {
+        return Ok(Applied::Duplicate);
+    }
+    let event_id = insert_event(tx, uid, session_id, event, at)?;
+    Ok(Applied::Event {
+        session_id,
+        event_id,
+    })
 }
 
 /// A message the user typed while a turn ran: Codex sends it with the

@@ -510,62 +510,99 @@ struct Candidate {
     closed: bool,
 }
 
+impl Candidate {
+    /// Whether the turn is to be compressed now: it is closed, its oldest
+    /// event waited long enough, or it holds a full batch.
+    fn is_due(&self, now: i64, limits: &QueueLimits) -> bool {
+        self.closed
+            || self.oldest <= now - limits.turn_flush_ms
+            || self.count >= limits.batch_max_events.max(1)
+            || self.bytes >= limits.batch_max_bytes.max(1)
+    }
+}
+
 fn lease_in(
     tx: &Transaction<'_>,
     now: i64,
     limits: &QueueLimits,
 ) -> rusqlite::Result<Option<Lease>> {
-    let candidates = {
-        let mut stmt = tx.prepare_cached(
-            "SELECT e.session_id, e.prompt_number, min(e.created_at), count(*),
-                    sum(length(coalesce(e.input, '')) + length(coalesce(e.response, ''))
-                        + length(coalesce(e.error, ''))),
-                    coalesce(max(e.prompt_number < s.prompt_count OR s.status = 'ended'), 0)
-                    OR EXISTS (SELECT 1 FROM events t WHERE t.session_id = e.session_id
-                               AND t.prompt_number = e.prompt_number AND t.kind = 'turn_end')
-             FROM events e JOIN sessions s ON s.id = e.session_id
-             WHERE e.status = 'pending' AND (e.lease_until IS NULL OR e.lease_until <= ?1)
-             GROUP BY e.session_id, e.prompt_number
-             ORDER BY min(e.priority), min(e.id)",
-        )?;
-        stmt.query_map([now], |r| {
-            Ok(Candidate {
-                session_id: r.get(0)?,
-                prompt_number: r.get(1)?,
-                oldest: r.get(2)?,
-                count: r.get::<_, i64>(3)? as usize,
-                bytes: r.get::<_, i64>(4)? as usize,
-                closed: r.get(5)?,
-            })
-        })?
-        .collect::<rusqlite::Result<Vec<_>>>()?
-    };
-    let Some(turn) = candidates.into_iter().find(|c| {
-        c.closed
-            || c.oldest <= now - limits.turn_flush_ms
-            || c.count >= limits.batch_max_events.max(1)
-            || c.bytes >= limits.batch_max_bytes.max(1)
-    }) else {
+    let Some(turn) = candidates(tx, now)?
+        .into_iter()
+        .find(|c| c.is_due(now, limits))
+    else {
         return finishing_lease(tx, now, limits);
     };
-
-    let ready: Vec<QueuedEvent> = {
-        let mut stmt = tx.prepare_cached(&format!(
-            "SELECT {EVENT_COLUMNS} FROM events
-             WHERE session_id = ?1 AND prompt_number = ?2 AND status = 'pending'
-               AND (lease_until IS NULL OR lease_until <= ?3)
-             ORDER BY id"
-        ))?;
-        stmt.query_map(
-            params![turn.session_id, turn.prompt_number, now],
-            event_from_row,
-        )?
-        .collect::<rusqlite::Result<_>>()?
-    };
+    let ready = ready_events(tx, &turn, now)?;
     let (tools, ends): (Vec<_>, Vec<_>) = ready.into_iter().partition(|e| !e.is_turn_end());
+    let events = first_piece(&tools, limits);
+    // The turn end (and with it the summary) goes with the last piece.
+    let rest_of_turn = events.len() == tools.len();
+    let turn_ends = if rest_of_turn { ends } else { Vec::new() };
+    let turn_complete = rest_of_turn && turn.closed;
+
+    let mut lease = Lease {
+        turn: turn_info(tx, turn.session_id, turn.prompt_number)?,
+        events,
+        turn_ends,
+        turn_complete,
+        lease_until: now + limits.lease_ms,
+    };
+    mark_leased(tx, &mut lease)?;
+    Ok(Some(lease))
+}
+
+/// The turns with ready events, first the most urgent (priority, then age).
+fn candidates(tx: &Transaction<'_>, now: i64) -> rusqlite::Result<Vec<Candidate>> {
+    let mut stmt = tx.prepare_cached(
+        "SELECT e.session_id, e.prompt_number, min(e.created_at), count(*),
+                sum(length(coalesce(e.input, '')) + length(coalesce(e.response, ''))
+                    + length(coalesce(e.error, ''))),
+                coalesce(max(e.prompt_number < s.prompt_count OR s.status = 'ended'), 0)
+                OR EXISTS (SELECT 1 FROM events t WHERE t.session_id = e.session_id
+                           AND t.prompt_number = e.prompt_number AND t.kind = 'turn_end')
+         FROM events e JOIN sessions s ON s.id = e.session_id
+         WHERE e.status = 'pending' AND (e.lease_until IS NULL OR e.lease_until <= ?1)
+         GROUP BY e.session_id, e.prompt_number
+         ORDER BY min(e.priority), min(e.id)",
+    )?;
+    stmt.query_map([now], |r| {
+        Ok(Candidate {
+            session_id: r.get(0)?,
+            prompt_number: r.get(1)?,
+            oldest: r.get(2)?,
+            count: r.get::<_, i64>(3)? as usize,
+            bytes: r.get::<_, i64>(4)? as usize,
+            closed: r.get(5)?,
+        })
+    })?
+    .collect()
+}
+
+/// The turn's pending events not leased to anyone, in order.
+fn ready_events(
+    tx: &Transaction<'_>,
+    turn: &Candidate,
+    now: i64,
+) -> rusqlite::Result<Vec<QueuedEvent>> {
+    let mut stmt = tx.prepare_cached(&format!(
+        "SELECT {EVENT_COLUMNS} FROM events
+         WHERE session_id = ?1 AND prompt_number = ?2 AND status = 'pending'
+           AND (lease_until IS NULL OR lease_until <= ?3)
+         ORDER BY id"
+    ))?;
+    stmt.query_map(
+        params![turn.session_id, turn.prompt_number, now],
+        event_from_row,
+    )?
+    .collect()
+}
+
+/// The first of `tools` that fit one batch (at least one event, however
+/// big).
+fn first_piece(tools: &[QueuedEvent], limits: &QueueLimits) -> Vec<QueuedEvent> {
     let mut events = Vec::new();
     let mut bytes = 0usize;
-    for e in &tools {
+    for e in tools {
         let size = e.size();
         if !events.is_empty()
             && (events.len() >= limits.batch_max_events.max(1)
@@ -576,28 +613,20 @@ fn lease_in(
         bytes += size;
         events.push(e.clone());
     }
-    // The turn end (and with it the summary) goes with the last piece.
-    let rest_of_turn = events.len() == tools.len();
-    let turn_ends = if rest_of_turn { ends } else { Vec::new() };
-    let turn_complete = rest_of_turn && turn.closed;
+    events
+}
 
-    let lease_until = now + limits.lease_ms;
-    let mut lease = Lease {
-        turn: turn_info(tx, turn.session_id, turn.prompt_number)?,
-        events,
-        turn_ends,
-        turn_complete,
-        lease_until,
-    };
+/// Marks the lease's events leased until its deadline, one attempt more.
+fn mark_leased(tx: &Transaction<'_>, lease: &mut Lease) -> rusqlite::Result<()> {
     tx.execute(
         "UPDATE events SET status = 'leased', attempts = attempts + 1, lease_until = ?2
          WHERE id IN (SELECT value FROM json_each(?1))",
-        params![ids_json(&lease.event_ids()), lease_until],
+        params![ids_json(&lease.event_ids()), lease.lease_until],
     )?;
     for e in lease.events.iter_mut().chain(lease.turn_ends.iter_mut()) {
         e.attempts += 1;
     }
-    Ok(Some(lease))
+    Ok(())
 }
 
 /// An empty, complete lease for a closed turn whose events all went out in

@@ -139,10 +139,49 @@ async fn serve(
     instance: String,
     started_at_ms: i64,
 ) -> Result<(), RunError> {
-    let pid = std::process::id();
-    // A provider that cannot be set up (no API key, no `claude`) must not
-    // stop the queue: compress offline and say why (stats, status, doctor).
-    let (compressor, provider_error) = match Compressor::from_config(&config.provider) {
+    let (compressor, provider_error) = compressor_or_offline(&config);
+    let busy = Duration::from_millis(config.store.busy_timeout_ms);
+    let store = open_store(data.db_path(), busy).await?;
+    let (listener, port) = listen(config.worker.port)?;
+    let token = info::new_token().map_err(setup("cannot make an API token"))?;
+
+    let (shutdown, _) = watch::channel(false);
+    let (stream, _) = broadcast::channel(256);
+    let app = AppState(Arc::new(Shared {
+        data: data.clone(),
+        pool: Arc::new(DbPool::new(data.db_path(), busy, 2)),
+        token,
+        port,
+        pid: std::process::id(),
+        started_at_ms,
+        provider: compressor.provider().to_owned(),
+        provider_error,
+        stream,
+        sse_clients: AtomicUsize::new(0),
+        last_activity_ms: AtomicI64::new(started_at_ms),
+        budget: Mutex::new(None),
+        shutdown,
+        config,
+        logins: Default::default(),
+    }));
+    let worker_info = worker_info(&app, log_path, instance);
+    info::write(data, &worker_info).map_err(setup("cannot write worker.json"))?;
+    info!(
+        "worker {} (pid {}) listening on 127.0.0.1:{port}, data {}, provider {}",
+        env!("CARGO_PKG_VERSION"),
+        app.pid,
+        data.root().display(),
+        app.provider
+    );
+    run_until_stopped(app, listener, store, compressor, worker_info).await;
+    Ok(())
+}
+
+/// The configured compressor. One that cannot be set up (no API key, no
+/// `claude`) must not stop the queue: compress offline and say why (stats,
+/// status, doctor).
+fn compressor_or_offline(config: &Config) -> (Compressor, Option<String>) {
+    match Compressor::from_config(&config.provider) {
         Ok(c) => (c, None),
         Err(e) => {
             warn!(
@@ -151,11 +190,13 @@ async fn serve(
             );
             (Compressor::offline_only(), Some(e.to_string()))
         }
-    };
+    }
+}
 
-    let busy = Duration::from_millis(config.store.busy_timeout_ms);
-    let db_path = data.db_path();
-    let store = tokio::task::spawn_blocking(move || -> Result<Store, RunError> {
+/// Opens the write connection and takes back what a killed predecessor
+/// left leased.
+async fn open_store(db_path: std::path::PathBuf, busy: Duration) -> Result<Store, RunError> {
+    tokio::task::spawn_blocking(move || -> Result<Store, RunError> {
         let mut store = Store::open(&db_path, busy).map_err(setup("cannot open the database"))?;
         let taken_back = store
             .reclaim_leases(now_ms(), true)
@@ -166,58 +207,48 @@ async fn serve(
         Ok(store)
     })
     .await
-    .map_err(setup("database task"))??;
+    .map_err(setup("database task"))?
+}
 
-    let listener = bind(config.worker.port)?;
+/// Listens on 127.0.0.1 (see [`bind`]), and the port it got.
+fn listen(port: u16) -> Result<(tokio::net::TcpListener, u16), RunError> {
+    let listener = bind(port)?;
     let port = listener
         .local_addr()
         .map_err(setup("cannot read the listening address"))?
         .port();
     let listener = tokio::net::TcpListener::from_std(listener).map_err(setup("cannot listen"))?;
-    let token = info::new_token().map_err(setup("cannot make an API token"))?;
+    Ok((listener, port))
+}
 
-    let (shutdown, _) = watch::channel(false);
-    let (stream, _) = broadcast::channel(256);
-    let provider = compressor.provider().to_owned();
-    let app = AppState(Arc::new(Shared {
-        data: data.clone(),
-        pool: Arc::new(DbPool::new(data.db_path(), busy, 2)),
-        token: token.clone(),
-        port,
-        pid,
-        started_at_ms,
-        provider: provider.clone(),
-        provider_error: provider_error.clone(),
-        stream,
-        sse_clients: AtomicUsize::new(0),
-        last_activity_ms: AtomicI64::new(started_at_ms),
-        budget: Mutex::new(None),
-        shutdown,
-        config,
-        logins: Default::default(),
-    }));
-    let worker_info = WorkerInfo {
-        pid,
-        port,
-        token,
+/// What `worker.json` says about this worker.
+fn worker_info(app: &AppState, log_path: &std::path::Path, instance: String) -> WorkerInfo {
+    WorkerInfo {
+        pid: app.pid,
+        port: app.port,
+        token: app.token.clone(),
         version: env!("CARGO_PKG_VERSION").to_owned(),
-        started_at: format_rfc3339(started_at_ms),
-        started_at_ms,
-        data_dir: data.root().display().to_string(),
+        started_at: format_rfc3339(app.started_at_ms),
+        started_at_ms: app.started_at_ms,
+        data_dir: app.data.root().display().to_string(),
         log_file: log_path.display().to_string(),
-        provider,
-        provider_error,
+        provider: app.provider.clone(),
+        provider_error: app.provider_error.clone(),
         budget_exhausted: None,
         instance,
-    };
-    info::write(data, &worker_info).map_err(setup("cannot write worker.json"))?;
-    info!(
-        "worker {} (pid {pid}) listening on 127.0.0.1:{port}, data {}, provider {}",
-        env!("CARGO_PKG_VERSION"),
-        data.root().display(),
-        app.provider
-    );
+    }
+}
 
+/// Runs the API, the drain, the idle and signal watchers, sync and
+/// embeddings until one asks to stop; then stops the drain first, then the
+/// server, then the rest.
+async fn run_until_stopped(
+    app: AppState,
+    listener: tokio::net::TcpListener,
+    store: Store,
+    compressor: Compressor,
+    worker_info: WorkerInfo,
+) {
     let mut stopped = app.shutdown.subscribe();
     let server = {
         let stopped = app.shutdown.subscribe();
@@ -250,7 +281,6 @@ async fn serve(
     if let Some(embed) = embed {
         let _ = tokio::task::spawn_blocking(move || embed.join()).await;
     }
-    Ok(())
 }
 
 /// Listens on `port`. The default port is only a preference: when another

@@ -5,12 +5,26 @@
 use anyhow::Result;
 use mnemo_core::time::{format_rfc3339, now_ms};
 use mnemo_core::words::{count_s, size};
-use mnemo_store::ledger::day_start_utc;
+use mnemo_core::{Config, DataDir};
+use mnemo_store::Store;
+use mnemo_store::curate::StoreSize;
+use mnemo_store::ledger::{SpendReport, day_start_utc};
+use mnemo_store::queue::QueueCounts;
 use mnemo_worker::info;
 use serde_json::json;
 
 use crate::cli::StatsArgs;
 use crate::output::{data_and_config, open_store_read_only};
+
+/// What `mnemo stats` reports, read once from the store.
+struct Stats {
+    days: u32,
+    since: i64,
+    spend: SpendReport,
+    queue: QueueCounts,
+    size: StoreSize,
+    exhausted: Option<info::ExhaustedInfo>,
+}
 
 pub fn run(args: StatsArgs) -> Result<i32> {
     let (data, config) = data_and_config()?;
@@ -18,15 +32,40 @@ pub fn run(args: StatsArgs) -> Result<i32> {
     let now = now_ms();
     let days = args.days.clamp(1, 3660);
     let since = day_start_utc(now) - i64::from(days - 1) * 86_400_000;
-    let spend = store.spend_report(since, now)?;
-    let queue = store.queue_counts(now)?;
-    let size = store.size()?;
-    let retention_days = config.store.raw_payload_days;
-    // The worker's own view (it may be a session budget) wins over ours.
-    let worker_budget = info::read(&data)
+    let stats = Stats {
+        days,
+        since,
+        spend: store.spend_report(since, now)?,
+        queue: store.queue_counts(now)?,
+        size: store.size()?,
+        exhausted: exhausted_budget(&data, &config, &store, now),
+    };
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json_report(&config, &stats))?
+        );
+        return Ok(0);
+    }
+    print_spend_section(&config, &stats);
+    print_budget(&config, &stats);
+    print_queue(&stats.queue);
+    print_size(&stats.size, config.store.raw_payload_days);
+    Ok(0)
+}
+
+/// The budget that is spent, if any: the worker's own view (it may be a
+/// session budget) wins over ours; offline spends none.
+fn exhausted_budget(
+    data: &DataDir,
+    config: &Config,
+    store: &Store,
+    now: i64,
+) -> Option<info::ExhaustedInfo> {
+    let worker_budget = info::read(data)
         .filter(|_| mnemo_worker::lock::is_held(&data.worker_lock_path()).unwrap_or(false))
         .and_then(|i| i.budget_exhausted);
-    let exhausted = match worker_budget {
+    match worker_budget {
         Some(b) => Some(b),
         None => (config.provider.name != "offline")
             .then(|| {
@@ -37,39 +76,48 @@ pub fn run(args: StatsArgs) -> Result<i32> {
             })
             .flatten()
             .map(|e| info::ExhaustedInfo::from(&e)),
-    };
-    if args.json {
-        let report = json!({
-            "days": days,
-            "since": format_rfc3339(since),
-            "provider": config.provider.name,
-            "budget": {
-                "daily_tokens": config.budget.daily_tokens,
-                "session_tokens": config.budget.session_tokens,
-                "today_tokens": spend.today_tokens,
-                "exhausted": exhausted,
-            },
-            "spend": spend,
-            "queue": queue,
-            "store": size,
-            "retention": { "raw_payload_days": retention_days },
-        });
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(0);
     }
+}
+
+/// The report for `--json`.
+fn json_report(config: &Config, stats: &Stats) -> serde_json::Value {
+    json!({
+        "days": stats.days,
+        "since": format_rfc3339(stats.since),
+        "provider": config.provider.name,
+        "budget": {
+            "daily_tokens": config.budget.daily_tokens,
+            "session_tokens": config.budget.session_tokens,
+            "today_tokens": stats.spend.today_tokens,
+            "exhausted": stats.exhausted,
+        },
+        "spend": stats.spend,
+        "queue": stats.queue,
+        "store": stats.size,
+        "retention": { "raw_payload_days": config.store.raw_payload_days },
+    })
+}
+
+/// LLM spend per day, then per project.
+fn print_spend_section(config: &Config, stats: &Stats) {
+    let days = stats.days;
     println!(
         "LLM spend, last {days} day{} (UTC), provider `{}`:",
         if days == 1 { "" } else { "s" },
         config.provider.name
     );
-    if spend.by_day.is_empty() {
+    if stats.spend.by_day.is_empty() {
         println!("  no LLM calls");
     } else {
-        print_spend("day", &spend.by_day);
+        print_spend("day", &stats.spend.by_day);
         println!();
         println!("Per project:");
-        print_spend("project", &spend.by_project);
+        print_spend("project", &stats.spend.by_project);
     }
+}
+
+/// Today's tokens beside the budgets, and the budget spent, if any.
+fn print_budget(config: &Config, stats: &Stats) {
     let limit = |n: u64| {
         if n == 0 {
             "no limit".to_owned()
@@ -80,13 +128,17 @@ pub fn run(args: StatsArgs) -> Result<i32> {
     println!();
     println!(
         "Today: {} tokens; daily budget {}, per session {}",
-        thousands(spend.today_tokens),
+        thousands(stats.spend.today_tokens),
         limit(config.budget.daily_tokens),
         limit(config.budget.session_tokens)
     );
-    if let Some(e) = &exhausted {
+    if let Some(e) = &stats.exhausted {
         println!("Budget: {}", e.message);
     }
+}
+
+/// The queue's counts, and where to look when some failed.
+fn print_queue(queue: &QueueCounts) {
     println!(
         "Queue: {} pending ({} backing off), {} leased, {} done, {} failed{}",
         queue.pending,
@@ -100,12 +152,10 @@ pub fn run(args: StatsArgs) -> Result<i32> {
             ""
         }
     );
-    print_size(&size, retention_days);
-    Ok(0)
 }
 
 /// The store's size by kind and by project, and the retention.
-fn print_size(stored: &mnemo_store::curate::StoreSize, retention_days: u64) {
+fn print_size(stored: &StoreSize, retention_days: u64) {
     let mut kinds: Vec<(&String, &u64)> = stored.by_kind.iter().filter(|(_, b)| **b > 0).collect();
     kinds.sort_by(|a, b| b.1.cmp(a.1));
     let kinds: Vec<String> = kinds

@@ -212,7 +212,29 @@ fn terminate(pid: u32) {
 fn status(as_json: bool) -> Result<i32> {
     let data = DataDir::resolve()?;
     let liveness = probe(&data, PROBE_TIMEOUT)?;
-    let stats = match &liveness {
+    let stats = worker_stats(&liveness);
+    let (running, code) = match &liveness {
+        Liveness::Running { health: Ok(_), .. } => (true, 0),
+        Liveness::Running { .. } | Liveness::Starting => (true, 1),
+        Liveness::NotRunning { .. } => (false, 3),
+    };
+    if as_json {
+        let report = status_json(&data, &liveness, running, stats.as_ref());
+        println!("{}", serde_json::to_string_pretty(&report)?);
+        return Ok(code);
+    }
+    match &liveness {
+        Liveness::NotRunning { stale_info } => print_not_running(&data, *stale_info),
+        Liveness::Starting => println!("worker starting (data {})", data.root().display()),
+        Liveness::Running { info, health } => print_running(info, health, stats.as_ref()),
+    }
+    Ok(code)
+}
+
+/// The healthy worker's own stats of the day (its queue, what it
+/// compresses with); none when it is not running or not answering.
+fn worker_stats(liveness: &Liveness) -> Option<serde_json::Value> {
+    match liveness {
         Liveness::Running {
             info,
             health: Ok(_),
@@ -220,84 +242,88 @@ fn status(as_json: bool) -> Result<i32> {
             .ok()
             .and_then(|r| r.json()),
         _ => None,
-    };
-    let (running, code) = match &liveness {
-        Liveness::Running { health: Ok(_), .. } => (true, 0),
-        Liveness::Running { .. } | Liveness::Starting => (true, 1),
-        Liveness::NotRunning { .. } => (false, 3),
-    };
-    if as_json {
-        let report = match &liveness {
-            Liveness::NotRunning { stale_info } => json!({
-                "running": false,
-                "data_dir": data.root(),
-                "stale_worker_json": stale_info,
-            }),
-            Liveness::Starting => {
-                json!({ "running": true, "starting": true, "data_dir": data.root() })
-            }
-            Liveness::Running { info, health } => json!({
-                "running": running,
-                "healthy": health.is_ok(),
-                "error": health.as_ref().err(),
-                "pid": info.pid,
-                "port": info.port,
-                "version": info.version,
-                "started_at": info.started_at,
-                "data_dir": info.data_dir,
-                "log_file": info.log_file,
-                "provider": info.provider,
-                "provider_error": info.provider_error,
-                "budget_exhausted": info.budget_exhausted,
-                "queue": stats.as_ref().map(|s| s["queue"].clone()),
-            }),
-        };
-        println!("{}", serde_json::to_string_pretty(&report)?);
-        return Ok(code);
     }
-    match &liveness {
-        Liveness::NotRunning { stale_info } => {
-            println!(
-                "worker not running (data {}); hooks start it on the next prompt, or run `mnemo worker start`",
-                data.root().display()
-            );
-            if *stale_info {
-                println!(
-                    "  (a worker.json was left behind by a worker that was killed; the next one replaces it)"
-                );
-            }
+}
+
+/// The status for `--json`.
+fn status_json(
+    data: &DataDir,
+    liveness: &Liveness,
+    running: bool,
+    stats: Option<&serde_json::Value>,
+) -> serde_json::Value {
+    match liveness {
+        Liveness::NotRunning { stale_info } => json!({
+            "running": false,
+            "data_dir": data.root(),
+            "stale_worker_json": stale_info,
+        }),
+        Liveness::Starting => {
+            json!({ "running": true, "starting": true, "data_dir": data.root() })
         }
-        Liveness::Starting => println!("worker starting (data {})", data.root().display()),
-        Liveness::Running { info, health } => {
-            println!(
-                "worker running: pid {}, port {}, version {}, since {}",
-                info.pid, info.port, info.version, info.started_at
-            );
-            println!("  data {}  log {}", info.data_dir, info.log_file);
-            match health {
-                Ok(_) => {}
-                Err(e) => println!("  not answering: {e}"),
-            }
-            if let Some(s) = &stats {
-                let q = &s["queue"];
-                println!(
-                    "  queue: {} pending, {} leased, {} done, {} failed",
-                    q["pending"], q["leased"], q["done"], q["failed"]
-                );
-                println!(
-                    "  compressing with: {}",
-                    s["compressing_with"].as_str().unwrap_or("?")
-                );
-            }
-            if let Some(e) = &info.provider_error {
-                println!("  the configured provider cannot be used: {e}");
-            }
-            if let Some(b) = &info.budget_exhausted {
-                println!("  {}", b.message);
-            }
-        }
+        Liveness::Running { info, health } => json!({
+            "running": running,
+            "healthy": health.is_ok(),
+            "error": health.as_ref().err(),
+            "pid": info.pid,
+            "port": info.port,
+            "version": info.version,
+            "started_at": info.started_at,
+            "data_dir": info.data_dir,
+            "log_file": info.log_file,
+            "provider": info.provider,
+            "provider_error": info.provider_error,
+            "budget_exhausted": info.budget_exhausted,
+            "queue": stats.map(|s| s["queue"].clone()),
+        }),
     }
-    Ok(code)
+}
+
+/// No worker: who starts one, and whether a killed one left its file.
+fn print_not_running(data: &DataDir, stale_info: bool) {
+    println!(
+        "worker not running (data {}); hooks start it on the next prompt, or run `mnemo worker start`",
+        data.root().display()
+    );
+    if stale_info {
+        println!(
+            "  (a worker.json was left behind by a worker that was killed; the next one replaces it)"
+        );
+    }
+}
+
+/// A running worker: who it is, whether it answers, its queue, and what
+/// keeps it from using the configured provider.
+fn print_running(
+    info: &WorkerInfo,
+    health: &Result<serde_json::Value, String>,
+    stats: Option<&serde_json::Value>,
+) {
+    println!(
+        "worker running: pid {}, port {}, version {}, since {}",
+        info.pid, info.port, info.version, info.started_at
+    );
+    println!("  data {}  log {}", info.data_dir, info.log_file);
+    if let Err(e) = health {
+        println!("  not answering: {e}");
+    }
+    if let Some(s) = stats {
+        let q = &s["queue"];
+        println!(
+            "  queue: {} pending, {} leased, {} done, {} failed",
+            q["pending"], q["leased"], q["done"], q["failed"]
+        );
+        println!(
+            "  compressing with: {}",
+            s["compressing_with"].as_str().unwrap_or("?")
+        );
+    }
+    if let Some(e) = &info.provider_error {
+        println!("  the configured provider cannot be used: {e}");
+    }
+    if let Some(b) = &info.budget_exhausted {
+        println!("  {}", b.message);
+    }
 }
 
 fn retry(all: bool, ids: &[i64]) -> Result<i32> {

@@ -5,6 +5,8 @@
 use mnemo_core::DataDir;
 use mnemo_core::words::count_s;
 
+use serde_json::{Value, json};
+
 use super::{Check, Status};
 
 /// The report for a terminal.
@@ -30,9 +32,27 @@ pub(super) fn print(data: &DataDir, checks: &[Check], verdict: Status) {
     println!("{}", verdict_line(checks, verdict, "above"));
 }
 
+/// The report for `--json`: the verdict, its exit code and summary, the
+/// data directory and every check.
+pub(super) fn json(data: &DataDir, checks: &[Check], verdict: Status) -> Value {
+    json!({
+        "ok": verdict == Status::Ok,
+        "verdict": verdict.word(),
+        "exit_code": verdict.exit_code(),
+        "summary": verdict_line(checks, verdict, "below"),
+        "data_dir": data.root(),
+        "checks": checks.iter().map(|c| json!({
+            "name": c.name,
+            "status": c.status.word(),
+            "detail": c.detail,
+            "fix": c.fix,
+        })).collect::<Vec<_>>(),
+    })
+}
+
 /// `All good.`, or how many warnings and failures and where their fixes
 /// are (`where_fixes`: "above" on a terminal, "below" on the health page).
-pub(super) fn verdict_line(checks: &[Check], verdict: Status, where_fixes: &str) -> String {
+fn verdict_line(checks: &[Check], verdict: Status, where_fixes: &str) -> String {
     let count = |s: Status| checks.iter().filter(|c| c.status == s).count();
     let (warnings, failures) = (count(Status::Warn), count(Status::Fail));
     match verdict {
