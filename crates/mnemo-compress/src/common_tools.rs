@@ -80,9 +80,9 @@ fn retell(event: &BatchEvent, root: &str) -> Vec<BatchEvent> {
     if no_match {
         found_nothing(&mut ok);
     }
-    let removed = shell::files_removed(&command);
+    let removed = removed_in_project(&command, root);
     if !removed.is_empty() {
-        return removals(ok, &command, removed, root);
+        return removals(ok, &command, removed);
     }
     if let Some(search) = shell::search(&command) {
         return vec![as_search(&ok, search, root)];
@@ -281,14 +281,24 @@ fn absolute(path: &str, root: &str) -> String {
     }
 }
 
+/// The files `command` removed inside the project, absolute (a scratch
+/// file removed elsewhere, `rm -rf /tmp/x`, is no change of the project).
+fn removed_in_project(command: &str, root: &str) -> Vec<String> {
+    let root = root.trim_end_matches('/');
+    shell::files_removed(command)
+        .into_iter()
+        .map(|f| absolute(f.trim_end_matches('/'), root))
+        .filter(|p| root.is_empty() || p.strip_prefix(root).is_some_and(|r| r.starts_with('/')))
+        .collect()
+}
+
 /// A deletion of each file `command` removed, then the call itself when it
 /// did more than remove files (`rm a && cargo test`).
-fn removals(event: BatchEvent, command: &str, files: Vec<String>, root: &str) -> Vec<BatchEvent> {
+fn removals(event: BatchEvent, command: &str, files: Vec<String>) -> Vec<BatchEvent> {
     let mut out: Vec<BatchEvent> = files
         .into_iter()
-        .map(|f| {
+        .map(|path| {
             let mut deletion = event.clone();
-            let path = absolute(f.trim_end_matches('/'), root);
             deletion.tool_name = "apply_patch".to_owned();
             deletion.input = json!({
                 "command": format!("*** Begin Patch\n*** Delete File: {path}\n*** End Patch\n")
@@ -356,6 +366,31 @@ mod tests {
             events,
             ..TurnBatch::default()
         }
+    }
+
+    #[test]
+    fn files_removed_in_the_project_are_deletions_and_the_rest_of_the_line_a_run() {
+        let shell = |cmd: &str| event("Bash", json!({ "command": cmd }));
+        let out = retold(&batch(vec![
+            shell("rm -rf build/ /tmp/scratch && cargo test"),
+            shell("cd /tmp && rm -f x.log"),
+        ]))
+        .expect("retold");
+        let kinds: Vec<(&str, Vec<String>)> = out
+            .events
+            .iter()
+            .map(|e| (e.tool_name.as_str(), e.files_modified.clone()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                ("apply_patch", vec!["/p/build".to_owned()]),
+                ("Bash", vec![]),
+                ("Bash", vec![]),
+            ]
+        );
+        let deletion = out.events[0].input["command"].as_str().unwrap();
+        assert!(deletion.contains("*** Delete File: /p/build"), "{deletion}");
     }
 
     #[test]

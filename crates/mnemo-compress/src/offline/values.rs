@@ -3,7 +3,7 @@
 //! (`NAME = literal`, `key: literal`, `const NAME: T = literal`, `@name
 //! literal`), route and path strings (`"/projects/:id/review"`),
 //! environment variables set or read (`FOO=1`, `getenv("FOO")`,
-//! `process.env.FOO`, `${FOO:-}`), name patterns (`"worker-#{id}"`,
+//! `process.env.FOO`, `${FOO:-}`, a condition on one), name patterns (`"worker-#{id}"`,
 //! `"job-{}"`) and the messages a program prints (`messages`).
 //! Recognised by syntax form alone, whatever the language or project; trivial
 //! literals, secrets and test files are left out, and only the most
@@ -61,6 +61,12 @@ pub(super) enum Value {
     EnvRead(String),
     /// A variable a shell line reads with a default (`${PORT:-4000}`).
     EnvDefault { name: String, default: String },
+    /// A condition on a variable read (`if [ "${MODE:-}" != "1" ]`).
+    EnvCheck {
+        name: String,
+        op: String,
+        literal: String,
+    },
     /// A format string naming things (`"worker-#{id}"`).
     Pattern(String),
     /// A sentence the program prints (a message, warning or error).
@@ -84,6 +90,9 @@ impl Value {
                 value: Some(v),
             } => format!("sets env var `{name}={v}`"),
             Value::EnvRead(name) => format!("reads env var `{name}`"),
+            Value::EnvCheck { name, op, literal } => {
+                format!("checks env var `{name}` {op} `{literal}`")
+            }
             Value::EnvDefault { name, default } => {
                 format!("reads env var `{name}` (default `{default}`)")
             }
@@ -100,7 +109,7 @@ impl Value {
     fn weight(&self) -> u8 {
         match self {
             Value::EnvSet { .. } | Value::EnvRead(_) | Value::Path(_) => 4,
-            Value::EnvDefault { .. } => 5,
+            Value::EnvDefault { .. } | Value::EnvCheck { .. } => 5,
             Value::Setting { literal, .. } if names_something(literal) => 4,
             Value::Setting { name, literal } => {
                 let constant = name.starts_with('@') || is_env_name(name);
@@ -255,7 +264,7 @@ pub(super) fn in_line(line: &str) -> Vec<Value> {
 
 /// True when `v` is about the variable `name` already.
 fn names(v: &Value, name: &str) -> bool {
-    matches!(v, Value::EnvSet { name: n, .. } | Value::EnvRead(n) if n == name)
+    matches!(v, Value::EnvSet { name: n, .. } | Value::EnvRead(n) | Value::EnvCheck { name: n, .. } if n == name)
 }
 
 fn is_comment(t: &str) -> bool {
@@ -270,8 +279,51 @@ fn is_comment(t: &str) -> bool {
 // ---------------------------------------------------------------------------
 
 /// Variables read or set through the usual calls, and upper-case names
-/// quoted on a line about the environment (`env: [{"APP_MODE", "1"}]`).
+/// quoted on a line about the environment (`env: [{"APP_MODE", "1"}]`); a
+/// read a condition compares with a literal is told as that check.
 fn env_values(t: &str) -> Vec<Value> {
+    let mut out = env_reads_and_sets(t);
+    for v in &mut out {
+        if let Value::EnvRead(name) = v
+            && let Some((op, literal)) = env_check(t, name)
+        {
+            *v = Value::EnvCheck {
+                name: name.clone(),
+                op,
+                literal,
+            };
+        }
+    }
+    out
+}
+
+/// Openers of a line that tests a condition.
+const CONDITIONALS: &[&str] = &["if ", "if(", "elif ", "else if ", "unless ", "when "];
+
+/// How a conditional line compares the variable `name` with a literal
+/// (`if [ "${MODE:-}" != "1" ]` gives (`!=`, `1`)); None for other lines.
+fn env_check(t: &str, name: &str) -> Option<(String, String)> {
+    let t = t.trim_start().trim_start_matches('}').trim_start();
+    if !CONDITIONALS.iter().any(|k| t.starts_with(k)) {
+        return None;
+    }
+    let after = &t[t.find(name)? + name.len()..];
+    let (at, op) = ["!=", "==", " = ", " -eq ", " -ne "]
+        .iter()
+        .filter_map(|op| after.find(op).map(|i| (i, *op)))
+        .min()?;
+    let literal: String = after[at + op.len()..]
+        .trim_start()
+        .trim_start_matches(['"', '\''])
+        .chars()
+        .take_while(|c| !"\"' ])};".contains(*c))
+        .collect();
+    let shown = !literal.is_empty() && literal.len() <= LITERAL_MAX && !literal.contains('$');
+    shown.then(|| (op.trim().to_owned(), literal))
+}
+
+/// Variables read or set (see [`env_values`]), before conditions are told.
+fn env_reads_and_sets(t: &str) -> Vec<Value> {
     let mut out = Vec::new();
     for (markers, read) in [(ENV_READS, true), (ENV_SETS, false)] {
         for m in markers {
@@ -754,9 +806,26 @@ mod tests {
             in_line(r#"{"WORKER_QUEUE", "fast"},"#),
             [set_env("WORKER_QUEUE", Some("fast"))]
         );
+        let check = |name: &str, op: &str, literal: &str| Value::EnvCheck {
+            name: name.into(),
+            op: op.into(),
+            literal: literal.into(),
+        };
         assert_eq!(
             in_line(r#"if [ "${JOB_MODE:-}" != "1" ]; then"#),
-            [Value::EnvRead("JOB_MODE".into())]
+            [check("JOB_MODE", "!=", "1")]
+        );
+        assert_eq!(
+            in_line(r#"if os.Getenv("APP_ENV") == "production" {"#),
+            [check("APP_ENV", "==", "production")]
+        );
+        assert_eq!(
+            check("JOB_MODE", "!=", "1").fact("run.sh").as_deref(),
+            Some("checks env var `JOB_MODE` != `1` in run.sh")
+        );
+        assert_eq!(
+            in_line(r#"TOKEN="${JOB_TOKEN:-}""#)[0],
+            Value::EnvRead("JOB_TOKEN".into())
         );
         assert_eq!(in_line(r#"{"Not_Env", 1}"#), []);
         assert_eq!(in_line(r#"echo "${HOME}""#), []);
