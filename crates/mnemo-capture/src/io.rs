@@ -107,27 +107,10 @@ fn process(
     data: &DataDir,
     started: Instant,
 ) -> Done {
-    let Some(platform) = Platform::parse(platform_arg) else {
-        return (
-            empty(),
-            vec![error(format!(
-                "unknown platform `{platform_arg}` (expected one of {})",
-                Platform::ALL.map(Platform::as_str).join(", ")
-            ))],
-            String::new(),
-        );
+    let platform = match supported_platform(platform_arg, event_arg, started) {
+        Ok(platform) => platform,
+        Err(refused) => return refused,
     };
-    if !adapter::is_supported(platform) {
-        // Drained so that the host never sees a broken pipe; not parsed.
-        let deadline = Duration::from_millis(Config::default().capture.hook_deadline_ms);
-        let _ = read_payload(0, started + deadline / 2);
-        let message = format!(
-            "ignored: platform `{platform}` is not supported yet; this event was not captured \
-             (send Claude Code's payload shape to `mnemo hook raw`)"
-        );
-        let label = event_arg.unwrap_or("-").to_owned();
-        return (empty(), vec![warn(message)], label);
-    }
     // Fault injection for the test suite: proves that a panic anywhere on
     // this path still ends in exit 0 with valid JSON.
     if std::env::var("MNEMO_FAULT_INJECT").as_deref() == Ok("panic") {
@@ -136,45 +119,18 @@ fn process(
     let mut diagnostics = Vec::new();
     let loaded = Config::load_lenient(&data.config_path());
     diagnostics.extend(loaded.warnings.into_iter().map(warn));
-    let mut config = loaded.config;
-    let env = Env::for_host(mnemo_core::host::host(platform));
-
+    let config = loaded.config;
     let deadline = started + Duration::from_millis(config.capture.hook_deadline_ms);
-    let stdin_until = started + Duration::from_millis(config.capture.hook_deadline_ms / 2);
-    // A payload given as the last argument (Codex's `notify`, which gives
-    // hooks no stdin) is read from there instead.
-    let read = match argv_payload {
-        Some(text) => Ok(Payload::Complete(text.as_bytes().to_vec())),
-        None => read_payload(config.capture.max_payload_bytes as usize, stdin_until),
-    };
-    let input = match read {
-        Ok(Payload::Complete(bytes)) => {
-            parse_complete(platform, &bytes, event_arg, &env, &mut diagnostics)
-        }
-        Ok(Payload::Unfinished(bytes)) => {
-            diagnostics.push(warn(format!(
-                "stdin was still open after {} ms (half of capture.hook_deadline_ms); \
-                 the {} bytes read so far were used",
-                config.capture.hook_deadline_ms / 2,
-                bytes.len()
-            )));
-            parse_complete(platform, &bytes, event_arg, &env, &mut diagnostics)
-        }
-        Ok(Payload::Oversized { salvage, total }) => {
-            let note = format!(
-                "payload of {total} bytes exceeds capture.max_payload_bytes; only its identifiers were kept"
-            );
-            diagnostics.push(warn(note.clone()));
-            adapter::parse_salvaged(platform, &salvage, event_arg, &env, note)
-        }
-        Err(e) => {
-            diagnostics.push(error(format!("cannot read the payload from stdin: {e}")));
-            return (
-                empty(),
-                diagnostics,
-                event_arg.unwrap_or_default().to_owned(),
-            );
-        }
+    let Some(input) = read_input(
+        platform,
+        event_arg,
+        argv_payload,
+        &config,
+        started,
+        &mut diagnostics,
+    ) else {
+        let label = event_arg.unwrap_or_default().to_owned();
+        return (empty(), diagnostics, label);
     };
     let label = format!(
         "{} session={}",
@@ -187,10 +143,110 @@ fn process(
             message: format!("ignored: event `{name}` is not one mnemo captures; nothing to do"),
         });
     }
+    let stdout = capture_and_answer(&input, data, config, deadline, &mut diagnostics);
+    (stdout, diagnostics, label)
+}
 
+/// The platform named on the command line, or what to answer when it is
+/// unknown or not supported (its payload drained, so the host never sees a
+/// broken pipe).
+fn supported_platform(
+    platform_arg: &str,
+    event_arg: Option<&str>,
+    started: Instant,
+) -> Result<Platform, Done> {
+    let Some(platform) = Platform::parse(platform_arg) else {
+        return Err((
+            empty(),
+            vec![error(format!(
+                "unknown platform `{platform_arg}` (expected one of {})",
+                Platform::ALL.map(Platform::as_str).join(", ")
+            ))],
+            String::new(),
+        ));
+    };
+    if !adapter::is_supported(platform) {
+        let deadline = Duration::from_millis(Config::default().capture.hook_deadline_ms);
+        let _ = read_payload(0, started + deadline / 2);
+        let message = format!(
+            "ignored: platform `{platform}` is not supported yet; this event was not captured \
+             (send Claude Code's payload shape to `mnemo hook raw`)"
+        );
+        let label = event_arg.unwrap_or("-").to_owned();
+        return Err((empty(), vec![warn(message)], label));
+    }
+    Ok(platform)
+}
+
+/// Reads the payload (stdin for half the deadline at most, or the last
+/// argument: Codex's `notify` gives hooks no stdin) and parses it for the
+/// host; None when nothing could be read at all.
+fn read_input(
+    platform: Platform,
+    event_arg: Option<&str>,
+    argv_payload: Option<&str>,
+    config: &Config,
+    started: Instant,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<HookInput> {
+    let env = Env::for_host(mnemo_core::host::host(platform));
+    let stdin_until = started + Duration::from_millis(config.capture.hook_deadline_ms / 2);
+    let read = match argv_payload {
+        Some(text) => Ok(Payload::Complete(text.as_bytes().to_vec())),
+        None => read_payload(config.capture.max_payload_bytes as usize, stdin_until),
+    };
+    match read {
+        Ok(Payload::Complete(bytes)) => Some(parse_complete(
+            platform,
+            &bytes,
+            event_arg,
+            &env,
+            diagnostics,
+        )),
+        Ok(Payload::Unfinished(bytes)) => {
+            diagnostics.push(warn(format!(
+                "stdin was still open after {} ms (half of capture.hook_deadline_ms); \
+                 the {} bytes read so far were used",
+                config.capture.hook_deadline_ms / 2,
+                bytes.len()
+            )));
+            Some(parse_complete(
+                platform,
+                &bytes,
+                event_arg,
+                &env,
+                diagnostics,
+            ))
+        }
+        Ok(Payload::Oversized { salvage, total }) => {
+            let note = format!(
+                "payload of {total} bytes exceeds capture.max_payload_bytes; only its identifiers were kept"
+            );
+            diagnostics.push(warn(note.clone()));
+            Some(adapter::parse_salvaged(
+                platform, &salvage, event_arg, &env, note,
+            ))
+        }
+        Err(e) => {
+            diagnostics.push(error(format!("cannot read the payload from stdin: {e}")));
+            None
+        }
+    }
+}
+
+/// Stores what the event captures, starts the worker when a session or a
+/// prompt begins, and answers the host (with memory when the event calls
+/// for it), all within `deadline`.
+fn capture_and_answer(
+    input: &HookInput,
+    data: &DataDir,
+    mut config: Config,
+    deadline: Instant,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Value {
     let sanitizer = Sanitizer::new(&config.privacy);
     let plan = handler::plan(
-        &input,
+        input,
         &Context {
             config: &config,
             sanitizer: &sanitizer,
@@ -199,7 +255,7 @@ fn process(
     );
     let mut repeated = false;
     if let Some(capture) = &plan.capture {
-        match persist(capture, data, &config, deadline, &mut diagnostics) {
+        match persist(capture, data, &config, deadline, diagnostics) {
             Ok(Persisted::Stored(Applied::Duplicate)) => repeated = true,
             Ok(_) => {}
             Err(message) => diagnostics.push(error(message)),
@@ -210,7 +266,7 @@ fn process(
         HookEvent::SessionStart { .. } | HookEvent::UserPrompt { .. }
     ) && !env_flag("MNEMO_NO_WORKER")
     {
-        crate::worker_start::ensure_running(data, &config, &mut diagnostics);
+        crate::worker_start::ensure_running(data, &config, diagnostics);
     }
     // Recall's reads and its note of what it gave wait no longer than the
     // deadline either; past it, the note is skipped (logged), not the answer.
@@ -225,9 +281,9 @@ fn process(
     let response = if repeated {
         plan.response
     } else {
-        crate::recall::respond(&input, plan.response, data, &config, &mut diagnostics)
+        crate::recall::respond(input, plan.response, data, &config, diagnostics)
     };
-    (adapter::render(&input, &response), diagnostics, label)
+    adapter::render(input, &response)
 }
 
 fn parse_complete(

@@ -108,15 +108,18 @@ fn identity(input: &HookInput) -> Option<ProjectIdentity> {
     project::resolve(input.project_dir.as_deref(), input.cwd.as_deref())
 }
 
-/// Opens the database for reading; None when there is none yet.
+/// Opens the database for reading; None when there is none yet, or when
+/// its schema is not (yet) this binary's: a store being created by another
+/// hook at this moment, or an older one this hook could not migrate, has
+/// nothing recall can read.
 fn open_read_only(data: &DataDir, config: &Config) -> Result<Option<Store>, String> {
     let path = data.db_path();
     if !path.exists() {
         return Ok(None);
     }
-    Store::open_read_only(&path, busy(config))
-        .map(Some)
-        .map_err(|e| e.to_string())
+    let store = Store::open_read_only(&path, busy(config)).map_err(|e| e.to_string())?;
+    let version = store.schema_version().map_err(|e| e.to_string())?;
+    Ok((version == mnemo_store::schema::LATEST).then_some(store))
 }
 
 /// What recall during a session needs: the host's session id, the project

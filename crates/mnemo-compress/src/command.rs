@@ -43,6 +43,8 @@ impl CommandClass {
 
 use mnemo_core::shell::{self, is_read_only, part_reads, program};
 
+mod tracker;
+
 const TEST_WORDS: &[&str] = &[
     "test",
     "tests",
@@ -94,6 +96,13 @@ const LINT_WORDS: &[&str] = &[
 const BUILD_WORDS: &[&str] = &[
     "build", "compile", "check", "tsc", "cmake", "make", "ninja", "gcc", "g++", "clang", "clang++",
     "javac", "webpack", "vite", "esbuild", "rollup", "bazel", "msbuild",
+];
+
+/// Package managers (their `update`, `view`… are no tracker's).
+#[rustfmt::skip]
+const PACKAGE_MANAGERS: &[&str] = &[
+    "npm", "pnpm", "yarn", "bun", "pip", "pip3", "uv", "poetry", "cargo", "go", "gem", "bundle",
+    "composer", "apt", "apt-get", "brew", "dnf", "yum", "apk", "conda", "pipx", "deno",
 ];
 
 const INSTALLERS: &[&str] = &[
@@ -180,12 +189,7 @@ fn classify_words(words: &[String]) -> CommandClass {
     if has(LINT_WORDS) {
         return CommandClass::Lint;
     }
-    let package_managers = [
-        "npm", "pnpm", "yarn", "bun", "pip", "pip3", "uv", "poetry", "cargo", "go", "gem",
-        "bundle", "composer", "apt", "apt-get", "brew", "dnf", "yum", "apk", "conda", "pipx",
-        "deno",
-    ];
-    if package_managers.contains(&first)
+    if PACKAGE_MANAGERS.contains(&first)
         && head
             .get(1)
             .is_some_and(|w| INSTALLERS.contains(&w.as_str()))
@@ -250,15 +254,12 @@ pub(crate) fn same_command_key(command: &str, class: CommandClass) -> String {
     }
 }
 
-/// Programs of task trackers (their updates are bookkeeping).
-const TRACKERS: &[&str] = &["bd", "beads", "jira", "linear", "task", "todo", "tk"];
-
 /// True for bookkeeping: git that is not a commit (add, push, checkout,
-/// branch, stash...) and task-tracker updates. It serves the work around
+/// branch, stash...) and task-tracker commands. It serves the work around
 /// it rather than being work of its own.
 pub(crate) fn is_bookkeeping(command: &str, class: CommandClass) -> bool {
     (class == CommandClass::Git && commit_message(command).is_none())
-        || TRACKERS.contains(&program_of(command).as_str())
+        || is_tracker(command)
         || is_housekeeping(command)
 }
 
@@ -271,83 +272,40 @@ pub(crate) fn is_housekeeping(command: &str) -> bool {
     HOUSEKEEPING.contains(&program_of(command).as_str())
 }
 
+/// The task-tracker commands of `command`, told by their form (see
+/// [`tracker`]); git and package managers are none.
+fn tracker_commands(command: &str) -> impl Iterator<Item = tracker::TrackerCommand> {
+    parts(command).into_iter().filter_map(|words| {
+        let first = program(&words[0]);
+        let tool = first == "git"
+            || PACKAGE_MANAGERS.contains(&first)
+            || !matches!(
+                classify_words(&words),
+                CommandClass::Run | CommandClass::Git
+            );
+        if tool { None } else { tracker::read(&words) }
+    })
+}
+
+/// True when `command` updates, creates, closes or lists tracker items.
+pub(crate) fn is_tracker(command: &str) -> bool {
+    tracker_commands(command).next().is_some()
+}
+
+/// The title of the tracker item `command` created (`gh issue create
+/// --title "…"`); None for other commands.
+pub(crate) fn created_task(command: &str) -> Option<String> {
+    tracker_commands(command)
+        .find(|t| t.creates)
+        .map(|t| t.title.unwrap_or_default())
+}
+
 /// The task ids a tracker command closed, and the reason it gave
-/// (`bd close a b --reason "done"`).
+/// (`bd close a b --reason "done"`, `gh issue close 12`).
 pub(crate) fn closed_tasks(command: &str) -> Option<(Vec<String>, Option<String>)> {
-    for segment in command.split(['&', ';', '|', '\n']) {
-        let words: Vec<&str> = segment.split_whitespace().collect();
-        let [prog, verb, rest @ ..] = words.as_slice() else {
-            continue;
-        };
-        if !TRACKERS.contains(&program(prog)) || !matches!(*verb, "close" | "done" | "resolve") {
-            continue;
-        }
-        let mut ids = Vec::new();
-        let mut skip_value = false;
-        let mut in_quote = false;
-        for w in rest {
-            if in_quote {
-                in_quote = !w.ends_with(['"', '\'']);
-                continue;
-            }
-            if skip_value {
-                skip_value = false;
-                in_quote = w.starts_with(['"', '\'']) && !closes_quote(w);
-                continue;
-            }
-            if w.starts_with('-') {
-                match w.split_once('=') {
-                    Some((_, v)) => in_quote = v.starts_with(['"', '\'']) && !closes_quote(v),
-                    None => skip_value = true,
-                }
-                continue;
-            }
-            if w.chars()
-                .all(|c| c.is_alphanumeric() || "-_.#/".contains(c))
-                && !w.is_empty()
-            {
-                ids.push((*w).to_owned());
-            } else {
-                break;
-            }
-        }
-        if ids.is_empty() {
-            continue;
-        }
-        return Some((
-            ids,
-            flag_value(segment, &["--reason", "-r", "--comment", "-m"]),
-        ));
-    }
-    None
-}
-
-fn closes_quote(w: &str) -> bool {
-    w.len() > 1 && w.ends_with(['"', '\''])
-}
-
-/// The (possibly quoted) value of the first of `flags` in `segment`.
-fn flag_value(segment: &str, flags: &[&str]) -> Option<String> {
-    for flag in flags {
-        let Some(at) = segment
-            .match_indices(flag)
-            .map(|(i, _)| i)
-            .find(|&i| i == 0 || segment[..i].ends_with(' '))
-        else {
-            continue;
-        };
-        let rest = segment[at + flag.len()..].trim_start_matches(['=', ' ']);
-        let value = match rest.chars().next() {
-            Some(q @ ('"' | '\'')) => rest[1..].split(q).next().unwrap_or(""),
-            Some(_) => rest.split_whitespace().next().unwrap_or(""),
-            None => "",
-        };
-        let value = value.trim();
-        if !value.is_empty() {
-            return Some(crate::text::one_line(value, 300));
-        }
-    }
-    None
+    tracker_commands(command)
+        .find(|t| t.closes)
+        .map(|t| (t.ids, t.reason))
 }
 
 /// The program a command runs (`cargo`, `npm`), for matching a failed build
@@ -572,6 +530,25 @@ mod tests {
                 Some("Implemented the close event".to_owned())
             ))
         );
+        // Trackers are known by the form of their commands, not by name.
+        assert_eq!(
+            closed_tasks("cd app && gh issue close 12 && git push"),
+            Some((vec!["#12".to_owned()], None))
+        );
+        assert!(is_tracker("tix done AB-3"));
+        assert_eq!(
+            created_task("gh issue create --title \"Retry uploads\"").as_deref(),
+            Some("Retry uploads")
+        );
+        // Package managers and git share verbs with trackers; they are none.
+        for tool in [
+            "npm update left-pad",
+            "cargo update -p serde",
+            "npm view left-pad",
+            "git add src/x-1.rs",
+        ] {
+            assert!(!is_tracker(tool), "{tool}");
+        }
         assert_eq!(classify("git status 2>&1"), CommandClass::Inspect);
         assert_eq!(
             summary_line("Finished in 1.8 seconds\n65 tests, 0 failures\n", "").as_deref(),

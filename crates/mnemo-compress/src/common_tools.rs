@@ -9,6 +9,9 @@
 //!   `git grep`, …) becomes a search. Both are told as context, not as runs.
 //! - A search or comparison that exited 1 found nothing (or found a
 //!   difference): it did not fail.
+//! - A shell command that removes files (`rm`, `git rm`) becomes the
+//!   deletion of each, as a patch's `*** Delete File:` is; what else the
+//!   line ran stays a run.
 //!
 //! What a command is, is [`mnemo_core::shell`]'s to say; nothing here knows
 //! a project's words.
@@ -76,6 +79,10 @@ fn retell(event: &BatchEvent, root: &str) -> Vec<BatchEvent> {
     let mut ok = event.clone();
     if no_match {
         found_nothing(&mut ok);
+    }
+    let removed = shell::files_removed(&command);
+    if !removed.is_empty() {
+        return removals(ok, &command, removed, root);
     }
     if let Some(search) = shell::search(&command) {
         return vec![as_search(&ok, search, root)];
@@ -272,6 +279,30 @@ fn absolute(path: &str, root: &str) -> String {
             path.trim_start_matches("./")
         )
     }
+}
+
+/// A deletion of each file `command` removed, then the call itself when it
+/// did more than remove files (`rm a && cargo test`).
+fn removals(event: BatchEvent, command: &str, files: Vec<String>, root: &str) -> Vec<BatchEvent> {
+    let mut out: Vec<BatchEvent> = files
+        .into_iter()
+        .map(|f| {
+            let mut deletion = event.clone();
+            let path = absolute(f.trim_end_matches('/'), root);
+            deletion.tool_name = "apply_patch".to_owned();
+            deletion.input = json!({
+                "command": format!("*** Begin Patch\n*** Delete File: {path}\n*** End Patch\n")
+            });
+            deletion.response = None;
+            deletion.files_read = Vec::new();
+            deletion.files_modified = vec![path];
+            deletion
+        })
+        .collect();
+    if !shell::only_removes(command) {
+        out.push(event);
+    }
+    out
 }
 
 /// The call as a read of `file` (its output is the file's text only when it

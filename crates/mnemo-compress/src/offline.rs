@@ -41,6 +41,7 @@ mod episodes;
 mod files;
 mod finish;
 mod fixes;
+mod messages;
 mod stated_choice;
 mod summary;
 mod tickets;
@@ -54,6 +55,8 @@ const MAX_FILE_OBSERVATIONS: usize = 4;
 const MAX_EPISODES: usize = 3;
 const MAX_FAILURE_OBSERVATIONS: usize = 2;
 const MAX_COMMAND_OBSERVATIONS: usize = 2;
+/// Values told per file in a change of several files (in one fact).
+const PER_FILE_VALUES: usize = 4;
 const TITLE_MAX: usize = 120;
 
 /// The deterministic, network-free compressor.

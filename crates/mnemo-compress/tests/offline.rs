@@ -1302,7 +1302,7 @@ fn values_tickets_and_committed_files_become_facts() {
         .flat_map(|o| o.facts.iter().map(String::as_str))
         .collect();
     for expected in [
-        "sets `@default_ttl = 120` in lib/app/token_store.ex",
+        "sets `@default_ttl = 120`; name pattern \"worker-#{id}\" in lib/app/token_store.ex",
         "reads env var `APP_PORT` in config/runtime.exs",
         "route/path \"/projects/:project_id/review\" in lib/app/router.ex",
     ] {
@@ -1327,5 +1327,126 @@ fn values_tickets_and_committed_files_become_facts() {
             .iter()
             .any(|f| f.ends_with("lib/app/review.ex")),
         "{commit:#?}"
+    );
+}
+
+#[test]
+fn tracker_commands_of_any_tracker_close_their_tickets() {
+    // Trackers nobody here names, known by the form of their commands.
+    for (command, closed) in [
+        (
+            "gh issue close 12 --comment \"fixed by the retry\"",
+            "Closed #12: fixed by the retry",
+        ),
+        (
+            "tix done AB-3 -m \"retry added\"",
+            "Closed AB-3: retry added",
+        ),
+        ("jira issue move PROJ-7 Done", "Closed PROJ-7"),
+        (
+            "wrk resolve pay-x4 --reason=\"retry added\"",
+            "Closed pay-x4: retry added",
+        ),
+    ] {
+        let program = command.split(' ').next().unwrap();
+        let listing = format!("{program} ready");
+        let out = offline(&batch(vec![
+            edit("src/upload.rs", "send(req)", "retry(|| send(req))"),
+            bash(&listing, "AB-3 [P1] retry uploads"),
+            bash(command, "ok"),
+        ]));
+        let facts: Vec<&str> = out
+            .observations
+            .iter()
+            .flat_map(|o| o.facts.iter().map(String::as_str))
+            .collect();
+        assert!(facts.contains(&closed), "{command}: {facts:#?}");
+        // The tracker's other commands are bookkeeping, not work of their own.
+        assert!(
+            out.observations.iter().all(|o| !o.title.contains(&listing)),
+            "{command}: {:#?}",
+            out.observations
+        );
+        let s = out.summary.unwrap();
+        assert!(s.completed.contains("closed "), "{}", s.completed);
+    }
+}
+
+#[test]
+fn files_removed_in_the_shell_are_recorded_as_deleted() {
+    let out = offline(&batch(vec![
+        bash("rm -f src/legacy_auth.py docs/old.md", ""),
+        bash(
+            "git rm -q scripts/migrate_v1.sh && cargo test",
+            "test result: ok. 3 passed",
+        ),
+    ]));
+    let deleted: Vec<&ObservationDraft> = out
+        .observations
+        .iter()
+        .filter(|o| o.title.starts_with("Deleted"))
+        .collect();
+    let files: Vec<&str> = out
+        .observations
+        .iter()
+        .flat_map(|o| o.files_modified.iter().map(String::as_str))
+        .collect();
+    for f in ["src/legacy_auth.py", "docs/old.md", "scripts/migrate_v1.sh"] {
+        assert!(
+            files.iter().any(|m| m.ends_with(f)),
+            "{f}: {:#?}",
+            out.observations
+        );
+    }
+    assert!(!deleted.is_empty(), "{:#?}", out.observations);
+    let text = format!("{:?}", out.observations);
+    assert!(text.contains("deleted"), "{text}");
+}
+
+#[test]
+fn a_change_of_several_files_keeps_its_messages_and_several_values_per_file() {
+    let out = offline(&batch(vec![
+        edit(
+            "lib/app/launcher.ex",
+            "def launch(id) do",
+            "def launch(id, token) do\n    name = \"review-#{id}\"\n    env = [{\"APP_REVIEW_MODE\", \"1\"}, {\"APP_TOKEN\", token}]\n    Logger.warning(\"Another review is running, both will share the window\")",
+        ),
+        edit(
+            "scripts/on-start.sh",
+            "set -e",
+            "set -e\nif [ \"${APP_REVIEW_MODE:-}\" != \"1\" ]; then exit 0; fi",
+        ),
+        edit(
+            "README.md",
+            "# App",
+            "# App\n\nReviews start in their own window.",
+        ),
+        bash(
+            "git commit -am \"Launch reviews in their own window\"",
+            "[main 2b] Launch reviews in their own window",
+        ),
+    ]));
+    // One commit of three files: each file's values in one line of it.
+    assert_eq!(out.observations.len(), 1, "{:#?}", out.observations);
+    let facts: Vec<&str> = out
+        .observations
+        .iter()
+        .flat_map(|o| o.facts.iter().map(String::as_str))
+        .collect();
+    let launcher: String = facts
+        .iter()
+        .filter(|f| f.ends_with(" in lib/app/launcher.ex"))
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n");
+    for said in [
+        "message \"Another review is running, both will share the window\"",
+        "sets env var `APP_REVIEW_MODE=1`",
+    ] {
+        assert!(launcher.contains(said), "{said} in {launcher}");
+    }
+    assert!(
+        facts.contains(&"reads env var `APP_REVIEW_MODE` in scripts/on-start.sh"),
+        "{facts:#?}"
     );
 }

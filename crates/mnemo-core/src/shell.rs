@@ -294,24 +294,35 @@ pub fn files_read(command: &str) -> Vec<String> {
     if line.writes || line.substitutes || !line.parts.iter().all(|p| part_reads(p)) {
         return Vec::new();
     }
-    let mut dir: Option<String> = None;
-    let mut files = Vec::new();
-    for words in &line.parts {
-        let operands = match program(&words[0]) {
-            "cd" => {
-                dir = words.get(1).map(|d| joined(dir.as_deref(), d));
-                continue;
-            }
+    paths_of(&line.parts, |words| {
+        Some(match program(&words[0]) {
             "sed" => skip_first_unless(operands(words, SED_VALUES), words, SED_VALUES),
             "head" | "tail" => operands(words, HEAD_TAIL_VALUES),
             p if FILE_SHOWERS.contains(&p) => operands(words, &[]),
             p if SEARCHERS.contains(&p) && !matches!(p, "diff" | "cmp") => {
                 skip_first_unless(operands(words, SEARCH_VALUES), words, &["-e", "-f"])
             }
-            _ => continue,
+            _ => return None,
+        })
+    })
+}
+
+/// The paths `pick` takes from each simple command of `parts`, relative to
+/// the directory a `cd` before it went to; words with glob characters (the
+/// shell expanded them) and `-` left out.
+fn paths_of(parts: &[Vec<String>], pick: impl Fn(&[String]) -> Option<Vec<String>>) -> Vec<String> {
+    let mut dir: Option<String> = None;
+    let mut files = Vec::new();
+    for words in parts {
+        if program(&words[0]) == "cd" {
+            dir = words.get(1).map(|d| joined(dir.as_deref(), d));
+            continue;
+        }
+        let Some(picked) = pick(words) else {
+            continue;
         };
         files.extend(
-            operands
+            picked
                 .into_iter()
                 .filter(|w| !w.contains(['*', '?', '[', '{', '~', '$']) && w != "-")
                 .map(|w| joined(dir.as_deref(), &w)),
@@ -319,6 +330,38 @@ pub fn files_read(command: &str) -> Vec<String> {
     }
     files.dedup();
     files
+}
+
+/// The files a command line removes, as written (relative paths after any
+/// `cd` it made): the operands of `rm` and `git rm`. Words with glob
+/// characters are left out (the shell expanded them); so is a line whose
+/// substitutions decide what it removes.
+pub fn files_removed(command: &str) -> Vec<String> {
+    let line = parse(command);
+    if line.substitutes {
+        return Vec::new();
+    }
+    paths_of(&line.parts, |words| {
+        match (program(&words[0]), words.get(1).map(String::as_str)) {
+            ("rm", _) => Some(operands(words, &[])),
+            // `--cached` only untracks: the file stays.
+            ("git", Some("rm")) if !words.iter().any(|w| w == "--cached") => {
+                Some(operands(&words[1..], &["--pathspec-from-file"]))
+            }
+            _ => None,
+        }
+    })
+}
+
+/// True when every simple command of the line removes files or changes
+/// directory (`cd x && rm a b`, `git rm -r old/`).
+pub fn only_removes(command: &str) -> bool {
+    let line = parse(command);
+    !line.parts.is_empty()
+        && line.parts.iter().all(|words| {
+            matches!(program(&words[0]), "cd" | "rm")
+                || (program(&words[0]) == "git" && words.get(1).is_some_and(|w| w == "rm"))
+        })
 }
 
 /// What a search command line looked for: the pattern and the paths it was
@@ -415,6 +458,22 @@ fn joined(dir: Option<&str>, path: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn files_a_command_removes() {
+        assert_eq!(files_removed("rm -f a.txt src/b.rs"), ["a.txt", "src/b.rs"]);
+        assert_eq!(
+            files_removed("cd web && git rm -r old/ && cargo test"),
+            ["web/old/"]
+        );
+        assert!(files_removed("git rm --cached .env").is_empty());
+        assert_eq!(files_removed("rm -- -weird *.log"), ["-weird"]);
+        assert!(files_removed("rm $(cat list)").is_empty());
+        assert!(files_removed("cargo rm serde").is_empty());
+        assert!(only_removes("cd x && rm -rf build"));
+        assert!(!only_removes("rm a && cargo test"));
+        assert!(!only_removes("git status"));
+    }
 
     #[test]
     fn reads_and_changes() {

@@ -71,9 +71,16 @@ fn observation_id(item: &KnowledgeItem) -> Option<i64> {
 /// nothing.
 fn project_lines(items: &[KnowledgeItem]) -> Vec<String> {
     let mut lines = vec!["What the project is and how to work in it:".to_owned()];
-    let stack: Vec<String> = of_kind(items, store::STACK)
-        .map(|i| one_line(&i.text, 120))
-        .collect();
+    let (purpose, stacks): (Vec<&KnowledgeItem>, Vec<&KnowledgeItem>) =
+        of_kind(items, store::STACK).partition(|i| i.key == store::PURPOSE_KEY);
+    for said in purpose {
+        let file = said.files.first().map(String::as_str).unwrap_or("README");
+        lines.push(format!(
+            "- what it is: {} ({file})",
+            one_line(&said.text, 200)
+        ));
+    }
+    let stack: Vec<String> = stacks.into_iter().map(|i| one_line(&i.text, 120)).collect();
     if !stack.is_empty() {
         lines.push(format!("- stack: {}", stack.join("; ")));
     }

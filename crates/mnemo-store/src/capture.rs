@@ -251,8 +251,10 @@ fn apply_event(
 ) -> rusqlite::Result<Applied> {
     let seen = if event.kind == EventKind::TurnEnd {
         turn_end_seen(tx, session_id, event)?
+    } else if event.tool_use_id.is_none() {
+        tool_call_repeated(tx, session_id, event, at)?
     } else {
-        event.tool_use_id.is_none() && tool_call_repeated(tx, session_id, event, at)?
+        adopted_live_copy(tx, session_id, event)?
     };
     if seen {
         return Ok(Applied::Duplicate);
@@ -390,6 +392,39 @@ fn tool_call_repeated(
         ],
         |r| r.get(0),
     )
+}
+
+/// Whether a call that comes with an id (an imported recording's) was
+/// captured already without one: a host whose hooks give calls no id
+/// (Gemini CLI) recorded it live, in the same turn, with the same tool and
+/// input. That row takes the id, so the call stays one and a later import
+/// finds it by id.
+fn adopted_live_copy(
+    tx: &Transaction<'_>,
+    session_id: i64,
+    e: &EventRecord,
+) -> rusqlite::Result<bool> {
+    let adopted = tx.execute(
+        "UPDATE events SET tool_use_id = ?5
+         WHERE id = (SELECT id FROM events
+                     WHERE session_id = ?1 AND tool_use_id IS NULL AND kind = ?2
+                       AND tool_name IS ?3 AND input IS ?4
+                       AND prompt_number = COALESCE(
+                             (SELECT prompt_number FROM prompts
+                              WHERE session_id = ?1 AND platform_prompt_id = ?6),
+                             (SELECT prompt_count FROM sessions WHERE id = ?1))
+                     ORDER BY id LIMIT 1)
+           AND NOT EXISTS (SELECT 1 FROM events WHERE session_id = ?1 AND tool_use_id = ?5)",
+        params![
+            session_id,
+            e.kind.as_str(),
+            e.tool_name,
+            e.input,
+            e.tool_use_id,
+            e.platform_prompt_id
+        ],
+    )?;
+    Ok(adopted > 0)
 }
 
 /// Links a session started by `/clear` or compaction to the one it

@@ -16,6 +16,9 @@ use crate::{json_list, parse_json_list};
 pub const KINDS: [&str; 7] = [STACK, LAYOUT, COMMAND, CONVENTION, DECISION, OPEN, PROBLEM];
 /// A language or ecosystem, from its manifest files.
 pub const STACK: &str = "stack";
+/// The key of the stack item that says what the project is, in its README's
+/// words.
+pub const PURPOSE_KEY: &str = "purpose";
 /// The directories most worked in.
 pub const LAYOUT: &str = "layout";
 /// A build, test, lint or run command that passed.

@@ -52,7 +52,7 @@ pub mod status;
 pub mod vectors;
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, ErrorCode, OpenFlags, TransactionBehavior};
 
@@ -198,7 +198,7 @@ impl Store {
             path: path.to_owned(),
         };
         store.configure(busy_timeout)?;
-        store.migrate()?;
+        store.migrate_patiently(busy_timeout)?;
         Ok(store)
     }
 
@@ -267,6 +267,25 @@ impl Store {
         self.conn
             .pragma_query_value(None, "user_version", |r| r.get(0))
             .map_err(|e| self.err(e))
+    }
+
+    /// Migrates, trying again while another process holds the lock, up to
+    /// `busy_timeout`. When several processes open a new database at once,
+    /// SQLite answers some of their lock conflicts (the switch to WAL, a
+    /// reader asking to write) with "busy" at once rather than waiting in its
+    /// busy handler; the process that lost would otherwise find no schema.
+    fn migrate_patiently(&mut self, busy_timeout: Duration) -> Result<()> {
+        let give_up = Instant::now() + busy_timeout;
+        let mut pause = Duration::from_millis(1);
+        loop {
+            match self.migrate() {
+                Err(e) if e.failure() == Failure::Locked && Instant::now() + pause < give_up => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(16));
+                }
+                done => return done,
+            }
+        }
     }
 
     /// Brings the schema up to date. Costs one pragma read when it already is.

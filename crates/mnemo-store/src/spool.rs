@@ -341,51 +341,7 @@ impl Store {
         deadline: Option<Instant>,
     ) -> Result<IngestReport> {
         let mut report = IngestReport::default();
-        let mut locked = Vec::new();
-        let mut read = Backlog::default();
-        for main in spool_files(data) {
-            if let Some(reason) = refusal(&main) {
-                report.refused.push(reason);
-                continue;
-            }
-            // Absent (or unreadable: doctor reports it).
-            if let Ok(file) = OpenOptions::new().read(true).write(true).open(&main) {
-                match lock_until(&file, deadline) {
-                    Ok(true) if read.take(&file) => locked.push(Locked {
-                        file,
-                        path: main.clone(),
-                        side: false,
-                    }),
-                    Ok(true) | Err(_) => {}
-                    Ok(false) => {
-                        return Err(out_of_time(
-                            &main,
-                            "another process is ingesting the spool; the backlog waits for the next hook",
-                        ));
-                    }
-                }
-            }
-            for side in side_files(&main) {
-                if let Some(problem) = foreign_access(&side) {
-                    report
-                        .refused
-                        .push(format!("{}: {problem}", side.display()));
-                    continue;
-                }
-                let Ok(file) = OpenOptions::new().read(true).write(true).open(&side) else {
-                    continue;
-                };
-                // Held by another ingester, or already applied and deleted.
-                if file.try_lock().is_err() || unlinked(&file) || !read.take(&file) {
-                    continue;
-                }
-                locked.push(Locked {
-                    file,
-                    path: side,
-                    side: true,
-                });
-            }
-        }
+        let (locked, read) = lock_backlog(data, deadline, &mut report)?;
         if locked.is_empty() {
             return Ok(report);
         }
@@ -395,14 +351,35 @@ impl Store {
         } = read;
         // Merge the files by capture time; ties keep file order.
         entries.sort_by_key(|(at, seq, _)| (*at, *seq));
+        let applied = self.apply_backlog(&entries, deadline, &locked[0].path, &mut report)?;
+        bad_lines.extend(applied.rejected);
+        report.rejected = bad_lines.len();
+        set_aside(data, &bad_lines)?;
+        for l in &locked {
+            empty_spool_file(l)?;
+        }
+        // The files are empty now; the replay guard for their ids can go.
+        self.forget_replay_guard(&applied.ids)?;
+        Ok(report)
+    }
 
-        let mut ids = Vec::with_capacity(entries.len());
-        for (_, _, capture) in &entries {
+    /// Applies the backlog in order, each capture once; a capture that can
+    /// never apply becomes a rejected line, a transient failure (or the
+    /// deadline) stops the ingest with the spool left in place.
+    fn apply_backlog(
+        &mut self,
+        entries: &[(i64, usize, Capture)],
+        deadline: Option<Instant>,
+        first_file: &Path,
+        report: &mut IngestReport,
+    ) -> Result<AppliedBacklog> {
+        let mut done = AppliedBacklog::default();
+        for (_, _, capture) in entries {
             if let Some(deadline) = deadline {
                 let left = deadline.saturating_duration_since(Instant::now());
                 if left.is_zero() {
                     return Err(out_of_time(
-                        &locked[0].path,
+                        first_file,
                         "the hook's deadline came before the spool backlog was stored; it waits for the next hook",
                     ));
                 }
@@ -413,7 +390,7 @@ impl Store {
                 Ok(_) => report.applied += 1,
                 Err(e) if e.is_transient() => return Err(e),
                 Err(e) => {
-                    bad_lines.push(format!(
+                    done.rejected.push(format!(
                         "{{\"error\":{},\"capture\":{}}}",
                         serde_json::Value::String(e.to_string()),
                         serde_json::to_string(capture).unwrap_or_default()
@@ -421,32 +398,13 @@ impl Store {
                     continue;
                 }
             }
-            ids.push(capture.capture_id.clone());
+            done.ids.push(capture.capture_id.clone());
         }
-        if !bad_lines.is_empty() {
-            report.rejected = bad_lines.len();
-            let rejected = data.spool_dir().join(REJECTED_FILE);
-            let mut text = bad_lines.join("\n");
-            text.push('\n');
-            append_line(&rejected, text.as_bytes(), None).map_err(|source| {
-                StoreError::DataDir {
-                    path: rejected.clone(),
-                    source,
-                }
-            })?;
-        }
-        for l in &locked {
-            let emptied = if l.side {
-                std::fs::remove_file(&l.path)
-            } else {
-                l.file.set_len(0).and_then(|_| l.file.sync_all())
-            };
-            emptied.map_err(|source| StoreError::DataDir {
-                path: l.path.clone(),
-                source,
-            })?;
-        }
-        // The files are empty now; the replay guard for their ids can go.
+        Ok(done)
+    }
+
+    /// Drops the replay guard of captures whose spool lines are gone.
+    fn forget_replay_guard(&self, ids: &[String]) -> Result<()> {
         for chunk in ids.chunks(500) {
             let placeholders = vec!["?"; chunk.len()].join(",");
             self.conn
@@ -456,8 +414,102 @@ impl Store {
                 )
                 .map_err(|e| self.err(e))?;
         }
-        Ok(report)
+        Ok(())
     }
+}
+
+/// What applying a backlog did: the ids applied (now or before) and the
+/// captures that can never apply, as rejected lines.
+#[derive(Default)]
+struct AppliedBacklog {
+    ids: Vec<String>,
+    rejected: Vec<String>,
+}
+
+/// Locks every spool file (the main file waits until `deadline`; a side file
+/// held by another ingester is skipped) and reads what they hold. Files of
+/// another user, or writable by others, are refused with the reason.
+fn lock_backlog(
+    data: &DataDir,
+    deadline: Option<Instant>,
+    report: &mut IngestReport,
+) -> Result<(Vec<Locked>, Backlog)> {
+    let mut locked = Vec::new();
+    let mut read = Backlog::default();
+    for main in spool_files(data) {
+        if let Some(reason) = refusal(&main) {
+            report.refused.push(reason);
+            continue;
+        }
+        // Absent (or unreadable: doctor reports it).
+        if let Ok(file) = OpenOptions::new().read(true).write(true).open(&main) {
+            match lock_until(&file, deadline) {
+                Ok(true) if read.take(&file) => locked.push(Locked {
+                    file,
+                    path: main.clone(),
+                    side: false,
+                }),
+                Ok(true) | Err(_) => {}
+                Ok(false) => {
+                    return Err(out_of_time(
+                        &main,
+                        "another process is ingesting the spool; the backlog waits for the next hook",
+                    ));
+                }
+            }
+        }
+        for side in side_files(&main) {
+            if let Some(problem) = foreign_access(&side) {
+                report
+                    .refused
+                    .push(format!("{}: {problem}", side.display()));
+                continue;
+            }
+            let Ok(file) = OpenOptions::new().read(true).write(true).open(&side) else {
+                continue;
+            };
+            // Held by another ingester, or already applied and deleted.
+            if file.try_lock().is_err() || unlinked(&file) || !read.take(&file) {
+                continue;
+            }
+            locked.push(Locked {
+                file,
+                path: side,
+                side: true,
+            });
+        }
+    }
+    Ok((locked, read))
+}
+
+/// Appends the lines that can never apply to `rejected.jsonl`.
+fn set_aside(data: &DataDir, bad_lines: &[String]) -> Result<()> {
+    if bad_lines.is_empty() {
+        return Ok(());
+    }
+    let rejected = data.spool_dir().join(REJECTED_FILE);
+    let mut text = bad_lines.join("\n");
+    text.push('\n');
+    append_line(&rejected, text.as_bytes(), None)
+        .map(|_| ())
+        .map_err(|source| StoreError::DataDir {
+            path: rejected.clone(),
+            source,
+        })
+}
+
+/// Empties an applied spool file: a side file is deleted, the main file
+/// truncated (and synced) so that writers holding it open keep appending.
+fn empty_spool_file(l: &Locked) -> Result<()> {
+    let emptied = if l.side {
+        std::fs::remove_file(&l.path)
+    } else {
+        l.file.set_len(0).and_then(|_| l.file.sync_all())
+    };
+    emptied.map_err(|source| StoreError::DataDir {
+        path: l.path.clone(),
+        source,
+    })
 }
 
 #[cfg(test)]

@@ -169,7 +169,7 @@ struct Builder<'a> {
     last_request: Option<String>,
     /// The question the last finished turn ended on: the next prompt
     /// answers it.
-    asked: Option<(String, Vec<String>)>,
+    asked: Option<Asked>,
     last_at: i64,
 }
 
@@ -286,11 +286,13 @@ impl<'a> Builder<'a> {
             ..Turn::default()
         };
         if origin == Origin::User {
-            if let (Some((question, options)), Some(answer)) = (self.asked.take(), &prompt) {
+            if let (Some((question, options, option_notes)), Some(answer)) =
+                (self.asked.take(), &prompt)
+            {
                 turn.questions.push(Question {
                     question,
                     options,
-                    option_notes: Vec::new(),
+                    option_notes,
                     answer: answer.clone(),
                     tool_use_id: None,
                 });
@@ -543,9 +545,15 @@ fn answer_in_text(text: &str, question: &str) -> Option<String> {
     Some(text[start..end].to_owned())
 }
 
+/// A question a report ends on: its lines, the options listed with it and
+/// what each option meant.
+type Asked = (String, Vec<String>, Vec<String>);
+
 /// When a report ends by asking the user something: the question (its
-/// paragraph's question lines) and the options listed with it.
-fn ends_with_question(report: &str) -> Option<(String, Vec<String>)> {
+/// paragraph's question lines) and the options listed with it, in its own
+/// paragraph or, numbered, in the paragraph right before it ("1. **Remove
+/// it** - dead code" then "Which one?").
+fn ends_with_question(report: &str) -> Option<Asked> {
     let paragraphs: Vec<&str> = report
         .split("\n\n")
         .map(str::trim)
@@ -561,13 +569,41 @@ fn ends_with_question(report: &str) -> Option<(String, Vec<String>)> {
     if question.is_empty() {
         return None;
     }
-    let options = tail[at..]
+    let mut items: Vec<&str> = tail[at..]
         .iter()
         .flat_map(|p| p.lines())
         .filter_map(list_item)
-        .map(str::to_owned)
         .collect();
-    Some((question.join(" "), options))
+    if items.is_empty() && at > 0 {
+        items = numbered_items(tail[at - 1]);
+    }
+    let (options, notes) = items.into_iter().map(option_and_note).unzip();
+    Some((question.join(" "), options, notes))
+}
+
+/// The items of a numbered list (`1. x`, `2) x`) in `paragraph`.
+fn numbered_items(paragraph: &str) -> Vec<&str> {
+    paragraph
+        .lines()
+        .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
+        .filter_map(list_item)
+        .collect()
+}
+
+/// An option's label and what it meant: `**Remove it** - dead code` gives
+/// ("Remove it", "dead code"); an item without a bold label is all label.
+fn option_and_note(item: &str) -> (String, String) {
+    let Some(rest) = item.strip_prefix("**") else {
+        return (item.to_owned(), String::new());
+    };
+    let Some((label, after)) = rest.split_once("**") else {
+        return (item.to_owned(), String::new());
+    };
+    let note = after.trim_start_matches([' ', '-', '—', '–', ':']).trim();
+    (
+        label.trim_end_matches(':').trim().to_owned(),
+        note.to_owned(),
+    )
 }
 
 /// The text of a list line (`- x`, `* x`, `1. x`, `2) x`).

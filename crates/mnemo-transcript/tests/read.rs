@@ -251,6 +251,49 @@ fn a_question_ending_a_turn_is_answered_by_the_next_prompt() {
 }
 
 #[test]
+fn numbered_options_before_the_question_are_its_options_with_their_notes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let report = "The field is computed but never shown.\n\n**Options:**\n1. **Remove it** - dead code\n2. **Show it in the preview** - tells users why\n3. **Log it** — for an audit trail\n\nWould you like me to remove it or make it useful?";
+    let path = write(
+        tmp.path(),
+        &[
+            user("review the cleanup code", "2026-01-01T10:00:00Z"),
+            assistant(
+                json!([{"type": "text", "text": report}]),
+                "2026-01-01T10:00:05Z",
+            ),
+            user("3", "2026-01-01T10:01:00Z"),
+        ],
+    );
+    let s = read_file(&path, &sanitizer()).unwrap();
+    let q = &s.turns[1].questions;
+    assert_eq!(q.len(), 1, "{q:?}");
+    assert_eq!(
+        q[0].options,
+        ["Remove it", "Show it in the preview", "Log it"]
+    );
+    assert_eq!(
+        q[0].option_notes,
+        ["dead code", "tells users why", "for an audit trail"]
+    );
+    // A bulleted summary before a question is no list of options.
+    let report = "Done:\n- added the flag\n- updated docs\n\nAnything else to adjust?";
+    let path = write(
+        tmp.path(),
+        &[
+            user("add the flag", "2026-01-01T10:00:00Z"),
+            assistant(
+                json!([{"type": "text", "text": report}]),
+                "2026-01-01T10:00:05Z",
+            ),
+            user("now explain the flag", "2026-01-01T10:01:00Z"),
+        ],
+    );
+    let s = read_file(&path, &sanitizer()).unwrap();
+    assert!(s.turns[1].questions[0].options.is_empty());
+}
+
+#[test]
 fn garbled_lines_are_counted_and_skipped() {
     let tmp = tempfile::tempdir().unwrap();
     let path = write(

@@ -189,7 +189,8 @@ pub fn derive(conn: &Connection, project: i64) -> mnemo_recall::Result<Vec<Knowl
         .ok();
     let root = root.unwrap_or_default();
     let calls = read_calls(conn, project)?;
-    let mut items = stack_items(Path::new(&root), &calls);
+    let mut items: Vec<KnowledgeItem> = purpose_item(Path::new(&root)).into_iter().collect();
+    items.extend(stack_items(Path::new(&root), &calls));
     items.extend(language_item(&root, &calls));
     items.extend(layout_item(&root, &calls));
     items.extend(command_items(&calls));
@@ -384,6 +385,18 @@ fn stack_items(root: &Path, calls: &[Call]) -> Vec<KnowledgeItem> {
         ));
     }
     items
+}
+
+/// What the project is, in its README's words ([`crate::readme`]): a stack
+/// item under the key [`store::PURPOSE_KEY`], anchored to the README.
+fn purpose_item(root: &Path) -> Option<KnowledgeItem> {
+    if root.as_os_str().is_empty() {
+        return None;
+    }
+    let (sentence, file) = crate::readme::purpose(root)?;
+    let mut item = KnowledgeItem::new(store::STACK, store::PURPOSE_KEY, &sentence);
+    item.files = vec![file.to_owned()];
+    Some(item)
 }
 
 /// What the first of `files` that sits at the root says of the project

@@ -33,6 +33,7 @@ pub mod logging;
 mod manifest;
 pub mod narrative;
 pub mod orphans;
+mod readme;
 pub mod service;
 pub mod sync;
 pub mod viewer;

@@ -235,7 +235,7 @@ pub fn narrative(
             .iter()
             .filter(|q| match &q.tool_use_id {
                 Some(_) => within(&q.tool_use_id),
-                None => span.as_ref().is_some_and(|s| *s.start() == 0),
+                None => span.as_ref().is_some_and(|s| opens_turn(turn, *s.start())),
             })
             .map(|q| QuestionAnswer {
                 question: q.question.clone(),
@@ -246,6 +246,16 @@ pub fn narrative(
             .collect(),
         final_report: turn.final_report.clone().filter(|_| turn_complete),
     }
+}
+
+/// True when a batch whose calls start at `start` is the turn's first
+/// piece: every call before it failed or was refused (a refused call is in
+/// no batch, so the question the prompt answered would go to none).
+fn opens_turn(turn: &Turn, start: usize) -> bool {
+    turn.tool_calls
+        .iter()
+        .take(start)
+        .all(|c| c.error.is_some())
 }
 
 /// The tool-call positions of `turn` a batch speaks for (`usize::MAX`
@@ -390,6 +400,38 @@ mod tests {
         assert_eq!(n.questions.len(), 1);
         assert_eq!(n.questions[0].answer, "LRU");
         assert_eq!(n.questions[0].options, ["LRU", "Redis"]);
+    }
+
+    #[test]
+    fn the_answered_question_goes_to_the_first_batch_after_a_refused_call() {
+        let tmp = tempfile::tempdir().unwrap();
+        let lines = [
+            json!({"type": "user", "message": {"content": "check the loop"}}),
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "text", "text": "The inner check is redundant. Want me to remove it?"}]}}),
+            json!({"type": "user", "message": {"content": "yes, once is enough"}}),
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "tool_use", "id": "e1", "name": "Edit", "input": {"file_path": "/p/a.sh"}}]}}),
+            json!({"type": "user", "message": {"content": [
+                {"type": "tool_result", "tool_use_id": "e1", "is_error": true,
+                 "content": "The user doesn't want to proceed with this tool use."}]}}),
+            json!({"type": "assistant", "message": {"content": [
+                {"type": "tool_use", "id": "e2", "name": "Edit", "input": {"file_path": "/p/a.sh"}}]}}),
+            json!({"type": "user", "message": {"content": [
+                {"type": "tool_result", "tool_use_id": "e2", "content": "ok"}]}}),
+        ];
+        let path = tmp.path().join("s.jsonl");
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, text).unwrap();
+        let mut l = lease(Some(&path), vec![event(1, "e2")], true);
+        l.turn.prompt = Some("yes, once is enough".into());
+        l.turn.prompt_number = 2;
+        let n = Narratives::new(&Config::default())
+            .for_lease(&l)
+            .unwrap()
+            .narrative;
+        assert_eq!(n.questions.len(), 1, "{n:?}");
+        assert_eq!(n.questions[0].answer, "yes, once is enough");
     }
 
     #[test]

@@ -273,6 +273,48 @@ fn a_corrupt_database_spools_and_doctor_fix_recovers_capture() {
     assert_eq!(kept.len(), 1, "the damaged file is kept");
 }
 
+/// The first open of a store is its creation: when eight hooks start at once
+/// on a data directory with no database, the ones that lose the race wait for
+/// the schema instead of spooling their event or reading an empty store.
+/// Each round is a fresh store; the race is rare, so it runs many rounds.
+#[test]
+fn eight_hooks_creating_a_store_at_once_wait_for_its_schema() {
+    for round in 0..25 {
+        let env = Env::new();
+        let proj = env.dir.path().to_owned();
+        let outputs: Vec<Output> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..8)
+                .map(|s| {
+                    let (env, proj) = (&env, &proj);
+                    scope.spawn(move || {
+                        let session = format!("first-{s}");
+                        env.hook(
+                            "UserPromptSubmit",
+                            &prompt(proj, &session, "how does the store get created"),
+                        )
+                    })
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for out in &outputs {
+            assert_eq!(out.status.code(), Some(0));
+            assert!(
+                out.stderr.is_empty(),
+                "round {round}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert_eq!(spool_lines(&env), 0, "round {round}: nothing spooled");
+        assert_eq!(
+            env.count("SELECT count(*) FROM prompts"),
+            8,
+            "round {round}"
+        );
+        assert_eq!(env.hook_log(), "", "round {round}: no warnings");
+    }
+}
+
 #[test]
 fn eight_processes_times_five_hundred_hooks_lose_nothing() {
     let env = Env::new();

@@ -1160,3 +1160,76 @@ fn install_offers_gemini_sessions_too() {
         ["gemini"]
     );
 }
+
+/// A Gemini session captured live, then imported: Gemini's hooks give calls
+/// no id, the recording does; the import finds the live copy of each call of
+/// the turn it goes on from (same turn, tool and input), gives it the
+/// recording's id and adds nothing, so the call is kept once, and a second
+/// import adds nothing either.
+#[test]
+fn a_gemini_session_captured_live_then_imported_keeps_each_call_once() {
+    let env = Env::new();
+    let root = project(&env, "ledger");
+    let file = root.join("ledger.py");
+    std::fs::write(&file, "LIMIT = 3\n").unwrap();
+    let session = "gemini-live-then-imported";
+    let prompt = "what is the ledger's limit";
+    let hook = |event: &str, body: Value| {
+        let mut body = body;
+        body["session_id"] = json!(session);
+        body["cwd"] = json!(root);
+        body["hook_event_name"] = json!(event);
+        let mut c = env.mnemo();
+        c.args(["hook", "gemini", event]);
+        let out = common::run_with_stdin(c, body.to_string().as_bytes());
+        assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+    };
+    hook("BeforeAgent", json!({ "prompt": prompt }));
+    let args = json!({ "file_path": file });
+    hook(
+        "AfterTool",
+        json!({ "tool_name": "read_file", "tool_input": args,
+                "tool_response": { "llmContent": "LIMIT = 3\n", "returnDisplay": "" } }),
+    );
+    assert_eq!(
+        env.count("SELECT count(*) FROM events WHERE tool_name = 'Read'"),
+        1
+    );
+
+    let home = env.dir.path().join("gemini-home");
+    let folder = home.join(".gemini/tmp/ledger");
+    std::fs::create_dir_all(folder.join("chats")).unwrap();
+    std::fs::write(folder.join(".project_root"), root.to_str().unwrap()).unwrap();
+    let recording = [
+        json!({ "sessionId": session, "projectHash": "0", "startTime": "2026-11-28T10:00:00Z" }),
+        json!({ "id": "u1", "type": "user", "timestamp": "2026-11-28T10:00:01Z",
+                "content": [{ "text": prompt }] }),
+        json!({ "id": "m1", "type": "gemini", "timestamp": "2026-11-28T10:00:02Z",
+                "content": "The limit is 3.",
+                "toolCalls": [{ "id": "read-1", "name": "read_file", "status": "success",
+                                "args": args,
+                                "result": [{ "functionResponse": { "id": "read-1",
+                                    "name": "read_file",
+                                    "response": { "output": "LIMIT = 3\n" } } }] }] }),
+    ]
+    .map(|v| v.to_string())
+    .join("\n");
+    std::fs::write(
+        folder.join("chats/session-2026-11-28T10-00-live.jsonl"),
+        recording,
+    )
+    .unwrap();
+    for _ in 0..2 {
+        succeeded(
+            with_gemini_home(&env, &home)
+                .args(["import", "--transcripts"])
+                .output()
+                .unwrap(),
+        );
+        assert_eq!(
+            env.strings("SELECT coalesce(tool_use_id, '-') FROM events WHERE tool_name = 'Read'"),
+            ["read-1"]
+        );
+        assert_eq!(env.count("SELECT count(*) FROM sessions"), 1);
+    }
+}

@@ -177,6 +177,13 @@ fn rust_project(env: &Env) -> std::path::PathBuf {
 fn go_node_project(env: &Env) -> std::path::PathBuf {
     let p = project(env, "relay");
     std::fs::write(p.join("go.mod"), "module example.com/relay\n\ngo 1.22\n").unwrap();
+    std::fs::write(
+        p.join("README.md"),
+        "# relay\n\n[![CI](https://ci.example/badge.svg)](https://ci.example)\n\n\
+         **Relay** forwards webhook messages from [chat services](docs/chat.md) to the \
+         internal hubs. It runs as one binary.\n\n## Install\n\n```sh\ngo install ./...\n```\n",
+    )
+    .unwrap();
     std::fs::create_dir_all(p.join("web")).unwrap();
     std::fs::write(p.join("web/package.json"), "{\"name\": \"relay-web\"}\n").unwrap();
     for (n, session) in ["g1", "g2"].iter().enumerate() {
@@ -227,6 +234,18 @@ fn knowledge_names_the_stack_and_the_commands_of_a_rust_and_a_go_node_project() 
     assert!(line_with(&r, "- main directories:").contains("src/"), "{r}");
 
     let g = context(&env, &go, false);
+    // What the project is, in its README's words, first.
+    let what = line_with(&g, "- what it is:");
+    assert_eq!(
+        what,
+        "- what it is: Relay forwards webhook messages from chat services to the internal hubs. (README.md)",
+        "{g}"
+    );
+    assert!(
+        position(&g, "- what it is:") < position(&g, "- stack:"),
+        "{g}"
+    );
+    assert!(!r.contains("- what it is:"), "no README, nothing said: {r}");
     let stack = line_with(&g, "- stack:");
     assert!(
         stack.contains("Go (go.mod): module example.com/relay (Go 1.22)"),

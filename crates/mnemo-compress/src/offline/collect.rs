@@ -22,6 +22,7 @@ impl<'a> Analysis<'a> {
             a.take(e, &mut file_ids);
         }
         a.events = events;
+        a.mark_tracker_programs();
         a.read_narrative();
         a.find_episodes();
         a
@@ -45,6 +46,23 @@ impl<'a> Analysis<'a> {
             said: HashMap::new(),
             questions: Vec::new(),
             open_todos: Vec::new(),
+        }
+    }
+
+    /// A program seen running a tracker command (told by its form) is the
+    /// turn's tracker: its other commands (`x ready`, `x sync`) are
+    /// bookkeeping too.
+    fn mark_tracker_programs(&mut self) {
+        let trackers: Vec<String> = self
+            .runs
+            .iter()
+            .filter(|r| command::is_tracker(self.command_of(r)))
+            .map(|r| r.program.clone())
+            .collect();
+        for run in &mut self.runs {
+            if run.class == CommandClass::Run && trackers.contains(&run.program) {
+                run.bookkeeping = true;
+            }
         }
     }
 

@@ -29,6 +29,8 @@ enum Answer {
     },
     /// Wrote a choice of their own instead of the options offered.
     OwnChoice,
+    /// Gave the exact words to use, in quotes (`", exit and run"`).
+    Wording(String),
     /// Yes (or no) to the offer, with the rest of the answer.
     Yes(String),
     No(String),
@@ -89,6 +91,7 @@ pub(crate) fn decide(q: &Question, title_max: usize) -> Option<Decision> {
     let title = match read_answer(q, &answer) {
         Answer::Picked { index, extra } => picked_title(q, index, &extra),
         Answer::OwnChoice => format!("Chose {answer} over {}", text::join_or(&labels(q, None))),
+        Answer::Wording(words) => format!("Chose the wording \"{words}\""),
         Answer::Yes(rest) => match alternatives(&q.question) {
             Some(alts) => alternative_taken(&alts, &rest)?,
             None => format!("Chose to {}{}", offer(&q.question)?, reason(&rest)),
@@ -109,6 +112,9 @@ pub(crate) fn decide(q: &Question, title_max: usize) -> Option<Decision> {
 fn read_answer(q: &Question, answer: &str) -> Answer {
     if decides_nothing(answer) {
         return Answer::Nothing;
+    }
+    if let Some(words) = quoted_whole(answer) {
+        return Answer::Wording(words);
     }
     if let Some(index) = option_named(q, answer) {
         let label = &q.options[index].0;
@@ -136,12 +142,34 @@ fn read_answer(q: &Question, answer: &str) -> Answer {
     Answer::Nothing
 }
 
-/// An answer that cannot be a choice: empty, another question, host markup
-/// or a slash command, or pasted output (an error, a log line, JSON).
+/// Openers of a request to the agent ("can you explain …"): an answer that
+/// asks for something else chooses nothing, with or without its `?`.
+const REQUESTS: &[&str] = &[
+    "can you ",
+    "could you ",
+    "would you ",
+    "will you ",
+    "explain ",
+    "explain:",
+    "tell me ",
+    "show me ",
+];
+
+/// Words that may come before a request ("now can you …").
+const LEAD_INS: &[&str] = &["now ", "ok ", "okay ", "and ", "then ", "also ", "but "];
+
+/// An answer that cannot be a choice: empty, another question (asked with
+/// or without its `?`), host markup or a slash command, or pasted output
+/// (an error, a log line, JSON).
 fn decides_nothing(answer: &str) -> bool {
     let a = answer.trim();
     let lower = a.to_lowercase();
+    let request = LEAD_INS
+        .iter()
+        .find_map(|l| lower.strip_prefix(l))
+        .unwrap_or(&lower);
     a.is_empty()
+        || REQUESTS.iter().any(|r| request.starts_with(r))
         || a.contains('?')
         || a.starts_with(['<', '/', '{', '[', '`', '$', '>'])
         || lower.starts_with("q:")
@@ -149,6 +177,18 @@ fn decides_nothing(answer: &str) -> bool {
         || lower.contains("exception")
         || lower.contains("traceback")
         || lower.contains("panicked")
+}
+
+/// The words of an answer that is one quotation and nothing else (the
+/// user supplying the text to use), up to twenty words.
+fn quoted_whole(answer: &str) -> Option<String> {
+    let a = answer.trim();
+    let pairs = [('"', '"'), ('\'', '\''), ('“', '”')];
+    let (open, close) = pairs.iter().find(|(o, _)| a.starts_with(*o))?;
+    let inner = a.strip_prefix(*open)?.strip_suffix(*close)?;
+    let words = inner.split_whitespace().count();
+    let single = !inner.contains(*open) && !inner.contains(*close);
+    (single && (1..=20).contains(&words)).then(|| inner.trim().to_owned())
 }
 
 /// The option whose label the answer names (the longest one it contains).
@@ -554,6 +594,8 @@ mod tests {
             "Error: cannot find module 'x'",
             "3",
             "the tests take 200s now, can we look at that",
+            "now can you explain: Session state persists until cleanup",
+            "can you explain the second row",
         ] {
             assert_eq!(title(offer, &[], answer), None, "{answer}");
         }
@@ -570,6 +612,16 @@ mod tests {
             )
             .as_deref(),
             Some("Chose to push what we have and re-test over refine further")
+        );
+        // The exact words to use, quoted, are the choice.
+        assert_eq!(
+            title(
+                "Change it to \"exit and run\"? Or keep it more explicit?",
+                &[],
+                "\", exit the app and run\""
+            )
+            .as_deref(),
+            Some("Chose the wording \", exit the app and run\"")
         );
         // A yes to something that was no offer.
         assert_eq!(title("What do you think?", &[], "yes"), None);

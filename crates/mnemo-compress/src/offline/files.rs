@@ -75,10 +75,11 @@ impl Analysis<'_> {
         out
     }
 
-    /// Up to `max` facts of the concrete values the file's own changes set.
-    pub(super) fn value_facts(&self, id: usize, max: usize) -> Vec<String> {
+    /// Up to `max` of the concrete values the file's own changes set, told
+    /// in one fact (for a change of several files, one line per file).
+    pub(super) fn value_fact(&self, id: usize, max: usize) -> Option<String> {
         let t = Tally::of(self.own_steps(id));
-        values::facts(&t.values, &self.files[id].rel, max)
+        values::joined_fact(&t.values, &self.files[id].rel, max)
     }
 
     /// "Changed function `login` in auth.py (+1 −1 lines)" and the like.
@@ -199,7 +200,9 @@ impl Analysis<'_> {
             d.fact(self.change_fact(id));
         }
         for &id in &ids {
-            self.value_facts(id, 1).into_iter().for_each(|f| d.fact(f));
+            self.value_fact(id, PER_FILE_VALUES)
+                .into_iter()
+                .for_each(|f| d.fact(f));
         }
         d.narrative.push(format!(
             "Changed {} (+{added} −{removed} lines).",

@@ -3,7 +3,8 @@
 //! (`NAME = literal`, `key: literal`, `const NAME: T = literal`, `@name
 //! literal`), route and path strings (`"/projects/:id/review"`),
 //! environment variables set or read (`FOO=1`, `getenv("FOO")`,
-//! `process.env.FOO`), and name patterns (`"worker-#{id}"`, `"job-{}"`).
+//! `process.env.FOO`, `${FOO:-}`), name patterns (`"worker-#{id}"`,
+//! `"job-{}"`) and the messages a program prints (`messages`).
 //! Recognised by syntax form alone, whatever the language or project; trivial
 //! literals, secrets and test files are left out, and only the most
 //! distinctive few are kept.
@@ -62,27 +63,35 @@ pub(super) enum Value {
     EnvDefault { name: String, default: String },
     /// A format string naming things (`"worker-#{id}"`).
     Pattern(String),
+    /// A sentence the program prints (a message, warning or error).
+    Message(String),
 }
 
 impl Value {
     /// The value as a short fact about `file`; None when it holds a secret.
     pub(super) fn fact(&self, file: &str) -> Option<String> {
-        let fact = match self {
-            Value::Setting { name, literal } => format!("sets `{name} = {literal}` in {file}"),
-            Value::Path(p) => format!("route/path \"{p}\" in {file}"),
-            Value::EnvSet { name, value: None } => format!("sets env var `{name}` in {file}"),
+        self.said().map(|said| format!("{said} in {file}"))
+    }
+
+    /// What the value sets, without its file; None when it holds a secret.
+    fn said(&self) -> Option<String> {
+        let said = match self {
+            Value::Setting { name, literal } => format!("sets `{name} = {literal}`"),
+            Value::Path(p) => format!("route/path \"{p}\""),
+            Value::EnvSet { name, value: None } => format!("sets env var `{name}`"),
             Value::EnvSet {
                 name,
                 value: Some(v),
-            } => format!("sets env var `{name}={v}` in {file}"),
-            Value::EnvRead(name) => format!("reads env var `{name}` in {file}"),
+            } => format!("sets env var `{name}={v}`"),
+            Value::EnvRead(name) => format!("reads env var `{name}`"),
             Value::EnvDefault { name, default } => {
-                format!("reads env var `{name}` (default `{default}`) in {file}")
+                format!("reads env var `{name}` (default `{default}`)")
             }
-            Value::Pattern(p) => format!("name pattern \"{p}\" in {file}"),
+            Value::Pattern(p) => format!("name pattern \"{p}\""),
+            Value::Message(m) => format!("message \"{m}\""),
         };
-        match redact_text(&fact) {
-            std::borrow::Cow::Borrowed(_) => Some(fact),
+        match redact_text(&said) {
+            std::borrow::Cow::Borrowed(_) => Some(said),
             std::borrow::Cow::Owned(_) => None,
         }
     }
@@ -99,19 +108,53 @@ impl Value {
                 1 + u8::from(constant) + u8::from(number)
             }
             Value::Pattern(_) => 2,
+            Value::Message(_) => 3,
         }
     }
 }
 
+/// At most this many messages told per file (a message reworded over a
+/// turn leaves several versions; the last ones are kept).
+const MAX_MESSAGES: usize = 2;
+
 /// Up to `max` of `values` as facts about `file`, most distinctive first.
 pub(super) fn facts(values: &[Value], file: &str, max: usize) -> Vec<String> {
-    let mut ranked: Vec<&Value> = values.iter().collect();
-    ranked.sort_by_key(|v| std::cmp::Reverse(v.weight()));
-    ranked
+    ranked(values, max)
         .into_iter()
         .filter_map(|v| v.fact(file))
-        .take(max)
         .collect()
+}
+
+/// Up to `max` of `values` told in one fact about `file` ("sets `A = 1`;
+/// reads env var `B` in f.rs"), for a change of several files where each
+/// file has one line; None when the file set none.
+pub(super) fn joined_fact(values: &[Value], file: &str, max: usize) -> Option<String> {
+    let said: Vec<String> = ranked(values, max)
+        .into_iter()
+        .filter_map(Value::said)
+        .collect();
+    (!said.is_empty()).then(|| format!("{} in {file}", said.join("; ")))
+}
+
+/// Up to `max` values, most distinctive first; of the messages, the last
+/// [`MAX_MESSAGES`] set.
+fn ranked(values: &[Value], max: usize) -> Vec<&Value> {
+    let messages: Vec<&Value> = values
+        .iter()
+        .filter(|v| matches!(v, Value::Message(_)))
+        .collect();
+    let old = messages.len().saturating_sub(MAX_MESSAGES);
+    let mut ranked: Vec<(usize, &Value)> = values
+        .iter()
+        .filter(|v| !messages[..old].iter().any(|m| std::ptr::eq(*m, *v)))
+        .enumerate()
+        .collect();
+    ranked.sort_by_key(|(i, v)| {
+        let message = matches!(v, Value::Message(_));
+        let order = if message { usize::MAX - i } else { *i };
+        (std::cmp::Reverse(v.weight()), !message, order)
+    });
+    ranked.into_iter().map(|(_, v)| v).take(max).collect()
 }
 
 /// The values the lines a change added set in `path`, most distinctive
@@ -133,8 +176,9 @@ pub(super) fn of_change(path: &str, action: &Action) -> Vec<Value> {
     );
     let mut out: Vec<Value> = Vec::new();
     for line in added_lines(action) {
+        let assigned = shell_assignment(line.trim());
         for v in in_line(&line) {
-            let shell_set = matches!(v, Value::EnvSet { value: Some(_), .. });
+            let shell_set = assigned.as_ref() == Some(&v);
             if !out.contains(&v) && (shell_like || !shell_set) {
                 out.push(v);
             }
@@ -177,8 +221,12 @@ fn added_lines(action: &Action) -> Vec<String> {
 /// The values one added line sets.
 pub(super) fn in_line(line: &str) -> Vec<Value> {
     let t = line.trim();
-    if t.len() > LINE_MAX || is_comment(t) {
+    if is_comment(t) {
         return Vec::new();
+    }
+    let messages = super::messages::in_line(t).into_iter().map(Value::Message);
+    if t.len() > LINE_MAX {
+        return messages.collect();
     }
     let mut out = env_values(t);
     if let Some(v) = shell_assignment(t) {
@@ -201,6 +249,7 @@ pub(super) fn in_line(line: &str) -> Vec<Value> {
             out.push(Value::Pattern(s.to_owned()));
         }
     }
+    out.extend(messages);
     out
 }
 
@@ -245,7 +294,7 @@ fn env_values(t: &str) -> Vec<Value> {
             if is_env_name(s) && s.contains('_') && (env_line || pair_key) {
                 out.push(Value::EnvSet {
                     name: s.to_owned(),
-                    value: None,
+                    value: pair_value(t, s),
                 });
             }
         }
@@ -253,8 +302,18 @@ fn env_values(t: &str) -> Vec<Value> {
     out
 }
 
+/// The quoted value paired with `name` (`{"NAME", "1"}` gives `1`).
+fn pair_value(t: &str, name: &str) -> Option<String> {
+    let key = format!("\"{name}\",");
+    let rest = t[t.find(&key)? + key.len()..].trim_start();
+    let rest = rest.strip_prefix('"')?;
+    let value = &rest[..rest.find('"')?];
+    let shown = !value.is_empty() && value.len() <= LITERAL_MAX && !key_names_secret(name);
+    shown.then(|| value.to_owned())
+}
+
 /// `${NAME:-default}`, `${NAME-default}`, `${NAME:=default}`: a variable
-/// read with its default.
+/// read with its default; `${NAME:-}`: a variable read.
 fn shell_defaults(t: &str) -> Vec<Value> {
     let mut out = Vec::new();
     for (at, _) in t.match_indices("${") {
@@ -272,6 +331,8 @@ fn shell_defaults(t: &str) -> Vec<Value> {
                 name: name.to_owned(),
                 default: default.to_owned(),
             });
+        } else if is_env_name(name) && default.is_empty() {
+            out.push(Value::EnvRead(name.to_owned()));
         }
     }
     out
@@ -691,7 +752,11 @@ mod tests {
         );
         assert_eq!(
             in_line(r#"{"WORKER_QUEUE", "fast"},"#),
-            [set_env("WORKER_QUEUE", None)]
+            [set_env("WORKER_QUEUE", Some("fast"))]
+        );
+        assert_eq!(
+            in_line(r#"if [ "${JOB_MODE:-}" != "1" ]; then"#),
+            [Value::EnvRead("JOB_MODE".into())]
         );
         assert_eq!(in_line(r#"{"Not_Env", 1}"#), []);
         assert_eq!(in_line(r#"echo "${HOME}""#), []);
@@ -762,5 +827,33 @@ mod tests {
         };
         let values = of_change("lib/launch.ex", &launcher);
         assert_eq!(values[0], setting("name", "\"job-#{id}\""), "{values:?}");
+        // A change of several files tells several values of each in one line.
+        assert_eq!(
+            joined_fact(&values, "lib/launch.ex", 3).as_deref(),
+            Some(
+                "sets `name = \"job-#{id}\"`; sets env var `JOB_MODE=1`; sets env var `JOB_TOKEN` in lib/launch.ex"
+            )
+        );
+    }
+
+    #[test]
+    fn the_last_versions_of_a_reworded_message_are_kept() {
+        let values: Vec<Value> = [
+            "First try at the text",
+            "Second try at the text",
+            "Third try at the text",
+        ]
+        .iter()
+        .map(|m| Value::Message((*m).to_owned()))
+        .chain([setting("@ttl", "120")])
+        .collect();
+        assert_eq!(
+            facts(&values, "a.go", 6),
+            [
+                "message \"Third try at the text\" in a.go",
+                "message \"Second try at the text\" in a.go",
+                "sets `@ttl = 120` in a.go",
+            ]
+        );
     }
 }

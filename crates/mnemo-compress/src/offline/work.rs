@@ -5,7 +5,7 @@
 //! words right before a change explain it and, where a title would only
 //! name a file, say what it was for.
 
-use super::{Analysis, Draft, Run, TITLE_MAX, Tally, code_span, file_name};
+use super::{Analysis, Draft, PER_FILE_VALUES, Run, TITLE_MAX, Tally, code_span, file_name};
 use super::{decision, stated_choice};
 use crate::command;
 use crate::concrete;
@@ -113,7 +113,9 @@ impl Analysis<'_> {
             d.events.extend(part.events);
             if several {
                 d.fact(self.change_fact(id));
-                self.value_facts(id, 1).into_iter().for_each(|f| d.fact(f));
+                self.value_fact(id, PER_FILE_VALUES)
+                    .into_iter()
+                    .for_each(|f| d.fact(f));
             } else {
                 for f in part.facts {
                     d.fact(f);
@@ -141,17 +143,14 @@ impl Analysis<'_> {
                 None => format!("Closed {}", ids.join(", ")),
             });
         }
+        if let Some(title) = command::created_task(command).filter(|t| !t.is_empty()) {
+            return Some(format!("Created task \"{title}\""));
+        }
         let key = run.key.split_once(':').map_or("", |(_, k)| k);
-        let worth = [
-            "git push",
-            "gh pr",
-            "bd create",
-            "git tag",
-            "git merge",
-            "git rebase",
-        ]
-        .iter()
-        .any(|k| key.starts_with(k))
+        let worth = ["git push", "gh pr", "git tag", "git merge", "git rebase"]
+            .iter()
+            .any(|k| key.starts_with(k))
+            || command::created_task(command).is_some()
             || command::is_housekeeping(command);
         worth.then(|| match &run.description {
             Some(desc) => format!("{} ({})", text::capitalize(desc), code_span(&run.shown)),

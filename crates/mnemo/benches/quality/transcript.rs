@@ -159,7 +159,8 @@ impl Session {
 
     /// Questions put to the user and answered: AskUserQuestion answers, and
     /// a turn whose final message ends with a question, answered by the next
-    /// typed prompt.
+    /// typed prompt. A yes to a bare go-ahead ("Shall I proceed?", "Ready to
+    /// commit?") chooses nothing and is not counted.
     pub fn questions(&self) -> Vec<Question> {
         let mut out = Vec::new();
         for call in &self.calls {
@@ -184,17 +185,21 @@ impl Session {
             // nothing: it is not counted as answered.
             let answers = is_typed(&next.prompt)
                 && !next.prompt.contains('?')
+                && !asks_back(&next.prompt)
                 && !next.prompt.trim_start().starts_with(['<', '/']);
             if turn.final_text.trim_end().ends_with('?') && answers {
                 let asked = turn.final_text.trim_end();
                 let start = asked[..asked.len() - 1]
                     .rfind(['.', '\n', '!', '?'])
                     .map_or(0, |i| i + 1);
-                out.push(Question {
-                    turn: i,
-                    asked: asked[start..].trim().to_owned(),
-                    answer: next.prompt.clone(),
-                });
+                let asked = asked[start..].trim();
+                if !is_bare_go_ahead(asked, &next.prompt) {
+                    out.push(Question {
+                        turn: i,
+                        asked: asked.to_owned(),
+                        answer: next.prompt.clone(),
+                    });
+                }
             }
         }
         out
@@ -253,6 +258,74 @@ impl Session {
 }
 
 /// A prompt the user typed (not a notification or a command).
+/// True when a prompt asks the agent something, without its `?` ("can you
+/// explain: …", "now could you …").
+pub fn asks_back(prompt: &str) -> bool {
+    let p = prompt.trim().to_lowercase();
+    let p = p.strip_prefix("now ").unwrap_or(&p);
+    ["can you ", "could you ", "would you "]
+        .iter()
+        .any(|o| p.starts_with(o))
+}
+
+/// Words of a question that only asks to go on ("Shall I proceed with the
+/// implementation then?", "Ready to commit?").
+const GO_AHEAD_ASKS: &[&str] = &[
+    "shall",
+    "should",
+    "want",
+    "would",
+    "like",
+    "you",
+    "me",
+    "proceed",
+    "continue",
+    "go",
+    "ahead",
+    "start",
+    "ready",
+    "commit",
+    "push",
+    "implementation",
+    "with",
+    "then",
+    "now",
+    "the",
+    "this",
+    "that",
+    "can",
+    "may",
+    "let",
+    "get",
+    "started",
+];
+
+/// Words of an answer that only agree ("yes please", "ok go ahead").
+const AGREES: &[&str] = &[
+    "yes", "yeah", "yep", "sure", "ok", "okay", "please", "go", "ahead", "do", "it", "proceed",
+    "lgtm", "sounds", "good", "great", "thanks", "let's", "lets", "fine", "y",
+];
+
+/// True when `asked` only asks to go on and `answer` only agrees (or says
+/// the question's own verb: "commit" to "Ready to commit?").
+pub fn is_bare_go_ahead(asked: &str, answer: &str) -> bool {
+    let words = |t: &str| -> Vec<String> {
+        t.to_lowercase()
+            .split(|c: char| !c.is_alphanumeric() && c != '\'')
+            .filter(|w| !w.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let asked = words(asked);
+    let only_go_on = asked
+        .iter()
+        .all(|w| GO_AHEAD_ASKS.contains(&w.as_str()) || w.len() <= 2);
+    let only_agrees = words(answer)
+        .iter()
+        .all(|w| AGREES.contains(&w.as_str()) || asked.contains(w));
+    only_go_on && only_agrees
+}
+
 pub fn is_typed(prompt: &str) -> bool {
     !prompt.starts_with("<task-notification>") && !prompt.starts_with('/')
 }
