@@ -1259,23 +1259,7 @@ impl<'a> Scanner<'a> {
         let b = self.b;
         let c = b[i];
         let next = b.get(i + 1).copied().unwrap_or(0);
-        let prev = if i > 0 { b[i - 1] } else { 0 };
-        let (key_end, value_from) = if c == b'=' {
-            if matches!(next, b'=' | b'~') || matches!(prev, b'=' | b'!' | b'<' | b'>') {
-                return None; // a comparison
-            }
-            let ke = if matches!(prev, b':' | b'+' | b'?') {
-                i - 1
-            } else {
-                i
-            };
-            (ke, if next == b'>' { i + 2 } else { i + 1 })
-        } else {
-            if next == b':' || prev == b':' || next == b'=' {
-                return None; // `::` paths, `:=` (the `=` handles it)
-            }
-            (i, i + 1)
-        };
+        let (key_end, value_from) = self.separator(i)?;
         let key = self.key_before(key_end)?;
         if c == b':' && !key.quoted && !is_blank(next) {
             return None; // `user:pass`, `a:b`, times, ...
@@ -1301,43 +1285,85 @@ impl<'a> Scanner<'a> {
             return self.private_key(at).map(Hit::Here);
         }
         if names_secret(name) {
-            if c == b':'
-                && let Some(block) = self.yaml_block_scalar(key.start, vs)
-            {
-                return block.map(Hit::Here);
+            return self.named_secret(c, key, name, vs);
+        }
+        self.random_assigned(name, vs)
+    }
+
+    /// Where the key ends and the value starts for the separator at `i`;
+    /// None for a comparison, a `::` path or the `:` of `:=`.
+    fn separator(&self, i: usize) -> Option<(usize, usize)> {
+        let b = self.b;
+        let next = b.get(i + 1).copied().unwrap_or(0);
+        let prev = if i > 0 { b[i - 1] } else { 0 };
+        if b[i] == b'=' {
+            if matches!(next, b'=' | b'~') || matches!(prev, b'=' | b'!' | b'<' | b'>') {
+                return None; // a comparison
             }
-            let v = self.value_at(vs, SECRET_VALUE_WINDOW)?;
-            let upper =
-                name.iter().any(u8::is_ascii_uppercase) && !name.iter().any(u8::is_ascii_lowercase);
-            if c == b':' && !v.quoted && !is_auth_scheme(&b[v.start..v.end]) {
-                // `password: str = "..."`: the value is after the type (which
-                // is still scanned); `Basic dXNlcg=` is a credential's padding.
-                if let Some(annotated) = self.annotated_value(vs, upper, name) {
-                    return annotated.map(Hit::Ahead);
-                }
-                // Prose: "`api_key`: the key of the account",
-                // ":param token: REQUIRED.  The token ...".
-                let word = &b[v.start..v.end];
-                let word = word
-                    .strip_suffix(b".")
-                    .or_else(|| word.strip_suffix(b","))
-                    .unwrap_or(word);
-                let after = self.skip_blanks(v.end);
-                if !word.is_empty()
-                    && !is_auth_scheme(word)
-                    && word.iter().all(u8::is_ascii_alphabetic)
-                    && after > v.end
-                    && (b.get(after).is_some_and(u8::is_ascii_alphabetic)
-                        || marker_len(&b[after..]).is_some())
-                {
-                    return None;
-                }
+            let ke = if matches!(prev, b':' | b'+' | b'?') {
+                i - 1
+            } else {
+                i
+            };
+            Some((ke, if next == b'>' { i + 2 } else { i + 1 }))
+        } else {
+            if next == b':' || prev == b':' || next == b'=' {
+                return None; // `::` paths, `:=` (the `=` handles it)
             }
-            if !v.quoted && self.word_under_bare_abbreviation(v, key.start, key.end) {
+            Some((i, i + 1))
+        }
+    }
+
+    /// The value at `vs` of a key that names a secret (separator `c`),
+    /// unless it is a type annotation's, prose, or a bare abbreviation.
+    fn named_secret(&self, c: u8, key: Key, name: &[u8], vs: usize) -> Option<Hit> {
+        let b = self.b;
+        if c == b':'
+            && let Some(block) = self.yaml_block_scalar(key.start, vs)
+        {
+            return block.map(Hit::Here);
+        }
+        let v = self.value_at(vs, SECRET_VALUE_WINDOW)?;
+        let upper =
+            name.iter().any(u8::is_ascii_uppercase) && !name.iter().any(u8::is_ascii_lowercase);
+        if c == b':' && !v.quoted && !is_auth_scheme(&b[v.start..v.end]) {
+            // `password: str = "..."`: the value is after the type (which
+            // is still scanned); `Basic dXNlcg=` is a credential's padding.
+            if let Some(annotated) = self.annotated_value(vs, upper, name) {
+                return annotated.map(Hit::Ahead);
+            }
+            if self.prose_after_colon(v) {
                 return None;
             }
-            return self.secret_value(v, upper, name).map(Hit::Here);
         }
+        if !v.quoted && self.word_under_bare_abbreviation(v, key.start, key.end) {
+            return None;
+        }
+        self.secret_value(v, upper, name).map(Hit::Here)
+    }
+
+    /// Prose after a secret's name and a colon: "`api_key`: the key of the
+    /// account", ":param token: REQUIRED.  The token ...".
+    fn prose_after_colon(&self, v: Val) -> bool {
+        let b = self.b;
+        let word = &b[v.start..v.end];
+        let word = word
+            .strip_suffix(b".")
+            .or_else(|| word.strip_suffix(b","))
+            .unwrap_or(word);
+        let after = self.skip_blanks(v.end);
+        !word.is_empty()
+            && !is_auth_scheme(word)
+            && word.iter().all(u8::is_ascii_alphabetic)
+            && after > v.end
+            && (b.get(after).is_some_and(u8::is_ascii_alphabetic)
+                || marker_len(&b[after..]).is_some())
+    }
+
+    /// A random-looking value at `vs` under any other key: a known token,
+    /// or high entropy unless the key itself is random or expects it.
+    fn random_assigned(&self, name: &[u8], vs: usize) -> Option<Hit> {
+        let b = self.b;
         let v = self.value_at(vs, RANDOM_MAX + 1)?;
         if v.truncated
             || v.end - v.start < RANDOM_MIN
