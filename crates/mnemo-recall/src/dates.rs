@@ -62,12 +62,12 @@ pub struct Named {
 }
 
 impl Named {
-    /// The dates `query` names, days read at `offset`.
-    pub fn in_query(query: &str, offset: UtcOffset) -> Named {
-        Named {
-            dates: named_dates(query),
-            offset: Some(offset),
-        }
+    /// The dates `query` names, days read at `offset` (asked for only when
+    /// the query names one: reading the local offset costs a file read).
+    pub fn in_query(query: &str, offset: impl FnOnce() -> UtcOffset) -> Named {
+        let dates = named_dates(query);
+        let offset = (!dates.is_empty()).then(offset);
+        Named { dates, offset }
     }
 
     pub fn is_empty(&self) -> bool {
@@ -257,10 +257,10 @@ mod tests {
     #[test]
     fn a_record_says_its_date_only_to_a_query_that_names_one() {
         let ms = 1_657_800_000_000; // 2022-07-14 12:00 UTC
-        let dated = Named::in_query("where did she travel in July 2022", UtcOffset::UTC);
+        let dated = Named::in_query("where did she travel in July 2022", || UtcOffset::UTC);
         assert_eq!(dated.words_of(ms), "July 2022 14");
         assert_eq!(dated.spans().len(), 1);
-        let plain = Named::in_query("fix the 14 failing tests", UtcOffset::UTC);
+        let plain = Named::in_query("fix the 14 failing tests", || UtcOffset::UTC);
         assert_eq!(plain.words_of(ms), "");
     }
 

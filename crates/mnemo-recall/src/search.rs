@@ -242,7 +242,7 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
     }
     let weights = select_terms(conn, &kinds, &mut terms)?;
     let any = terms.any().expect("terms are not empty");
-    let dated = dates::Named::in_query(&req.query, crate::when::Clock::system().offset);
+    let dated = dates::Named::in_query(&req.query, || crate::when::Clock::system().offset);
     let mut candidates = candidates(conn, req, &kinds, &terms, &weights, limit)?;
     add(
         &mut candidates,
