@@ -15,7 +15,9 @@
 //! mnemo. A record is relevant when it holds one of the question's
 //! evidence turns. Adversarial questions (category 5: unanswerable by
 //! design, their evidence a near miss) and questions without evidence are
-//! left out. Figures are given overall and per category.
+//! left out. Figures are given overall and per category. Session times
+//! are local times, in the offset search reads a named day in, so the
+//! figures do not depend on the machine's time zone.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -220,13 +222,20 @@ fn said(turn: &Value) -> String {
     }
 }
 
-/// Epoch milliseconds of a LoCoMo session time (`1:56 pm on 8 May, 2023`),
-/// 0 when it does not parse.
+/// Epoch milliseconds of a LoCoMo session time (`1:56 pm on 8 May, 2023`)
+/// in the local offset, 0 (and a line saying so) when it does not parse.
 fn session_ms(date: &str) -> i64 {
     let format = time::macros::format_description!(
         "[hour repr:12 padding:none]:[minute] [period case:lower] on [day padding:none] [month repr:long], [year]"
     );
-    time::PrimitiveDateTime::parse(date, format)
-        .map(|d| d.assume_utc().unix_timestamp() * 1000)
-        .unwrap_or(0)
+    match time::PrimitiveDateTime::parse(date, format) {
+        Ok(d) => {
+            let offset = mnemo_recall::Clock::system().offset;
+            d.assume_offset(offset).unix_timestamp() * 1000
+        }
+        Err(e) => {
+            println!("retrieval: LoCoMo: session time `{date}` not understood ({e}), dated 1970");
+            0
+        }
+    }
 }
