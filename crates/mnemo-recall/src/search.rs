@@ -340,7 +340,9 @@ fn candidates(
 
 /// The records written on a date the query names (see [`crate::dates`])
 /// that have any of its words: found beside the best matches over all
-/// time, which a question about one day or month may not reach.
+/// time, which a question about one day or month may not reach. When none
+/// of that time has a word of the query ("what happened on 14 March"), the
+/// newest records of that time stand in: their date is what was asked.
 fn dated_candidates(
     conn: &Connection,
     req: &SearchRequest,
@@ -351,9 +353,8 @@ fn dated_candidates(
     limit: usize,
 ) -> Result<Vec<Ranked>> {
     let unmatched: Vec<bool> = weights.doc_counts.iter().map(|&n| n == 0).collect();
-    let Some(q) = terms.any_except(&unmatched) else {
-        return Ok(Vec::new());
-    };
+    let words = terms.any_except(&unmatched);
+    let pool = limit.max(RERANK_POOL);
     let mut out = Vec::new();
     for (start, end) in dated.spans() {
         let within = SearchRequest {
@@ -361,13 +362,13 @@ fn dated_candidates(
             until_ms: Some(req.until_ms.map_or(end, |u| u.min(end))),
             ..req.clone()
         };
-        let found = matches(
-            conn,
-            &within,
-            kinds,
-            Find::Words(&q, 1),
-            limit.max(RERANK_POOL),
-        )?;
+        let mut found = match &words {
+            Some(q) => matches(conn, &within, kinds, Find::Words(q, 1), pool)?,
+            None => Vec::new(),
+        };
+        if found.is_empty() {
+            found = matches(conn, &within, kinds, Find::Newest, pool)?;
+        }
         add(&mut out, found);
     }
     Ok(out)

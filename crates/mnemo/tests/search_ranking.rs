@@ -551,3 +551,19 @@ fn assert_first_written_on(found: &[Value], day: &str, query: &str) {
         "{query}: {found:#?}"
     );
 }
+
+#[test]
+fn a_question_that_only_names_a_day_lists_that_days_records() {
+    let env = Env::new();
+    let p = project(&env);
+    import(&env, &rollbacks(&p));
+    // No word of the question is in any record: the day is what was asked.
+    let found = hits(&env, &p, "what happened on 14 March 2025?");
+    assert_first_written_on(&found, "2025-03-14", "what happened on 14 March 2025?");
+    assert!(
+        found.iter().all(|h| h["created_at"]
+            .as_str()
+            .is_some_and(|at| at.starts_with("2025-03-14"))),
+        "{found:#?}"
+    );
+}
