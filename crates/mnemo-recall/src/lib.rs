@@ -44,6 +44,7 @@ pub mod agents;
 pub mod authors;
 pub mod context;
 pub mod curate;
+pub mod dates;
 pub mod file_context;
 pub mod fresh;
 pub mod git;

@@ -50,6 +50,7 @@ use rusqlite::{Connection, OptionalExtension};
 use serde::Serialize;
 
 use crate::Result;
+use crate::dates;
 use crate::ids::{ItemRef, Kind};
 use crate::query::{MAX_TERMS, Terms};
 use crate::ranking::{self, Doc, TermWeights};
@@ -241,9 +242,19 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
     }
     let weights = select_terms(conn, &kinds, &mut terms)?;
     let any = terms.any().expect("terms are not empty");
-    let candidates = candidates(conn, req, &kinds, &terms, &weights, limit)?;
+    let dated = dates::Named::in_query(&req.query, || crate::when::Clock::system().offset);
+    let mut candidates = candidates(conn, req, &kinds, &terms, &weights, limit)?;
+    add(
+        &mut candidates,
+        dated_candidates(conn, req, &kinds, &terms, &weights, &dated, limit)?,
+    );
     let index = index_scores(&candidates);
-    let mut scored = rerank(conn, &terms, &weights, &req.query, candidates, &index)?;
+    let found = Found {
+        terms: &terms,
+        weights: &weights,
+        dated: &dated,
+    };
+    let mut scored = rerank(conn, &found, &req.query, candidates, &index)?;
     // Supersession is looked up for the best few only: it costs a query
     // per decision, and a demoted decision leaves room for one from below.
     order(&mut scored);
@@ -323,6 +334,42 @@ fn candidates(
                 substring_matches(conn, req, kinds, &term.text, pool)?,
             );
         }
+    }
+    Ok(out)
+}
+
+/// The records written on a date the query names (see [`crate::dates`])
+/// that have any of its words: found beside the best matches over all
+/// time, which a question about one day or month may not reach. When none
+/// of that time has a word of the query ("what happened on 14 March"), the
+/// newest records of that time stand in: their date is what was asked.
+fn dated_candidates(
+    conn: &Connection,
+    req: &SearchRequest,
+    kinds: &Kinds,
+    terms: &Terms,
+    weights: &TermWeights,
+    dated: &dates::Named,
+    limit: usize,
+) -> Result<Vec<Ranked>> {
+    let unmatched: Vec<bool> = weights.doc_counts.iter().map(|&n| n == 0).collect();
+    let words = terms.any_except(&unmatched);
+    let pool = limit.max(RERANK_POOL);
+    let mut out = Vec::new();
+    for (start, end) in dated.spans() {
+        let within = SearchRequest {
+            since_ms: Some(req.since_ms.map_or(start, |s| s.max(start))),
+            until_ms: Some(req.until_ms.map_or(end, |u| u.min(end))),
+            ..req.clone()
+        };
+        let mut found = match &words {
+            Some(q) => matches(conn, &within, kinds, Find::Words(q, 1), pool)?,
+            None => Vec::new(),
+        };
+        if found.is_empty() {
+            found = matches(conn, &within, kinds, Find::Newest, pool)?;
+        }
+        add(&mut out, found);
     }
     Ok(out)
 }
@@ -475,22 +522,41 @@ struct Scored {
     superseded_by: Option<i64>,
 }
 
-/// Scores each candidate: BM25F over its fields, scaled by its kind, by its
-/// coverage of the query, and up when the question asks for decisions.
+/// What a query is searched with: its words, their weights, the dates it
+/// names.
+struct Found<'a> {
+    terms: &'a Terms,
+    weights: &'a TermWeights,
+    dated: &'a dates::Named,
+}
+
+/// How much a record's date counts when the query names a date: as a short
+/// field of its own (`July 2022 14`), weighed as what a record says.
+const DATE_FIELD: f64 = 1.5;
+
+/// Scores each candidate: BM25F over its fields (its date one of them when
+/// the query names a date), scaled by its kind, by its coverage of the
+/// query, and up when the question asks for decisions.
 fn rerank(
     conn: &Connection,
-    terms: &Terms,
-    weights: &TermWeights,
+    found: &Found<'_>,
     query: &str,
     candidates: Vec<Ranked>,
     index: &[f64],
 ) -> Result<Vec<Scored>> {
-    let folded = ranking::FoldedTerms::new(terms);
+    let weights = found.weights;
+    let folded = ranking::FoldedTerms::new(found.terms);
     let filter = folded.filter();
-    let docs: Vec<Doc> = candidates
+    let mut docs: Vec<Doc> = candidates
         .iter()
         .map(|r| ranking::record_doc(conn, r.id, &filter))
         .collect::<Result<_>>()?;
+    if !found.dated.is_empty() {
+        for (doc, r) in docs.iter_mut().zip(&candidates) {
+            let words = found.dated.words_of(r.created_at);
+            doc.fields.push(ranking::Field::new(DATE_FIELD, &words));
+        }
+    }
     let mut avg_len = HashMap::new();
     for kind in [Kind::Observation, Kind::Summary, Kind::Prompt] {
         let of_kind: Vec<&Doc> = candidates

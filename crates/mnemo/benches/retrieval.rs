@@ -6,6 +6,7 @@
 //! ```text
 //! cargo bench -p mnemo --bench retrieval
 //! MNEMO_DEVMEMBENCH=dir …    # DevMemBench's sessions.json and questions.json
+//! MNEMO_LOCOMO=path …         # LoCoMo's locomo10.json, or a directory of its conversations
 //! MNEMO_RETRIEVAL_ONLY=name … # only the datasets whose name contains this
 //! MNEMO_RETRIEVAL_VERBOSE=1 … # also list the questions mnemo ranks below a baseline
 //! MNEMO_BENCH_BIN=path …     # another mnemo binary
@@ -14,7 +15,8 @@
 //! Datasets: the real transcripts of `../shared/fixtures/transcripts/`
 //! (spotter with `quality/questions/spotter.json`, entireio-cli with
 //! `retrieval/entireio_questions.json`), each replayed into its own store;
-//! DevMemBench when `MNEMO_DEVMEMBENCH` names its files. A dataset whose
+//! DevMemBench when `MNEMO_DEVMEMBENCH` names its files; LoCoMo when
+//! `MNEMO_LOCOMO` names its conversations. A dataset whose
 //! files are absent is skipped with a line saying so.
 
 #[path = "quality/mod.rs"]
@@ -55,6 +57,11 @@ fn main() {
         _ if !wanted("DevMemBench") => {}
         Some(dir) => tables.push(retrieval::devmembench::run(&PathBuf::from(dir))),
         None => println!("retrieval: MNEMO_DEVMEMBENCH not set, DevMemBench skipped"),
+    }
+    match std::env::var_os("MNEMO_LOCOMO") {
+        _ if !wanted("LoCoMo") => {}
+        Some(path) => tables.extend(retrieval::locomo::run(&PathBuf::from(path))),
+        None => println!("retrieval: MNEMO_LOCOMO not set, LoCoMo skipped"),
     }
     for t in &tables {
         println!("\n{}", t.markdown());

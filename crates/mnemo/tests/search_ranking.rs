@@ -478,3 +478,92 @@ fn a_compound_word_the_record_spells_otherwise_still_finds_it() {
         titles(&found)
     );
 }
+
+/// The same kind of event on two days, recorded in the same words (in
+/// files of their own: neither amends the other).
+fn rollbacks(p: &Path) -> Vec<Value> {
+    let mut records = noise(p);
+    for (day, note, file) in [
+        (
+            "2025-03-14T12:00:00Z",
+            "the first attempt",
+            "deploy/billing.yml",
+        ),
+        ("2025-06-20T12:00:00Z", "once more", "deploy/billing-eu.yml"),
+    ] {
+        let mut r = obs(
+            p,
+            "change",
+            "Rolled back the billing deploy",
+            &format!("The billing deploy was rolled back, {note}, after the health check failed."),
+            file,
+            0,
+        );
+        r["created_at"] = json!(day);
+        records.push(r);
+    }
+    records
+}
+
+#[test]
+fn a_date_the_question_names_ranks_that_days_records_first_without_hiding_the_rest() {
+    let env = Env::new();
+    let p = project(&env);
+    import(&env, &rollbacks(&p));
+    // Both rollbacks say the same; left alone, the newer wins the tie.
+    for query in [
+        "why was the billing deploy rolled back on 14 March 2025?",
+        "the billing deploy rollback of March 2025",
+        "billing deploy rolled back 2025-03-14",
+    ] {
+        let found = hits(&env, &p, query);
+        let rollbacks = titles(&found)
+            .iter()
+            .filter(|t| t.starts_with("Rolled back the billing deploy"))
+            .count();
+        assert_eq!(rollbacks, 2, "{query}: {:#?}", titles(&found));
+        assert_first_written_on(&found, "2025-03-14", query);
+    }
+}
+
+#[test]
+fn a_number_or_a_modal_may_is_not_a_date() {
+    let env = Env::new();
+    let p = project(&env);
+    import(&env, &rollbacks(&p));
+    for query in [
+        "billing deploy rolled back 14 times",
+        "may the billing deploy be rolled back",
+    ] {
+        assert_first_written_on(&hits(&env, &p, query), "2025-06-20", query);
+    }
+}
+
+/// The first hit was written on `day` (UTC; the records are written at
+/// noon UTC, so search, which reads a named day in the local offset, sees
+/// the same day in any offset within eleven hours).
+fn assert_first_written_on(found: &[Value], day: &str, query: &str) {
+    assert!(
+        found
+            .first()
+            .and_then(|h| h["created_at"].as_str())
+            .is_some_and(|at| at.starts_with(day)),
+        "{query}: {found:#?}"
+    );
+}
+
+#[test]
+fn a_question_that_only_names_a_day_lists_that_days_records() {
+    let env = Env::new();
+    let p = project(&env);
+    import(&env, &rollbacks(&p));
+    // No word of the question is in any record: the day is what was asked.
+    let found = hits(&env, &p, "what happened on 14 March 2025?");
+    assert_first_written_on(&found, "2025-03-14", "what happened on 14 March 2025?");
+    assert!(
+        found.iter().all(|h| h["created_at"]
+            .as_str()
+            .is_some_and(|at| at.starts_with("2025-03-14"))),
+        "{found:#?}"
+    );
+}

@@ -140,7 +140,7 @@ fn day_ms(date: &str) -> i64 {
 
 /// The refs (`S12`) mnemo's search returns, best first (the library call
 /// behind `mnemo search`).
-fn mnemo_search(conn: &Connection, question: &str) -> Vec<String> {
+pub fn mnemo_search(conn: &Connection, question: &str) -> Vec<String> {
     let req = mnemo_recall::search::SearchRequest {
         query: question.to_owned(),
         limit: DEPTH,

@@ -11,9 +11,14 @@
 //!   recognised by content (`quality::questions`);
 //! - `devmembench`: DevMemBench's sessions and questions (opencode-memory,
 //!   MIT), read from a directory given by `MNEMO_DEVMEMBENCH`, a record
-//!   relevant when it comes from one of the question's evidence sessions.
+//!   relevant when it comes from one of the question's evidence sessions;
+//! - `locomo`: LoCoMo's long two-person conversations (snap-research, ACL
+//!   2024, not MIT), read from the path in `MNEMO_LOCOMO`, a record
+//!   relevant when it holds one of the question's evidence turns; figures
+//!   overall and per question category.
 
 pub mod devmembench;
+pub mod locomo;
 pub mod transcripts;
 
 use super::quality::questions::Baseline;
