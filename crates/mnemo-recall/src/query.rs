@@ -140,6 +140,19 @@ impl Terms {
         changed
     }
 
+    /// Leaves out the unquoted words that are in `words` (lowercase), as
+    /// glue, unless nothing else would be left; returns whether any was.
+    pub fn set_aside(&mut self, words: &[String]) -> bool {
+        let glue = |t: &Term| !t.quoted && words.contains(&t.text.to_lowercase());
+        if self.terms.iter().all(glue) || !self.terms.iter().any(glue) {
+            return false;
+        }
+        let prefix_term = self.prefix.map(|p| self.terms[p].text.clone());
+        self.terms.retain(|t| !glue(t));
+        self.prefix = prefix_term.and_then(|p| self.terms.iter().position(|t| t.text == p));
+        true
+    }
+
     /// Every word required (FTS5's implicit AND).
     pub fn all(&self) -> Option<String> {
         self.join(" ")
@@ -298,6 +311,16 @@ mod tests {
 
     fn all(q: &str) -> Option<String> {
         Terms::parse(q).all()
+    }
+
+    #[test]
+    fn words_set_aside_leave_the_rest_or_nothing_is_set_aside() {
+        let mut t = Terms::parse("what is still open on the payments epic?");
+        assert!(t.set_aside(&["still".into(), "open".into()]));
+        assert_eq!(t.all().as_deref(), Some("\"payments\" \"epic\""));
+        let mut t = Terms::parse("still open?");
+        assert!(!t.set_aside(&["still".into(), "open".into()]));
+        assert_eq!(t.all().as_deref(), Some("\"open\""));
     }
 
     #[test]

@@ -494,10 +494,21 @@ const STATUS_PHRASES: &[&str] = &[
 
 /// Whether a query asks where the work stands.
 pub fn asks_for_status(query: &str) -> bool {
+    !status_words(query).is_empty()
+}
+
+/// The words with which a query asks where the work stands ("still open",
+/// "next steps"): they say what the question wants to know, not what it is
+/// about, so the record that answers ("the epic is closed") need not
+/// repeat them. Empty when the query does not ask for a status.
+pub fn status_words(query: &str) -> Vec<String> {
     let words = format!(" {} ", tokens(query).collect::<Vec<_>>().join(" "));
     STATUS_PHRASES
         .iter()
-        .any(|p| words.contains(&format!(" {p} ")))
+        .filter(|p| words.contains(&format!(" {p} ")))
+        .flat_map(|p| p.split(' '))
+        .map(str::to_owned)
+        .collect()
 }
 
 #[cfg(test)]

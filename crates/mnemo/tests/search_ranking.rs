@@ -478,3 +478,40 @@ fn a_compound_word_the_record_spells_otherwise_still_finds_it() {
         titles(&found)
     );
 }
+
+/// A question about where work stands ("what is still open on …") is
+/// answered by the newest record on the subject, even when it does not
+/// repeat the question's status words and an older record matches the
+/// question better word for word; other questions keep the older record.
+#[test]
+fn a_status_question_finds_the_newest_record_on_the_subject_first() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    records.push(obs(
+        &p,
+        "feature",
+        "Payments epic: open tasks for refunds, invoices and payouts",
+        "The payments epic has four open tasks: refunds, invoices, payouts and receipts; \
+         each task stays open until its tests pass.",
+        "docs/payments.md",
+        72,
+    ));
+    records.push(obs(
+        &p,
+        "change",
+        "Closed the payments epic",
+        "All four tasks shipped; the epic is closed and nothing is left.",
+        "docs/payments.md",
+        2,
+    ));
+    import(&env, &records);
+    let t = titles(&hits(&env, &p, "what is still open on the payments epic?"));
+    assert_eq!(t[0], "Closed the payments epic", "{t:#?}");
+    let t = titles(&hits(
+        &env,
+        &p,
+        "which tasks are open in the payments epic?",
+    ));
+    assert!(t[0].starts_with("Payments epic: open tasks"), "{t:#?}");
+}
