@@ -515,3 +515,39 @@ fn a_status_question_finds_the_newest_record_on_the_subject_first() {
     ));
     assert!(t[0].starts_with("Payments epic: open tasks"), "{t:#?}");
 }
+
+/// "How long", "how many", "how often" ask for an amount: the record that
+/// answers says "10 minutes", not "long", so a record that merely says
+/// "long" does not win for it.
+#[test]
+fn how_long_asks_for_an_amount_and_long_is_not_the_subject() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    records.push(obs(
+        &p,
+        "bugfix",
+        "Sessions get a 10 minute grace period before cleanup",
+        "A session that started less than 10 minutes ago is safe: cleanup skips it.",
+        "src/cleanup.rs",
+        30,
+    ));
+    records.push(obs(
+        &p,
+        "change",
+        "Long cleanup when starting many sessions",
+        "Starting a long list of sessions made cleanup take long; it now runs in the background.",
+        "src/cleanup.rs",
+        20,
+    ));
+    import(&env, &records);
+    let t = titles(&hits(
+        &env,
+        &p,
+        "how long after starting is a session safe from cleanup?",
+    ));
+    assert_eq!(
+        t[0], "Sessions get a 10 minute grace period before cleanup",
+        "{t:#?}"
+    );
+}
