@@ -551,3 +551,40 @@ fn how_long_asks_for_an_amount_and_long_is_not_the_subject() {
         "{t:#?}"
     );
 }
+
+/// A record whose title only says a file was touched ("Edited …") names
+/// the question's words in that file's path, and nothing more: the record
+/// that did the work, in words, comes first.
+#[test]
+fn the_record_that_did_the_work_beats_one_that_only_names_the_file() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    records.push(obs(
+        &p,
+        "change",
+        "Idle checkouts expired before the card form loaded",
+        "The session timeout ran from the first page view, so slow card forms expired; \
+         the timeout now starts when the form is shown.",
+        "src/checkout.rs",
+        5,
+    ));
+    records.push(obs(
+        &p,
+        "change",
+        "Edited tests/checkout_session_timeout_test.rs",
+        "Edited tests/checkout_session_timeout_test.rs (+4 −2 lines).",
+        "tests/checkout_session_timeout_test.rs",
+        3,
+    ));
+    import(&env, &records);
+    let t = titles(&hits(
+        &env,
+        &p,
+        "why did checkout sessions time out too early?",
+    ));
+    assert_eq!(
+        t[0], "Idle checkouts expired before the card form loaded",
+        "{t:#?}"
+    );
+}
