@@ -13,7 +13,10 @@
 //! - coverage ([`coverage`]): the share of the query's weight (each word
 //!   weighs its inverse document frequency) that the record contains, in
 //!   its text or its identifier words; records with more of the selective
-//!   words come first.
+//!   words come first. A word found only in the user's own request, or
+//!   only inside the file paths of a record whose title just names files
+//!   ([`log_like`]), earns part of its weight: restating the question or
+//!   naming the file is not saying what was done.
 //!
 //! Word matching here is a cheap approximation of the index's (lowercase,
 //! plural and `-ed`/`-ing` endings folded, a short word also matching a
