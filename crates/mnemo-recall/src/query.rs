@@ -14,12 +14,13 @@
 //!
 //! Questions and pasted bug reports are mostly glue: stop words and question
 //! words (`how`, `did`, `the`, `we`) are set aside unless nothing else is
-//! left, and repeated words count once. A word repeated around `to` ("end
-//! to end") is searched as that phrase and as its short form (`e2e`). Only a query longer than
-//! [`MAX_TERMS`] content words is cut, to its most selective ones: the
-//! caller says how many documents each word matches
-//! ([`Terms::keep_selective`]). Only a short query typed halfway gets a
-//! prefix match on its last word.
+//! left, as is the amount word of "how long", "how many", "how often" (the
+//! answer says "10 minutes", not "long"); repeated words count once. A
+//! word repeated around `to` ("end to end") is searched as that phrase and
+//! as its short form (`e2e`). Only a query longer than [`MAX_TERMS`]
+//! content words is cut, to its most selective ones: the caller says how
+//! many documents each word matches ([`Terms::keep_selective`]). Only a
+//! short query typed halfway gets a prefix match on its last word.
 //!
 //! The result is `None` when nothing searchable is left; callers then list
 //! by recency instead of failing.
@@ -140,6 +141,19 @@ impl Terms {
         changed
     }
 
+    /// Leaves out the unquoted words that are in `words` (lowercase), as
+    /// glue, unless nothing else would be left; returns whether any was.
+    pub fn set_aside(&mut self, words: &[String]) -> bool {
+        let glue = |t: &Term| !t.quoted && words.contains(&t.text.to_lowercase());
+        if self.terms.iter().all(glue) || !self.terms.iter().any(glue) {
+            return false;
+        }
+        let prefix_term = self.prefix.map(|p| self.terms[p].text.clone());
+        self.terms.retain(|t| !glue(t));
+        self.prefix = prefix_term.and_then(|p| self.terms.iter().position(|t| t.text == p));
+        true
+    }
+
     /// Every word required (FTS5's implicit AND).
     pub fn all(&self) -> Option<String> {
         self.join(" ")
@@ -248,11 +262,25 @@ fn words(input: &str) -> Vec<Term> {
         let text = cleaned.split_whitespace().collect::<Vec<_>>().join(" ");
         let text = if quoted { text } else { trim_prose(&text) };
         if text.chars().any(char::is_alphanumeric) {
-            let stop = !quoted && is_stop_word(&text);
+            let after_how = out
+                .last()
+                .is_some_and(|t: &Term| t.text.eq_ignore_ascii_case("how"));
+            let stop = !quoted && (is_stop_word(&text) || (after_how && asks_how_much(&text)));
             out.push(Term { text, quoted, stop });
         }
     }
     reduplicated(out)
+}
+
+/// Words that after "how" ask for an amount ("how long", "how many", "how
+/// often"): part of the question word, not of its subject; the record
+/// that answers says "10 minutes", not "long".
+const HOW_MUCH: &[&str] = &[
+    "big", "far", "large", "long", "many", "much", "often", "old", "soon",
+];
+
+fn asks_how_much(word: &str) -> bool {
+    HOW_MUCH.contains(&word.to_lowercase().as_str())
 }
 
 /// The alphanumeric runs of a word, as the index's tokenizer cuts them.
@@ -298,6 +326,29 @@ mod tests {
 
     fn all(q: &str) -> Option<String> {
         Terms::parse(q).all()
+    }
+
+    #[test]
+    fn an_amount_asked_with_how_is_glue_but_the_word_elsewhere_is_not() {
+        assert_eq!(
+            all("how long is a session kept").as_deref(),
+            Some("\"session\" \"kept\"")
+        );
+        assert_eq!(all("How many retries?").as_deref(), Some("\"retries\""));
+        assert_eq!(
+            all("long polling timeout?").as_deref(),
+            Some("\"long\" \"polling\" \"timeout\"")
+        );
+    }
+
+    #[test]
+    fn words_set_aside_leave_the_rest_or_nothing_is_set_aside() {
+        let mut t = Terms::parse("what is still open on the payments epic?");
+        assert!(t.set_aside(&["still".into(), "open".into()]));
+        assert_eq!(t.all().as_deref(), Some("\"payments\" \"epic\""));
+        let mut t = Terms::parse("still open?");
+        assert!(!t.set_aside(&["still".into(), "open".into()]));
+        assert_eq!(t.all().as_deref(), Some("\"open\""));
     }
 
     #[test]

@@ -13,7 +13,10 @@
 //! - coverage ([`coverage`]): the share of the query's weight (each word
 //!   weighs its inverse document frequency) that the record contains, in
 //!   its text or its identifier words; records with more of the selective
-//!   words come first.
+//!   words come first. A word found only in the user's own request, or
+//!   only inside the file paths of a record whose title just names files
+//!   ([`log_like`]), earns part of its weight: restating the question or
+//!   naming the file is not saying what was done.
 //!
 //! Word matching here is a cheap approximation of the index's (lowercase,
 //! plural and `-ed`/`-ing` endings folded, a short word also matching a
@@ -153,6 +156,13 @@ pub fn coverage(terms: &FoldedTerms, weights: &TermWeights, doc: &Doc) -> f64 {
 /// question restated is not the record that answers it.
 pub const ASKED_SHARE: f64 = 0.5;
 
+/// How much a query word counts toward coverage when a record whose title
+/// only names files ([`log_like`]: "Edited src/payment_retry_test.go") has
+/// it only inside file paths: naming the file that a question's words
+/// spell is not saying what was done in it, which the record that did the
+/// work says.
+pub const NAMED_SHARE: f64 = 0.5;
+
 /// BM25's term-frequency saturation.
 const K1: f64 = 1.2;
 /// BM25's length normalization, per field.
@@ -208,6 +218,9 @@ pub struct Field {
     pub asked: bool,
     len: usize,
     vocab: Vec<(String, usize)>,
+    /// The words said outside file paths, when they were told apart
+    /// ([`Field::paths_apart`]; None: not told apart).
+    prose: Option<Vec<(String, usize)>>,
 }
 
 impl Field {
@@ -226,20 +239,28 @@ impl Field {
                 words.push(fold_word(raw));
             }
         }
-        words.sort_unstable();
-        let mut vocab: Vec<(String, usize)> = Vec::new();
-        for w in words {
-            match vocab.last_mut() {
-                Some((last, n)) if *last == w => *n += 1,
-                _ => vocab.push((w, 1)),
-            }
-        }
         Field {
             weight,
             asked: false,
             len,
-            vocab,
+            vocab: counted(words),
+            prose: None,
         }
+    }
+
+    /// [`Field::filtered`], which also tells the words said in prose from
+    /// those only inside file paths ([`path_like`]).
+    pub fn paths_apart(weight: f64, text: &str, filter: &WordFilter) -> Field {
+        let mut field = Field::filtered(weight, text, filter);
+        let prose: Vec<String> = text
+            .split_whitespace()
+            .filter(|t| !path_like(t))
+            .flat_map(raw_words)
+            .filter(|w| filter.keeps(w))
+            .map(fold_word)
+            .collect();
+        field.prose = Some(counted(prose));
+        field
     }
 
     /// Occurrences of a folded word (a word of four or more letters also
@@ -248,28 +269,69 @@ impl Field {
     /// wherever it occurs inside a word: there, a run of characters is a
     /// whole phrase.
     fn count(&self, w: &str) -> usize {
-        if has_unsegmented(w) {
-            return self
-                .vocab
-                .iter()
-                .map(|(d, n)| d.matches(w).count() * n)
-                .sum();
-        }
-        let loose = w.chars().count() >= 4;
-        let start = self.vocab.partition_point(|(d, _)| d.as_str() < w);
-        self.vocab[start..]
-            .iter()
-            .take_while(|(d, _)| d.starts_with(w))
-            .filter(|(d, _)| d == w || (loose && d.len() <= w.len() + 4))
-            .map(|(_, n)| n)
-            .sum()
+        count_in(&self.vocab, w)
     }
+
+    /// Occurrences of a folded word outside file paths, when the field
+    /// told them apart ([`Field::count`] otherwise).
+    fn count_in_prose(&self, w: &str) -> usize {
+        count_in(self.prose.as_ref().unwrap_or(&self.vocab), w)
+    }
+}
+
+/// Folded words, sorted, each once with its number of occurrences.
+fn counted(mut words: Vec<String>) -> Vec<(String, usize)> {
+    words.sort_unstable();
+    let mut vocab: Vec<(String, usize)> = Vec::new();
+    for w in words {
+        match vocab.last_mut() {
+            Some((last, n)) if *last == w => *n += 1,
+            _ => vocab.push((w, 1)),
+        }
+    }
+    vocab
+}
+
+/// Occurrences of a folded word in a sorted vocabulary (see [`Field::count`]).
+fn count_in(vocab: &[(String, usize)], w: &str) -> usize {
+    if has_unsegmented(w) {
+        return vocab.iter().map(|(d, n)| d.matches(w).count() * n).sum();
+    }
+    let loose = w.chars().count() >= 4;
+    let start = vocab.partition_point(|(d, _)| d.as_str() < w);
+    vocab[start..]
+        .iter()
+        .take_while(|(d, _)| d.starts_with(w))
+        .filter(|(d, _)| d == w || (loose && d.len() <= w.len() + 4))
+        .map(|(_, n)| n)
+        .sum()
+}
+
+/// Whether a whitespace-separated token names a file: it has a path
+/// separator, or reads `name.ext` (an extension of one to four letters or
+/// digits, one a letter), with nothing but name characters in it.
+fn path_like(token: &str) -> bool {
+    let t = token.trim_matches(|c: char| !(c.is_alphanumeric() || matches!(c, '/' | '\\' | '_')));
+    let named =
+        |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/' | '\\' | '~' | ':');
+    if !t.chars().any(char::is_alphabetic) || !t.chars().all(named) {
+        return false;
+    }
+    t.contains(['/', '\\'])
+        || t.rsplit_once('.').is_some_and(|(name, ext)| {
+            !name.is_empty()
+                && (1..=4).contains(&ext.chars().count())
+                && ext.chars().any(char::is_alphabetic)
+        })
 }
 
 /// The words of one record, field by field.
 #[derive(Debug, Default)]
 pub struct Doc {
     pub fields: Vec<Field>,
+    /// Its title only says which tool touched which files ([`log_like`]):
+    /// the words of those paths are all it says of them.
+    pub log_like: bool,
     /// An observation's type.
     pub obs_type: Option<String>,
 }
@@ -280,6 +342,7 @@ impl Doc {
         Doc {
             fields: vec![Field::new(1.0, text)],
             obs_type: None,
+            log_like: false,
         }
     }
 
@@ -297,8 +360,12 @@ impl Doc {
 
     /// [`Doc::share`] of a term's folded words (see [`FoldedTerms`]).
     fn share_words(&self, words: &[String]) -> f64 {
-        if self.has_words(words, |f| !f.asked) {
+        let said = |f: &Field, w: &str| !f.asked && f.count_in_prose(w) > 0;
+        let named = |f: &Field, w: &str| !f.asked && f.count(w) > 0;
+        if self.has_words(words, said) {
             1.0
+        } else if self.has_words(words, named) {
+            NAMED_SHARE
         } else if self.contains_words(words) {
             ASKED_SHARE
         } else {
@@ -309,16 +376,16 @@ impl Doc {
     /// Whether every one of a term's folded words is in one of the record's
     /// fields; false for a term without words.
     fn contains_words(&self, words: &[String]) -> bool {
-        self.has_words(words, |_| true)
+        self.has_words(words, |f, w| f.count(w) > 0)
     }
 
-    /// Whether every one of the words is in one of the fields that `keep`
-    /// accepts; false for no words.
-    fn has_words(&self, words: &[String], keep: impl Fn(&Field) -> bool) -> bool {
+    /// Whether every one of the words is in one of the fields as `found`
+    /// says; false for no words.
+    fn has_words(&self, words: &[String], found: impl Fn(&Field, &str) -> bool) -> bool {
         !words.is_empty()
             && words
                 .iter()
-                .all(|w| self.fields.iter().any(|f| keep(f) && f.count(w) > 0))
+                .all(|w| self.fields.iter().any(|f| found(f, w)))
     }
 }
 
@@ -383,6 +450,34 @@ fn fold(w: &mut String) {
 /// BM25F field weights of an observation: title, subtitle, narrative,
 /// facts, concepts, files, identifier words.
 const OBSERVATION_FIELDS: [f64; 7] = [3.0, 2.0, 1.0, 1.5, 1.5, 2.0, 1.0];
+/// The words of a title that a log line is made of when nothing better
+/// was known: the tool's verb and what it touched ("Edited …", "Changed 2
+/// files in …", "Ran `…`", "Read a.go and b.go", "Command `…` failed, then
+/// passed after editing 1 file"). These are the record writer's own words,
+/// the same on every project.
+const LOG_WORDS: &[&str] = &[
+    "changed", "command", "commands", "created", "edited", "editing", "failed", "file", "files",
+    "lines", "more", "passed", "ran", "read", "searched", "updated", "wrote",
+];
+
+/// Whether a title only says which tool touched what: once commands (in
+/// backticks), file paths, numbers, glue and [`LOG_WORDS`] are set aside,
+/// no word is left.
+pub fn log_like(title: &str) -> bool {
+    let outside_commands = title.split('`').step_by(2);
+    let mut words = outside_commands
+        .flat_map(str::split_whitespace)
+        .filter(|t| !path_like(t))
+        .flat_map(raw_words)
+        .map(str::to_lowercase);
+    !title.trim().is_empty()
+        && words.all(|w| {
+            w.chars().all(|c| c.is_ascii_digit())
+                || crate::stop_words::is_stop_word(&w)
+                || LOG_WORDS.contains(&w.as_str())
+        })
+}
+
 /// A summary: request, investigated, learned and completed, next steps,
 /// notes, identifier words. The request (the user's words) keeps its
 /// weight: what a developer told the agent is memory too; a word found
@@ -426,17 +521,27 @@ pub fn record_doc(conn: &Connection, id: ItemRef, filter: &WordFilter) -> Result
         })
         .optional()?;
     let (texts, obs_type) = row.unwrap_or_default();
+    let log_like = id.kind == Kind::Observation && texts.first().is_some_and(|t| log_like(t));
+    let field = if log_like {
+        Field::paths_apart
+    } else {
+        Field::filtered
+    };
     let mut fields: Vec<Field> = texts
         .iter()
         .zip(weights)
-        .map(|(t, &w)| Field::filtered(w, t, filter))
+        .map(|(t, &w)| field(w, t, filter))
         .collect();
     if id.kind == Kind::Summary
         && let Some(request) = fields.first_mut()
     {
         request.asked = true;
     }
-    Ok(Doc { fields, obs_type })
+    Ok(Doc {
+        fields,
+        obs_type,
+        log_like,
+    })
 }
 
 /// How much of its relevance a record keeps for what it is, whatever the
@@ -494,10 +599,21 @@ const STATUS_PHRASES: &[&str] = &[
 
 /// Whether a query asks where the work stands.
 pub fn asks_for_status(query: &str) -> bool {
+    !status_words(query).is_empty()
+}
+
+/// The words with which a query asks where the work stands ("still open",
+/// "next steps"): they say what the question wants to know, not what it is
+/// about, so the record that answers ("the epic is closed") need not
+/// repeat them. Empty when the query does not ask for a status.
+pub fn status_words(query: &str) -> Vec<String> {
     let words = format!(" {} ", tokens(query).collect::<Vec<_>>().join(" "));
     STATUS_PHRASES
         .iter()
-        .any(|p| words.contains(&format!(" {p} ")))
+        .filter(|p| words.contains(&format!(" {p} ")))
+        .flat_map(|p| p.split(' '))
+        .map(str::to_owned)
+        .collect()
 }
 
 #[cfg(test)]
@@ -520,6 +636,63 @@ mod tests {
             "which tests were left out of CI",
         ] {
             assert!(!asks_for_status(q), "{q}");
+        }
+    }
+
+    #[test]
+    fn titles_that_only_say_which_tool_touched_what_are_log_like() {
+        for t in [
+            "Edited docs/architecture/checkpoint-scenarios.md",
+            "Changed 2 files in cmd/entire/cli/",
+            "Read manual_commit_hooks.go and paths.go",
+            "Command `go test ./...` failed, then passed after editing 1 file",
+            "Ran `mise run lint`",
+        ] {
+            assert!(log_like(t), "{t}");
+        }
+        for t in [
+            "Fix the `ListOrphanedSessionStates` function (cleanup.go)",
+            "Closed the payments epic",
+            "Edited the retry policy for declined cards",
+            "",
+        ] {
+            assert!(!log_like(t), "{t}");
+        }
+    }
+
+    #[test]
+    fn words_only_inside_file_paths_of_a_log_like_record_earn_half_coverage() {
+        let terms = FoldedTerms::new(&Terms::parse("checkout session"));
+        let weights = TermWeights::new(&[3, 3], 1000);
+        let filter = WordFilter::all();
+        let title = "Edited tests/checkout_session_test.rs";
+        let named = Doc {
+            fields: vec![Field::paths_apart(3.0, title, &filter)],
+            obs_type: None,
+            log_like: true,
+        };
+        assert!((coverage(&terms, &weights, &named) - NAMED_SHARE).abs() < 1e-9);
+        let said = Doc {
+            fields: vec![Field::paths_apart(
+                3.0,
+                "Checkout session expired early",
+                &filter,
+            )],
+            obs_type: None,
+            log_like: false,
+        };
+        assert!((coverage(&terms, &weights, &said) - 1.0).abs() < 1e-9);
+        for token in ["src/auth.rs", "app.js", "(cleanup.go)", "C:\\x\\y.txt"] {
+            assert!(path_like(token), "{token}");
+        }
+        for token in [
+            "e2e",
+            "v1.2",
+            "state.WorktreePath",
+            "time.Now().Format",
+            "end.",
+        ] {
+            assert!(!path_like(token), "{token}");
         }
     }
 
@@ -578,6 +751,7 @@ mod tests {
         let restated = Doc {
             fields: vec![asked, Field::new(1.0, "timeout raised")],
             obs_type: None,
+            log_like: false,
         };
         let share = coverage(&terms, &weights, &restated);
         assert!((share - (1.0 + ASKED_SHARE) / 2.0).abs() < 1e-9, "{share}");
@@ -607,6 +781,7 @@ mod tests {
             let whole = |t: &str| Doc {
                 fields: vec![Field::new(2.0, t), Field::new(1.0, texts[1])],
                 obs_type: None,
+                log_like: false,
             };
             let read = |t: &str| Doc {
                 fields: vec![
@@ -614,6 +789,7 @@ mod tests {
                     Field::filtered(1.0, texts[1], &filter),
                 ],
                 obs_type: None,
+                log_like: false,
             };
             for text in texts {
                 let (a, b) = (whole(text), read(text));

@@ -18,7 +18,10 @@
 //! index's own BM25 (each scaled to its best), then by kind (an
 //! observation is what the index lists and what an agent can act on; a
 //! prompt only says what was asked), up for decisions when the question
-//! asks what was decided, and by [`ranking::record_factor`]. A decision
+//! asks what was decided, and by [`ranking::record_factor`]. A question
+//! about where work stands ("what is still open on …") has its status
+//! words set aside (the answer says "closed", not "still open") and
+//! prefers the newer records on its subject ([`Recency`]). A decision
 //! that a later decision replaced, or a change that a later change among
 //! the results amends ([`crate::supersede`]), sinks below its successor
 //! and says so (`superseded_by`). Scores are rounded so that
@@ -227,6 +230,7 @@ pub fn search(conn: &Connection, req: &SearchRequest) -> Result<SearchResults> {
         crate::scope::sessions_matching(conn, session)?;
     }
     let mut terms = Terms::parse(&req.query);
+    terms.set_aside(&ranking::status_words(&req.query));
     let limit = req.limit.clamp(1, 500);
     let kinds = kinds_of(req);
     if terms.is_empty() {
@@ -569,6 +573,7 @@ fn rerank(
     }
     let wants_decisions = ranking::asks_for_decisions(query);
     let wants_status = ranking::asks_for_status(query);
+    let recency = wants_status.then(|| Recency::of(&candidates));
     let lexical: Vec<(f64, f64)> = candidates
         .iter()
         .zip(&docs)
@@ -589,6 +594,9 @@ fn rerank(
         }
         if wants_status && r.id.kind == Kind::Summary {
             score *= STATUS_INTENT;
+        }
+        if let Some(recency) = &recency {
+            score *= 1.0 + STATUS_RECENCY * recency.share(r.created_at);
         }
         out.push(Scored {
             id: r.id,
@@ -635,6 +643,32 @@ const DECISION_INTENT: f64 = 1.5;
 /// How much more a turn summary weighs when the question asks where the
 /// work stands (`ranking::asks_for_status`).
 const STATUS_INTENT: f64 = 1.5;
+
+/// How much the newest candidate gains over the oldest when the question
+/// asks where the work stands: the latest record on the subject says where
+/// it stands now, an older one where it stood then.
+const STATUS_RECENCY: f64 = 1.0;
+
+/// Where each candidate stands among the others by age: its share of the
+/// candidates older than it (0 the oldest, 1 the newest), whatever the
+/// time span, so a week of work and a year of it weigh the same.
+struct Recency {
+    /// Creation times, sorted.
+    times: Vec<i64>,
+}
+
+impl Recency {
+    fn of(candidates: &[Ranked]) -> Recency {
+        let mut times: Vec<i64> = candidates.iter().map(|r| r.created_at).collect();
+        times.sort_unstable();
+        Recency { times }
+    }
+
+    fn share(&self, created_at: i64) -> f64 {
+        let older = self.times.partition_point(|&t| t < created_at);
+        older as f64 / self.times.len().saturating_sub(1).max(1) as f64
+    }
+}
 
 /// Superseded decisions sink below their successor, which takes their
 /// place when the search did not find it by itself; so do changes that a

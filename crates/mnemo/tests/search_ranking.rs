@@ -567,3 +567,113 @@ fn a_question_that_only_names_a_day_lists_that_days_records() {
         "{found:#?}"
     );
 }
+
+/// A question about where work stands ("what is still open on …") is
+/// answered by the newest record on the subject, even when it does not
+/// repeat the question's status words and an older record matches the
+/// question better word for word; other questions keep the older record.
+#[test]
+fn a_status_question_finds_the_newest_record_on_the_subject_first() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    records.push(obs(
+        &p,
+        "feature",
+        "Payments epic: open tasks for refunds, invoices and payouts",
+        "The payments epic has four open tasks: refunds, invoices, payouts and receipts; \
+         each task stays open until its tests pass.",
+        "docs/payments.md",
+        72,
+    ));
+    records.push(obs(
+        &p,
+        "change",
+        "Closed the payments epic",
+        "All four tasks shipped; the epic is closed and nothing is left.",
+        "docs/payments.md",
+        2,
+    ));
+    import(&env, &records);
+    let t = titles(&hits(&env, &p, "what is still open on the payments epic?"));
+    assert_eq!(t[0], "Closed the payments epic", "{t:#?}");
+    let t = titles(&hits(
+        &env,
+        &p,
+        "which tasks are open in the payments epic?",
+    ));
+    assert!(t[0].starts_with("Payments epic: open tasks"), "{t:#?}");
+}
+
+/// "How long", "how many", "how often" ask for an amount: the record that
+/// answers says "10 minutes", not "long", so a record that merely says
+/// "long" does not win for it.
+#[test]
+fn how_long_asks_for_an_amount_and_long_is_not_the_subject() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    records.push(obs(
+        &p,
+        "bugfix",
+        "Sessions get a 10 minute grace period before cleanup",
+        "A session that started less than 10 minutes ago is safe: cleanup skips it.",
+        "src/cleanup.rs",
+        30,
+    ));
+    records.push(obs(
+        &p,
+        "change",
+        "Long cleanup when starting many sessions",
+        "Starting a long list of sessions made cleanup take long; it now runs in the background.",
+        "src/cleanup.rs",
+        20,
+    ));
+    import(&env, &records);
+    let t = titles(&hits(
+        &env,
+        &p,
+        "how long after starting is a session safe from cleanup?",
+    ));
+    assert_eq!(
+        t[0], "Sessions get a 10 minute grace period before cleanup",
+        "{t:#?}"
+    );
+}
+
+/// A record whose title only says a file was touched ("Edited …") names
+/// the question's words in that file's path, and nothing more: the record
+/// that did the work, in words, comes first.
+#[test]
+fn the_record_that_did_the_work_beats_one_that_only_names_the_file() {
+    let env = Env::new();
+    let p = project(&env);
+    let mut records = noise(&p);
+    records.push(obs(
+        &p,
+        "change",
+        "Idle checkouts expired before the card form loaded",
+        "The session timeout ran from the first page view, so slow card forms expired; \
+         the timeout now starts when the form is shown.",
+        "src/checkout.rs",
+        5,
+    ));
+    records.push(obs(
+        &p,
+        "change",
+        "Edited tests/checkout_session_timeout_test.rs",
+        "Edited tests/checkout_session_timeout_test.rs (+4 −2 lines).",
+        "tests/checkout_session_timeout_test.rs",
+        3,
+    ));
+    import(&env, &records);
+    let t = titles(&hits(
+        &env,
+        &p,
+        "why did checkout sessions time out too early?",
+    ));
+    assert_eq!(
+        t[0], "Idle checkouts expired before the card form loaded",
+        "{t:#?}"
+    );
+}
