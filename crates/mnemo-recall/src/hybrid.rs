@@ -573,6 +573,70 @@ mod tests {
         assert_eq!(found, expected);
     }
 
+    /// Vectors shaped like a model's: a direction every text shares, one
+    /// of a few topics, and noise of its own.
+    fn model_like(seed: u64, dim: usize) -> Vec<f32> {
+        let common = noise(1, dim);
+        let topic = noise(100 + seed % 12, dim);
+        let own = noise(seed * 7 + 3, dim);
+        (0..dim)
+            .map(|i| 0.6 * common[i] + topic[i] + 0.5 * own[i])
+            .collect()
+    }
+
+    #[test]
+    fn packed_vectors_re_scored_rank_as_the_exact_cosine() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut store =
+            mnemo_store::Store::open(&tmp.path().join("m.db"), std::time::Duration::from_secs(1))
+                .unwrap();
+        let add = |store: &mut mnemo_store::Store, from: i64, to: i64| {
+            store
+                .conn()
+                .execute(
+                    "WITH RECURSIVE n(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
+                     INSERT INTO observations (id, uid, type, title, created_at)
+                     SELECT i, 'o' || i, 'change', 'record ' || i, i FROM n",
+                    [from, to],
+                )
+                .unwrap();
+            let (todo, _) = store
+                .records_to_embed("m", mnemo_store::vectors::Cursor::START, 10_000)
+                .unwrap();
+            let vectors: Vec<Vec<f32>> =
+                todo.iter().map(|t| model_like(t.id as u64, 384)).collect();
+            store.put_vectors("m", &todo, &vectors, 0).unwrap();
+        };
+        // Three packs, then vectors no pack covers yet: both are scanned.
+        add(&mut store, 1, 3000);
+        let packed = store
+            .pack_vectors("m", vector_packs::PACK_MIN, || false)
+            .unwrap();
+        assert_eq!(packed, 3);
+        add(&mut store, 3001, 3300);
+        let req = SearchRequest {
+            limit: 10,
+            ..SearchRequest::default()
+        };
+        let stored: Vec<Vec<f32>> = (1..=3300).map(|id| model_like(id, 384)).collect();
+        for seed in 0..12 {
+            let query = QueryVector {
+                model: "m".into(),
+                vector: model_like(50_000 + seed, 384),
+            };
+            let mut exact: Vec<(f64, i64)> = (1..=3300)
+                .zip(&stored)
+                .map(|(id, v)| (exact_cosine(&query.vector, v), id))
+                .collect();
+            exact.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let (near, scanned) = nearest(store.conn(), &req, &query, 50).unwrap();
+            assert_eq!(scanned, 3300);
+            let found: Vec<i64> = near.iter().map(|r| r.id).collect();
+            let expected: Vec<i64> = exact.iter().take(50).map(|e| e.1).collect();
+            assert_eq!(found, expected, "query {seed}");
+        }
+    }
+
     #[test]
     fn cosine_of_a_blob_matches_the_plain_one() {
         let a = [1.0_f32, 2.0, 0.0];
