@@ -199,6 +199,9 @@ pub fn vector_row(
         .map(|row| row.and_then(|(k, id, v)| Some((VectorKind::parse(&k)?, id, v))))
 }
 
+/// Vectors to pack: row id and the full-precision vector, in id order.
+type PackRows = Vec<(i64, Vec<f32>)>;
+
 /// The next vectors to pack for `model` and `dim`, if any: up to
 /// [`PACK_SIZE`] consecutive unpacked rows (row id, vector) of the first
 /// gap that has some, when the gap lies between packs or holds at least
@@ -208,7 +211,7 @@ fn next_to_pack(
     model: &str,
     dim: usize,
     tail_min: usize,
-) -> rusqlite::Result<Option<Vec<(i64, Vec<f32>)>>> {
+) -> rusqlite::Result<Option<PackRows>> {
     let covered: Vec<(i64, i64)> = conn
         .prepare_cached(
             "SELECT first_id, last_id FROM embedding_packs
@@ -221,7 +224,7 @@ fn next_to_pack(
           WHERE id > ?1 AND id < ?2 AND +model = ?3 AND dim = ?4 ORDER BY id LIMIT ?5",
     )?;
     for (after, before) in gaps(&covered) {
-        let rows: Vec<(i64, Vec<f32>)> = stmt
+        let rows: PackRows = stmt
             .query_map(
                 params![after, before, model, dim as i64, PACK_SIZE as i64],
                 |r| Ok((r.get(0)?, vectors::from_blob(r.get_ref(1)?.as_blob()?))),
