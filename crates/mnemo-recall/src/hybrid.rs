@@ -370,6 +370,12 @@ fn nearest(
     let Some(q) = ScanQuery::new(&query.vector) else {
         return Ok((Vec::new(), 0));
     };
+    // One read transaction for the scan, the re-score and the filters: a
+    // thousand lookups do not each take and release the file's locks.
+    let _read = match conn.is_autocommit() {
+        true => Some(conn.unchecked_transaction()?),
+        false => None,
+    };
     let mut all = score_all(conn, query, &q)?;
     let scanned = all.len() as u64;
     let keep = depth * RESCORE_PER_WANTED;
