@@ -1,7 +1,10 @@
 """Search with embeddings on (standin.py on loopback) and off, on a store
 with vectors (vectors.py); interleaved, beside /bin/true.
 
-  PROJECT=… STORE=… SCRATCH_HOME=… QUERIES=… python3 latency_meaning.py RUNS PORT BIN [BIN2 ...]"""
+  PROJECT=… STORE=… SCRATCH_HOME=… QUERIES=… python3 latency_meaning.py RUNS PORT BIN [BIN2 ...]
+
+A BIN written BIN@DIR searches the store DIR/data instead of STORE's (two
+binaries whose schema versions differ each get a copy of the store)."""
 import os, statistics, subprocess, sys, time
 runs = int(sys.argv[1]); port = sys.argv[2]; bins = sys.argv[3:]
 proj = os.environ["PROJECT"]
@@ -11,7 +14,11 @@ report = open(os.environ["QUERIES"] + "/report.txt").read()
 question = "how are checkpoint trailers added to commits made during a turn"
 scen = [("/bin/true", ["/bin/true"], base)]
 for b in bins:
+    b, _, own = b.partition("@")
     tag = os.path.basename(b)
+    if own:
+        base = dict(base, MNEMO_DATA_DIR=own + "/data")
+        on = dict(on, MNEMO_DATA_DIR=own + "/data")
     for qn, q in [("typical word", "checkpoint"), ("question", question), ("report 356w", report)]:
         scen.append((f"{tag} off {qn}", [b, "search", "-n", "10", q], base))
         scen.append((f"{tag} on {qn}", [b, "search", "-n", "10", q], on))

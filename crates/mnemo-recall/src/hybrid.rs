@@ -20,6 +20,7 @@
 use std::cmp::Ordering;
 use std::collections::HashMap;
 
+use mnemo_store::vector_packs::{self, Pack};
 use mnemo_store::vectors::{self, VectorKind};
 use rusqlite::Connection;
 use serde::Serialize;
@@ -254,40 +255,140 @@ fn cosine_blob(unit_query: &[f32], blob: &[u8]) -> f32 {
     dot.iter().sum::<f32>() / norm.sqrt()
 }
 
+/// A vector among the nearest before its full-precision score: from a
+/// pack (its row, re-scored) or from its row (the score already exact).
+enum Near {
+    Packed(i64),
+    Exact(ItemRef),
+}
+
+/// The query as a scan compares it: normalized, and quantized like the
+/// packed vectors.
+struct ScanQuery {
+    unit: Vec<f32>,
+    scale: f32,
+    codes: Vec<i8>,
+}
+
+impl ScanQuery {
+    /// None for a vector without length.
+    fn new(vector: &[f32]) -> Option<ScanQuery> {
+        let norm = vector.iter().map(|x| x * x).sum::<f32>().sqrt();
+        if norm <= 0.0 || !norm.is_finite() {
+            return None;
+        }
+        let (scale, codes) = vector_packs::quantize(vector);
+        Some(ScanQuery {
+            unit: vector.iter().map(|x| x / norm).collect(),
+            scale,
+            codes,
+        })
+    }
+
+    /// The approximate cosine with the `i`-th vector of a pack.
+    fn approx(&self, pack: &Pack<'_>, i: usize) -> f32 {
+        dot_codes(&self.codes, pack.codes_of(i)) as f32 * self.scale * pack.scale(i)
+    }
+}
+
+/// Dot product of two quantized vectors (the compiler vectorizes it: integer
+/// sums may be reordered).
+fn dot_codes(query: &[i8], codes: &[u8]) -> i32 {
+    query
+        .iter()
+        .zip(codes)
+        .map(|(&q, &c)| i32::from(q) * i32::from(c as i8))
+        .sum()
+}
+
+fn item_ref(kind: VectorKind, id: i64) -> ItemRef {
+    let kind = match kind {
+        VectorKind::Observation => Kind::Observation,
+        VectorKind::Summary => Kind::Summary,
+    };
+    ItemRef { kind, id }
+}
+
+fn best_first<T>(a: &(f32, T), b: &(f32, T)) -> Ordering {
+    b.0.partial_cmp(&a.0).unwrap_or(Ordering::Equal)
+}
+
+/// Every stored vector of the query's model with its score: approximate
+/// from the packs, exact from the rows no pack covers yet.
+fn score_all(conn: &Connection, query: &QueryVector, q: &ScanQuery) -> Result<Vec<(f32, Near)>> {
+    let mut packed: Vec<(f32, Near)> = Vec::new();
+    let mut unpacked: Vec<(f32, Near)> = Vec::new();
+    vector_packs::scan(
+        conn,
+        &query.model,
+        q.unit.len(),
+        |pack| {
+            packed
+                .extend((0..pack.len()).map(|i| (q.approx(pack, i), Near::Packed(pack.row_id(i)))));
+        },
+        |row| {
+            let id = item_ref(row.kind, row.record_id);
+            unpacked.push((cosine_blob(&q.unit, row.vector), Near::Exact(id)));
+        },
+    )?;
+    packed.append(&mut unpacked);
+    Ok(packed)
+}
+
+/// The full-precision cosine of each candidate, read from its row for a
+/// packed one (a row gone meanwhile is dropped).
+fn rescore(conn: &Connection, unit: &[f32], near: Vec<(f32, Near)>) -> Result<Vec<(f32, ItemRef)>> {
+    let mut out = Vec::with_capacity(near.len());
+    for (score, near) in near {
+        match near {
+            Near::Exact(id) => out.push((score, id)),
+            Near::Packed(row) => {
+                if let Some((kind, id, blob)) = vector_packs::vector_row(conn, row)? {
+                    out.push((cosine_blob(unit, &blob), item_ref(kind, id)));
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// How many of the nearest by the approximate score are re-scored, per
+/// record wanted: far more than quantization can reorder, and enough for
+/// filters that reject most records.
+const RESCORE_PER_WANTED: usize = 20;
+
 /// The records nearest the query that pass the request's filters, best
-/// first, at most `depth`; and how many vectors were compared.
+/// first, at most `depth`; and how many vectors were compared. Packed
+/// vectors are compared quantized, and the nearest of them re-scored in
+/// full precision, so the order is that of the exact cosine.
 fn nearest(
     conn: &Connection,
     req: &SearchRequest,
     query: &QueryVector,
     depth: usize,
 ) -> Result<(Vec<ItemRef>, u64)> {
-    let norm = query.vector.iter().map(|x| x * x).sum::<f32>().sqrt();
-    if norm <= 0.0 || !norm.is_finite() {
+    let Some(q) = ScanQuery::new(&query.vector) else {
         return Ok((Vec::new(), 0));
-    }
-    let unit: Vec<f32> = query.vector.iter().map(|x| x / norm).collect();
-    let mut all: Vec<(f32, ItemRef)> = Vec::new();
-    vectors::for_each_vector(conn, &query.model, unit.len(), |kind, id, blob| {
-        let kind = match kind {
-            VectorKind::Observation => Kind::Observation,
-            VectorKind::Summary => Kind::Summary,
-        };
-        all.push((cosine_blob(&unit, blob), ItemRef { kind, id }));
-    })?;
+    };
+    // One read transaction for the scan, the re-score and the filters: a
+    // thousand lookups do not each take and release the file's locks.
+    let _read = match conn.is_autocommit() {
+        true => Some(conn.unchecked_transaction()?),
+        false => None,
+    };
+    let mut all = score_all(conn, query, &q)?;
     let scanned = all.len() as u64;
-    // Filters are checked best first until the list is full; a request that
-    // filters most records out stops after a bounded number of checks.
-    let best_first =
-        |a: &(f32, ItemRef), b: &(f32, ItemRef)| b.0.partial_cmp(&a.0).unwrap_or(Ordering::Equal);
-    let keep = depth * 20;
+    let keep = depth * RESCORE_PER_WANTED;
     if all.len() > keep {
         all.select_nth_unstable_by(keep, best_first);
         all.truncate(keep);
     }
-    all.sort_by(best_first);
+    let mut exact = rescore(conn, &q.unit, all)?;
+    exact.sort_by(best_first);
+    // Filters are checked best first until the list is full; a request that
+    // filters most records out stops after a bounded number of checks.
     let mut out = Vec::with_capacity(depth);
-    for (_, id) in all {
+    for (_, id) in exact {
         if search::passes_filters(conn, req, id)? {
             out.push(id);
             if out.len() == depth {
@@ -476,6 +577,70 @@ mod tests {
         let found: Vec<i64> = near.iter().map(|r| r.id).collect();
         let expected: Vec<i64> = exact.iter().take(20).map(|e| e.1).collect();
         assert_eq!(found, expected);
+    }
+
+    /// Vectors shaped like a model's: a direction every text shares, one
+    /// of a few topics, and noise of its own.
+    fn model_like(seed: u64, dim: usize) -> Vec<f32> {
+        let common = noise(1, dim);
+        let topic = noise(100 + seed % 12, dim);
+        let own = noise(seed * 7 + 3, dim);
+        (0..dim)
+            .map(|i| 0.6 * common[i] + topic[i] + 0.5 * own[i])
+            .collect()
+    }
+
+    #[test]
+    fn packed_vectors_re_scored_rank_as_the_exact_cosine() {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut store =
+            mnemo_store::Store::open(&tmp.path().join("m.db"), std::time::Duration::from_secs(1))
+                .unwrap();
+        let add = |store: &mut mnemo_store::Store, from: i64, to: i64| {
+            store
+                .conn()
+                .execute(
+                    "WITH RECURSIVE n(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM n WHERE i < ?2)
+                     INSERT INTO observations (id, uid, type, title, created_at)
+                     SELECT i, 'o' || i, 'change', 'record ' || i, i FROM n",
+                    [from, to],
+                )
+                .unwrap();
+            let (todo, _) = store
+                .records_to_embed("m", mnemo_store::vectors::Cursor::START, 10_000)
+                .unwrap();
+            let vectors: Vec<Vec<f32>> =
+                todo.iter().map(|t| model_like(t.id as u64, 384)).collect();
+            store.put_vectors("m", &todo, &vectors, 0).unwrap();
+        };
+        // Three packs, then vectors no pack covers yet: both are scanned.
+        add(&mut store, 1, 3000);
+        let packed = store
+            .pack_vectors("m", vector_packs::PACK_MIN, || false)
+            .unwrap();
+        assert_eq!(packed, 3);
+        add(&mut store, 3001, 3300);
+        let req = SearchRequest {
+            limit: 10,
+            ..SearchRequest::default()
+        };
+        let stored: Vec<Vec<f32>> = (1..=3300).map(|id| model_like(id, 384)).collect();
+        for seed in 0..12 {
+            let query = QueryVector {
+                model: "m".into(),
+                vector: model_like(50_000 + seed, 384),
+            };
+            let mut exact: Vec<(f64, i64)> = (1..=3300)
+                .zip(&stored)
+                .map(|(id, v)| (exact_cosine(&query.vector, v), id))
+                .collect();
+            exact.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let (near, scanned) = nearest(store.conn(), &req, &query, 50).unwrap();
+            assert_eq!(scanned, 3300);
+            let found: Vec<i64> = near.iter().map(|r| r.id).collect();
+            let expected: Vec<i64> = exact.iter().take(50).map(|e| e.1).collect();
+            assert_eq!(found, expected, "query {seed}");
+        }
     }
 
     #[test]

@@ -24,6 +24,8 @@
 //! - [`status`]: counts and health for `doctor`;
 //! - [`vectors`]: vectors for search by meaning, kept in step with the
 //!   records they were made from;
+//! - [`vector_packs`]: the same vectors packed and quantized for a fast
+//!   scan, never disagreeing with them;
 //! - [`recover`]: salvaging the readable rows of a damaged database.
 //!
 //! A [`Store`] is one connection. Hooks open one per process; the worker
@@ -49,6 +51,7 @@ pub mod scrub;
 pub mod shape;
 pub mod spool;
 pub mod status;
+pub mod vector_packs;
 pub mod vectors;
 
 use std::path::{Path, PathBuf};

@@ -105,11 +105,14 @@ INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
     WHERE json_valid(o.files_read) AND j.type = 'text' AND j.value <> '';
 ";
 
-/// The fresh store's own tables, minus the derived ones.
+/// The fresh store's own tables, minus the derived ones (the packed
+/// vectors too: a pack must cover exactly the vector rows that were saved,
+/// and the worker packs them again).
 fn copied_tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut stmt = conn.prepare(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
-           AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%' AND name <> 'observation_files'
+           AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%'
+           AND name NOT IN ('observation_files', 'embedding_packs')
          ORDER BY name",
     )?;
     stmt.query_map([], |r| r.get(0))?.collect()

@@ -23,6 +23,7 @@ pub const MIGRATIONS: &[&str] = &[
     V12_SUBSTRING_INDEX,
     V13_EMBEDDINGS,
     V14_TURN_NOTES,
+    V15_VECTOR_PACKS,
 ];
 
 /// The migration that adds the `idents` columns: right after it runs, Rust
@@ -597,6 +598,41 @@ CREATE TABLE IF NOT EXISTS turn_notes (
     created_at     INTEGER NOT NULL
 );
 CREATE INDEX IF NOT EXISTS turn_notes_by_turn ON turn_notes(session_id, prompt_number, created_at);
+"#;
+
+/// The vectors of `embeddings` again, packed for a fast scan (see
+/// [`crate::vector_packs`]): each row holds up to a thousand vectors of one
+/// model, normalized and quantized to one signed byte per number with a
+/// scale per vector, covering every vector of that model and dimension
+/// whose row id lies in `first_id..=last_id`. Search reads a hundred packs
+/// instead of a hundred thousand rows, and re-scores the nearest in full
+/// precision from `embeddings`. A derived copy: deleting or changing a
+/// vector drops the pack that covers it (the worker packs the survivors
+/// again), so a pack never disagrees with the rows; vectors not packed yet
+/// are scanned from the rows.
+const V15_VECTOR_PACKS: &str = r#"
+CREATE TABLE IF NOT EXISTS embedding_packs (
+    id        INTEGER PRIMARY KEY,
+    model     TEXT NOT NULL,
+    dim       INTEGER NOT NULL,
+    first_id  INTEGER NOT NULL,
+    last_id   INTEGER NOT NULL,
+    count     INTEGER NOT NULL,
+    row_ids   BLOB NOT NULL,
+    scales    BLOB NOT NULL,
+    codes     BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS embedding_packs_by_range ON embedding_packs(model, dim, first_id);
+CREATE TRIGGER IF NOT EXISTS embedding_packs_drop_on_delete AFTER DELETE ON embeddings BEGIN
+    DELETE FROM embedding_packs
+     WHERE model = old.model AND dim = old.dim AND first_id <= old.id AND last_id >= old.id;
+END;
+CREATE TRIGGER IF NOT EXISTS embedding_packs_drop_on_update AFTER UPDATE ON embeddings BEGIN
+    DELETE FROM embedding_packs
+     WHERE model = old.model AND dim = old.dim AND first_id <= old.id AND last_id >= old.id;
+    DELETE FROM embedding_packs
+     WHERE model = new.model AND dim = new.dim AND first_id <= new.id AND last_id >= new.id;
+END;
 "#;
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ impl VectorKind {
         }
     }
 
-    fn parse(s: &str) -> Option<VectorKind> {
+    pub(crate) fn parse(s: &str) -> Option<VectorKind> {
         match s {
             "observation" => Some(VectorKind::Observation),
             "summary" => Some(VectorKind::Summary),
@@ -223,8 +223,13 @@ impl Store {
             if still.is_none_or(|t| content_hash(&t) != item.content_hash) {
                 continue;
             }
+            // The old vector is deleted first, not replaced: a replaced row
+            // fires no delete trigger, and the pack that covers it must go.
+            tx.prepare_cached("DELETE FROM embeddings WHERE kind = ?1 AND record_id = ?2")
+                .and_then(|mut s| s.execute(params![item.kind.as_str(), item.id]))
+                .map_err(|e| sql_err(&path, e))?;
             tx.prepare_cached(
-                "INSERT OR REPLACE INTO embeddings
+                "INSERT INTO embeddings
                      (kind, record_id, model, dim, vector, content_hash, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
             )
@@ -312,31 +317,10 @@ pub fn status(conn: &Connection, model: &str) -> rusqlite::Result<VectorStatus> 
     Ok(out)
 }
 
-/// Calls `each` with every stored vector of `model` and `dim` floats.
-pub fn for_each_vector(
-    conn: &Connection,
-    model: &str,
-    dim: usize,
-    mut each: impl FnMut(VectorKind, i64, &[u8]),
-) -> rusqlite::Result<()> {
-    // The pages are read through a memory map (no read call and no copy
-    // per page: a store of 100,000 vectors is 150 MB of them).
-    conn.pragma_update(None, "mmap_size", SCAN_MMAP_BYTES)?;
-    // One sequential pass over the table (`+model`: not through the model
-    // index, whose lookups would read the table's pages out of order).
-    let mut stmt = conn.prepare_cached(
-        "SELECT kind, record_id, vector FROM embeddings WHERE +model = ?1 AND dim = ?2",
-    )?;
-    let mut rows = stmt.query(params![model, dim as i64])?;
-    while let Some(row) = rows.next()? {
-        let Some(kind) = VectorKind::parse(row.get_ref(0)?.as_str()?) else {
-            continue;
-        };
-        let id: i64 = row.get(1)?;
-        let blob = row.get_ref(2)?.as_blob()?;
-        each(kind, id, blob);
-    }
-    Ok(())
+/// Has the pages of a vector scan read through a memory map (no read call
+/// and no copy per page: a store of 100,000 vectors is 150 MB of them).
+pub(crate) fn map_for_scan(conn: &Connection) -> rusqlite::Result<()> {
+    conn.pragma_update(None, "mmap_size", SCAN_MMAP_BYTES)
 }
 
 /// How much of the database file a vector scan maps into memory (SQLite

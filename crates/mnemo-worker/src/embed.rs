@@ -4,7 +4,8 @@
 //! a vector of the configured model, newest first, until none is left
 //! (which backfills an existing store, and re-embeds everything when the
 //! model changes); then a look every few seconds for new or edited
-//! records. When the endpoint fails, the wait doubles up to
+//! records. Stored vectors are packed for search as they come (see
+//! `mnemo_store::vector_packs`). When the endpoint fails, the wait doubles up to
 //! [`MAX_BACKOFF`] and the error is kept for `doctor`. Nothing runs when
 //! embeddings are not configured; hooks never come here.
 
@@ -14,8 +15,9 @@ use mnemo_core::config::EmbeddingsConfig;
 use mnemo_core::time::now_ms;
 use mnemo_embed::Embedder;
 use mnemo_store::Store;
+use mnemo_store::vector_packs;
 use mnemo_store::vectors::Cursor;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use crate::api::AppState;
 
@@ -107,6 +109,7 @@ fn embed_batch(
         .records_to_embed(model, cursor, batch)
         .map_err(|e| format!("cannot read records: {e}"))?;
     if todo.is_empty() {
+        pack(app, store, model, vector_packs::PACK_MIN);
         return Ok(None);
     }
     let inputs: Vec<String> = todo.iter().map(|t| t.text.clone()).collect();
@@ -126,7 +129,19 @@ fn embed_batch(
         .put_vectors(model, &todo, &vectors, now_ms())
         .map_err(|e| format!("cannot store vectors: {e}"))?;
     let _ = store.set_vector_status(model, Ok(()), now_ms());
+    pack(app, store, model, vector_packs::PACK_SIZE);
     Ok(Some(next))
+}
+
+/// Packs the vectors that wait for it (see `mnemo_store::vector_packs`):
+/// those of a backfill as it goes, the survivors of a dropped pack. On
+/// failure search reads the rows meanwhile; the next batch tries again.
+fn pack(app: &AppState, store: &mut Store, model: &str, tail_min: usize) {
+    match store.pack_vectors(model, tail_min, || *app.shutdown.borrow()) {
+        Ok(0) => {}
+        Ok(n) => debug!("embeddings: {n} packs of vectors written"),
+        Err(e) => warn!("embeddings: cannot pack vectors: {e}"),
+    }
 }
 
 /// A model answers with one dimension; vectors of another length than the

@@ -54,8 +54,13 @@ fn obs(project: &Path, title: &str, narrative: &str, minutes_ago: i64) -> Value 
 
 /// A store as a user has it before turning embeddings on.
 fn seeded(env: &Env) -> PathBuf {
+    seeded_with(env, 0)
+}
+
+/// [`seeded`], with `fillers` more records on other subjects.
+fn seeded_with(env: &Env, fillers: usize) -> PathBuf {
     let project = project(env);
-    let records = [
+    let mut records = vec![
         obs(
             &project,
             TARGET,
@@ -81,6 +86,15 @@ fn seeded(env: &Env) -> PathBuf {
             20,
         ),
     ];
+    records.extend((0..fillers).map(|i| {
+        let title = format!("Parser module {i} split in two");
+        obs(
+            &project,
+            &title,
+            "Moved the token helpers out.",
+            60 + i as i64,
+        )
+    }));
     let file = env.dir.path().join("seed.jsonl");
     let text: String = records.iter().map(|r| format!("{r}\n")).collect();
     std::fs::write(&file, text).unwrap();
@@ -231,6 +245,70 @@ fn the_worker_backfills_search_finds_by_meaning_and_a_new_model_re_embeds() {
     wait_all_embedded(&env, "bucket-2");
     assert_eq!(vectors_of(&env, "bucket-1"), 0);
     assert!(stand_in.seen().iter().any(|s| s.model == "bucket-2"));
+}
+
+/// Vectors of `model` in packs (see `mnemo_store::vector_packs`).
+fn packed_of(env: &Env, model: &str) -> i64 {
+    env.count(&format!(
+        "SELECT coalesce(sum(count), 0) FROM embedding_packs WHERE model = '{model}'"
+    ))
+}
+
+fn wait_all_packed(env: &Env, model: &str) {
+    let all = records(env);
+    wait_for(
+        &format!("{all} vectors of {model} packed"),
+        Duration::from_secs(30),
+        || (packed_of(env, model) == all).then_some(()),
+    );
+}
+
+#[test]
+fn the_worker_packs_a_large_store_and_search_reads_the_packs_and_the_rows() {
+    let env = Env::new();
+    let dir = seeded_with(&env, 700);
+    let stand_in = EmbeddingsStandIn::start(GROUPS, DIM);
+    let url = stand_in.base_url();
+    let endpoint = Some((url.as_str(), "bucket-1"));
+    let mut worker = start_worker(&env, &url, "bucket-1");
+    wait_all_embedded(&env, "bucket-1");
+    wait_all_packed(&env, "bucket-1");
+    let all = records(&env);
+    let found = search_json(&env, &dir, endpoint, MEANING_QUERY);
+    assert_eq!(
+        titles(&found).first().map(String::as_str),
+        Some(TARGET),
+        "{found}"
+    );
+    assert_eq!(found["meaning"]["vectors"], all, "{found}");
+
+    // Forgetting a record drops the pack that held its vector: search reads
+    // the survivors from their rows until the worker packs them again.
+    worker.signal(libc::SIGTERM);
+    worker
+        .wait_exit(Duration::from_secs(10))
+        .expect("worker stops");
+    let filler: i64 = env.count("SELECT max(id) FROM observations");
+    let out = env
+        .mnemo()
+        .args(["forget", &format!("#{filler}")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(packed_of(&env, "bucket-1"), 0);
+    let found = search_json(&env, &dir, endpoint, MEANING_QUERY);
+    assert_eq!(
+        titles(&found).first().map(String::as_str),
+        Some(TARGET),
+        "{found}"
+    );
+    assert_eq!(found["meaning"]["vectors"], all - 1, "{found}");
+    let _worker = start_worker(&env, &url, "bucket-1");
+    wait_all_packed(&env, "bucket-1");
 }
 
 #[test]
