@@ -6,11 +6,17 @@ of their own per run), `mnemo context`.
   QUERIES=<dir with report.txt, plan.txt> SCEN=search,hooks,context \
   python3 latency.py RUNS BIN [BIN2 ...]
 
+STORE may list one directory per binary, comma-separated (a binary whose
+schema is newer migrates its store, which the older one then refuses).
+MNEMO_NO_WORKER=1 in the environment keeps the hooks from starting a worker.
+
 Needs apsw (pip install apsw)."""
 import json, os, statistics, subprocess, sys, time
 runs = int(sys.argv[1]); bins = sys.argv[2:]
 proj = os.environ["PROJECT"]
-env = dict(os.environ, HOME=os.environ["SCRATCH_HOME"], MNEMO_DATA_DIR=os.environ["STORE"] + "/data")
+stores = os.environ["STORE"].split(",")
+stores = dict(zip(bins, stores * len(bins) if len(stores) == 1 else stores))
+env = dict(os.environ, HOME=os.environ["SCRATCH_HOME"])
 env.pop("CLAUDE_PROJECT_DIR", None)
 report = open(os.environ["QUERIES"] + "/report.txt").read()
 plan = open(os.environ["QUERIES"] + "/plan.txt").read()
@@ -41,17 +47,20 @@ for b in bins:
         ]
 samples = {s[0]: [] for s in scen}
 import apsw
-db = apsw.Connection(env["MNEMO_DATA_DIR"] + "/mnemo.db")
-db.setbusytimeout(5000)
+dbs = {}
+for b, d in stores.items():
+    dbs[b] = apsw.Connection(d + "/data/mnemo.db")
+    dbs[b].setbusytimeout(5000)
 counter = 0
 def once(s):
+    run_env = env if s[1] is None else dict(env, MNEMO_DATA_DIR=stores[s[1]] + "/data")
     if "UserPromptSubmit" in s[0] or "SessionStart" in s[0]:
-        db.execute("DELETE FROM recall_shown")
+        dbs[s[1]].execute("DELETE FROM recall_shown")
     global counter
     counter += 1
     payload = s[3](counter) if s[3] else None
     t = time.perf_counter()
-    p = subprocess.run(s[2], cwd=proj, env=env, input=payload, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.run(s[2], cwd=proj, env=run_env, input=payload, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     d = time.perf_counter() - t
     if p.returncode != 0: raise SystemExit(f"{s[0]}: exit {p.returncode}")
     return d
