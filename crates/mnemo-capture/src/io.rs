@@ -198,8 +198,16 @@ fn process(
         },
     );
     let mut repeated = false;
+    let mut kept = None;
     if let Some(capture) = &plan.capture {
-        match persist(capture, data, &config, deadline, &mut diagnostics) {
+        match persist(
+            capture,
+            data,
+            &config,
+            deadline,
+            &mut kept,
+            &mut diagnostics,
+        ) {
             Ok(Persisted::Stored(Applied::Duplicate)) => repeated = true,
             Ok(_) => {}
             Err(message) => diagnostics.push(error(message)),
@@ -225,7 +233,8 @@ fn process(
     let response = if repeated {
         plan.response
     } else {
-        crate::recall::respond(&input, plan.response, data, &config, &mut diagnostics)
+        let stores = crate::recall::Stores::new(data, &config, kept);
+        crate::recall::respond(&input, plan.response, stores, &config, &mut diagnostics)
     };
     (adapter::render(&input, &response), diagnostics, label)
 }
