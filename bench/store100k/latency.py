@@ -11,7 +11,7 @@ schema is newer migrates its store, which the older one then refuses).
 MNEMO_NO_WORKER=1 in the environment keeps the hooks from starting a worker.
 
 Needs apsw (pip install apsw)."""
-import json, os, statistics, subprocess, sys, time
+import json, os, resource, statistics, subprocess, sys, time
 runs = int(sys.argv[1]); bins = sys.argv[2:]
 proj = os.environ["PROJECT"]
 stores = os.environ["STORE"].split(",")
@@ -46,6 +46,9 @@ for b in bins:
             (f"{tag} search plan 320w", b, [b, "search", "-n", "10", plan], None),
         ]
 samples = {s[0]: [] for s in scen}
+# CPU time (user + system) of each run beside its wall time: on a shared
+# machine the wall time includes waiting for a core, the CPU time does not.
+cpu = {s[0]: [] for s in scen}
 import apsw
 dbs = {}
 for b, d in stores.items():
@@ -59,18 +62,23 @@ def once(s):
     global counter
     counter += 1
     payload = s[3](counter) if s[3] else None
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     p = subprocess.run(s[2], cwd=proj, env=run_env, input=payload, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     d = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0: raise SystemExit(f"{s[0]}: exit {p.returncode}")
-    return d
+    return d, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 for s in scen:
     for _ in range(3): once(s)
 for _ in range(runs):
     for s in scen:
-        samples[s[0]].append(once(s))
+        wall, used = once(s)
+        samples[s[0]].append(wall)
+        cpu[s[0]].append(used)
 print(f"runs {runs}, load {os.getloadavg()[0]:.1f}")
-print("| scenario | median | p90 |\n|---|---:|---:|")
+print("| scenario | median | p90 | CPU median |\n|---|---:|---:|---:|")
 for s in scen:
     v = sorted(samples[s[0]]); med = statistics.median(v) * 1000; p90 = v[int(len(v) * 0.9) - 1] * 1000
-    print(f"| {s[0]} | {med:.1f} ms | {p90:.1f} ms |")
+    c = statistics.median(cpu[s[0]]) * 1000
+    print(f"| {s[0]} | {med:.1f} ms | {p90:.1f} ms | {c:.1f} ms |")
