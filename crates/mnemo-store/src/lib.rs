@@ -179,10 +179,6 @@ fn restrict_db_files(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// How much of the database file is read through a memory map (the rest,
-/// if the file is larger, through read calls).
-pub const MMAP_BYTES: i64 = 1 << 30;
-
 impl Store {
     /// Opens (creating when missing) and migrates the database at `path`.
     pub fn open(path: &Path, busy_timeout: Duration) -> Result<Store> {
@@ -218,7 +214,6 @@ impl Store {
             .conn
             .busy_timeout(busy_timeout)
             .map_err(|e| store.err(e))?;
-        store.map_pages()?;
         let version = store.schema_version()?;
         if version > schema::LATEST {
             return Err(StoreError::TooNew {
@@ -252,22 +247,10 @@ impl Store {
             .map_err(|e| self.err(e))
     }
 
-    /// Reads the database's pages through a memory map, up to
-    /// [`MMAP_BYTES`]: a search or the SessionStart index reads thousands of
-    /// pages scattered over the file, and each process starts with an empty
-    /// page cache, so without the map each page is a read call and a copy.
-    /// Writes still go through the file (SQLite's default).
-    fn map_pages(&self) -> Result<()> {
-        self.conn
-            .pragma_update(None, "mmap_size", MMAP_BYTES)
-            .map_err(|e| self.err(e))
-    }
-
     fn configure(&self, busy_timeout: Duration) -> Result<()> {
         self.conn
             .busy_timeout(busy_timeout)
             .map_err(|e| self.err(e))?;
-        self.map_pages()?;
         // WAL makes commits durable against a crash of this process without
         // an fsync per commit when synchronous=NORMAL. secure_delete=FAST
         // zeroes the old bytes of an updated or deleted row in the pages
