@@ -6,11 +6,17 @@ of their own per run), `mnemo context`.
   QUERIES=<dir with report.txt, plan.txt> SCEN=search,hooks,context \
   python3 latency.py RUNS BIN [BIN2 ...]
 
+STORE may list one directory per binary, comma-separated (a binary whose
+schema is newer migrates its store, which the older one then refuses).
+MNEMO_NO_WORKER=1 in the environment keeps the hooks from starting a worker.
+
 Needs apsw (pip install apsw)."""
-import json, os, statistics, subprocess, sys, time
+import json, os, resource, statistics, subprocess, sys, time
 runs = int(sys.argv[1]); bins = sys.argv[2:]
 proj = os.environ["PROJECT"]
-env = dict(os.environ, HOME=os.environ["SCRATCH_HOME"], MNEMO_DATA_DIR=os.environ["STORE"] + "/data")
+stores = os.environ["STORE"].split(",")
+stores = dict(zip(bins, stores * len(bins) if len(stores) == 1 else stores))
+env = dict(os.environ, HOME=os.environ["SCRATCH_HOME"])
 env.pop("CLAUDE_PROJECT_DIR", None)
 report = open(os.environ["QUERIES"] + "/report.txt").read()
 plan = open(os.environ["QUERIES"] + "/plan.txt").read()
@@ -40,28 +46,39 @@ for b in bins:
             (f"{tag} search plan 320w", b, [b, "search", "-n", "10", plan], None),
         ]
 samples = {s[0]: [] for s in scen}
+# CPU time (user + system) of each run beside its wall time: on a shared
+# machine the wall time includes waiting for a core, the CPU time does not.
+cpu = {s[0]: [] for s in scen}
 import apsw
-db = apsw.Connection(env["MNEMO_DATA_DIR"] + "/mnemo.db")
-db.setbusytimeout(5000)
+dbs = {}
+for b, d in stores.items():
+    dbs[b] = apsw.Connection(d + "/data/mnemo.db")
+    dbs[b].setbusytimeout(5000)
 counter = 0
 def once(s):
+    run_env = env if s[1] is None else dict(env, MNEMO_DATA_DIR=stores[s[1]] + "/data")
     if "UserPromptSubmit" in s[0] or "SessionStart" in s[0]:
-        db.execute("DELETE FROM recall_shown")
+        dbs[s[1]].execute("DELETE FROM recall_shown")
     global counter
     counter += 1
     payload = s[3](counter) if s[3] else None
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    p = subprocess.run(s[2], cwd=proj, env=env, input=payload, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    p = subprocess.run(s[2], cwd=proj, env=run_env, input=payload, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     d = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if p.returncode != 0: raise SystemExit(f"{s[0]}: exit {p.returncode}")
-    return d
+    return d, (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
 for s in scen:
     for _ in range(3): once(s)
 for _ in range(runs):
     for s in scen:
-        samples[s[0]].append(once(s))
+        wall, used = once(s)
+        samples[s[0]].append(wall)
+        cpu[s[0]].append(used)
 print(f"runs {runs}, load {os.getloadavg()[0]:.1f}")
-print("| scenario | median | p90 |\n|---|---:|---:|")
+print("| scenario | median | p90 | CPU median |\n|---|---:|---:|---:|")
 for s in scen:
     v = sorted(samples[s[0]]); med = statistics.median(v) * 1000; p90 = v[int(len(v) * 0.9) - 1] * 1000
-    print(f"| {s[0]} | {med:.1f} ms | {p90:.1f} ms |")
+    c = statistics.median(cpu[s[0]]) * 1000
+    print(f"| {s[0]} | {med:.1f} ms | {p90:.1f} ms | {c:.1f} ms |")

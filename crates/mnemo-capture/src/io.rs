@@ -254,8 +254,9 @@ fn capture_and_answer(
         },
     );
     let mut repeated = false;
+    let mut kept = None;
     if let Some(capture) = &plan.capture {
-        match persist(capture, data, &config, deadline, diagnostics) {
+        match persist(capture, data, &config, deadline, &mut kept, diagnostics) {
             Ok(Persisted::Stored(Applied::Duplicate)) => repeated = true,
             Ok(_) => {}
             Err(message) => diagnostics.push(error(message)),
@@ -281,7 +282,8 @@ fn capture_and_answer(
     let response = if repeated {
         plan.response
     } else {
-        crate::recall::respond(input, plan.response, data, &config, diagnostics)
+        let stores = crate::recall::Stores::new(data, &config, kept);
+        crate::recall::respond(input, plan.response, stores, &config, diagnostics)
     };
     adapter::render(input, &response)
 }

@@ -41,12 +41,15 @@ const DATABASE_SHARE: u32 = 4; // in fifths
 
 /// Stores `capture`, ingesting any spool backlog first so that order is kept,
 /// and returns by `deadline` (plus one spool write). Returns Err only when
-/// neither the database nor any spool file took it.
+/// neither the database nor any spool file took it. When the database took
+/// it, its connection is left in `kept`, so that the hook's answer reads
+/// (and notes what it gave) without opening the database again.
 pub fn persist(
     capture: &Capture,
     data: &DataDir,
     config: &Config,
     deadline: Instant,
+    kept: &mut Option<Store>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Persisted, String> {
     let left = deadline.saturating_duration_since(Instant::now());
@@ -87,6 +90,7 @@ pub fn persist(
             // Best effort: a busy reader just means a later checkpoint.
             let _ = store.checkpoint_passive();
         }
+        *kept = Some(store);
         Ok(applied)
     });
     match result {

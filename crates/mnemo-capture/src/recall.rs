@@ -7,8 +7,11 @@
 //! that nothing relevant matches costs reads only.
 //!
 //! Runs after the capture was persisted, so a SessionStart sees its own
-//! session. Reads go through a read-only connection opened here (opening is
-//! cheap; the capture's connection is already closed). The PreToolUse path
+//! session. Reads, and the note of what was given, go through the capture's
+//! own connection when the hook stored something ([`Stores`]: opening the
+//! database again costs a parse of its schema each time), else through a
+//! read-only connection opened here, and a writer only when there is
+//! something to note. The PreToolUse path
 //! is on every tool call, so it only ever writes (to remember that a file's
 //! history was shown in this session) when there is history to show, and it
 //! gives up quietly on anything unexpected: recall is a bonus, never a
@@ -45,21 +48,21 @@ const FILE_TOOLS: &[&str] = &[
 pub fn respond(
     input: &HookInput,
     planned: HookResponse,
-    data: &DataDir,
+    mut stores: Stores<'_>,
     config: &Config,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> HookResponse {
     let outcome = match &input.event {
         HookEvent::SessionStart { .. } if config.context.enabled => {
-            session_context(input, data, config, diagnostics)
+            session_context(input, &mut stores, config, diagnostics)
         }
         HookEvent::UserPrompt { prompt, .. } if config.recall.prompt_recall => {
-            prompt_memory(input, prompt, data, config, diagnostics)
+            prompt_memory(input, prompt, &mut stores, config, diagnostics)
         }
         HookEvent::PreToolUse(call)
             if config.context.file_context && FILE_TOOLS.contains(&call.name.as_str()) =>
         {
-            file_history(input, call, data, config)
+            file_history(input, call, &mut stores, config)
         }
         _ => return planned,
     };
@@ -100,56 +103,100 @@ fn name_tools_for_host(text: String) -> String {
     }
 }
 
-fn busy(config: &Config) -> Duration {
-    Duration::from_millis(config.store.busy_timeout_ms)
-}
-
 fn identity(input: &HookInput) -> Option<ProjectIdentity> {
     project::resolve(input.project_dir.as_deref(), input.cwd.as_deref())
 }
 
-/// Opens the database for reading; None when there is none yet, or when
-/// its schema is not (yet) this binary's: a store being created by another
-/// hook at this moment, or an older one this hook could not migrate, has
-/// nothing recall can read.
-fn open_read_only(data: &DataDir, config: &Config) -> Result<Option<Store>, String> {
-    let path = data.db_path();
-    if !path.exists() {
-        return Ok(None);
+/// The database as recall reaches it: the connection the capture wrote
+/// through, when the hook stored something (already open, its schema already
+/// read), else opened on demand.
+pub struct Stores<'a> {
+    data: &'a DataDir,
+    busy: Duration,
+    kept: Option<Store>,
+}
+
+/// A connection recall reads through, and whether it may write.
+struct Reading {
+    store: Store,
+    writable: bool,
+}
+
+impl<'a> Stores<'a> {
+    /// `kept`: the capture's connection, if it stored something. Waits for
+    /// locks no longer than `config.store.busy_timeout_ms`.
+    pub fn new(data: &'a DataDir, config: &Config, kept: Option<Store>) -> Stores<'a> {
+        let busy = Duration::from_millis(config.store.busy_timeout_ms);
+        let kept = kept.filter(|store| store.set_busy_timeout(busy).is_ok());
+        Stores { data, busy, kept }
     }
-    let store = Store::open_read_only(&path, busy(config)).map_err(|e| e.to_string())?;
-    let version = store.schema_version().map_err(|e| e.to_string())?;
-    Ok((version == mnemo_store::schema::LATEST).then_some(store))
+
+    /// A connection to read through: the kept one, else one opened
+    /// read-only; None when there is no database yet, or none this binary
+    /// can read.
+    fn read(&mut self) -> Result<Option<Reading>, String> {
+        if let Some(store) = self.kept.take() {
+            return Ok(Some(Reading {
+                store,
+                writable: true,
+            }));
+        }
+        let path = self.data.db_path();
+        if !path.exists() {
+            return Ok(None);
+        }
+        let store = Store::open_read_only(&path, self.busy).map_err(|e| e.to_string())?;
+        // A store whose schema is not (yet) this binary's (being created by
+        // another hook at this moment, or older and not migrated) has
+        // nothing recall can read.
+        let version = store.schema_version().map_err(|e| e.to_string())?;
+        if version != mnemo_store::schema::LATEST {
+            return Ok(None);
+        }
+        Ok(Some(Reading {
+            store,
+            writable: false,
+        }))
+    }
+
+    /// A connection to write through: `reading`'s when it may write, else
+    /// (`reading` closed first) one opened for writing.
+    fn write(&self, reading: Reading) -> Result<Store, String> {
+        if reading.writable {
+            return Ok(reading.store);
+        }
+        drop(reading);
+        Store::open(&self.data.db_path(), self.busy).map_err(|e| e.to_string())
+    }
 }
 
 /// What recall during a session needs: the host's session id, the project
-/// and the store opened for reading; None when any is missing.
+/// and a connection to read through; None when any is missing.
 fn session_store<'i>(
     input: &'i HookInput,
-    data: &DataDir,
-    config: &Config,
-) -> Result<Option<(&'i str, ProjectIdentity, Store)>, String> {
+    stores: &mut Stores<'_>,
+) -> Result<Option<(&'i str, ProjectIdentity, Reading)>, String> {
     let (Some(session_id), Some(project)) = (input.session_id.as_deref(), identity(input)) else {
         return Ok(None);
     };
-    Ok(open_read_only(data, config)?.map(|store| (session_id, project, store)))
+    Ok(stores.read()?.map(|reading| (session_id, project, reading)))
 }
 
 fn session_context(
     input: &HookInput,
-    data: &DataDir,
+    stores: &mut Stores<'_>,
     config: &Config,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Option<HookResponse>, String> {
     let Some(project) = identity(input) else {
         return Ok(None);
     };
-    let Some(store) = open_read_only(data, config)? else {
+    let Some(reading) = stores.read()? else {
         return Ok(None);
     };
     let cwd = input.cwd.as_deref().map(PathBuf::from);
     let index = build(
-        store.conn(),
+        reading.store.conn(),
         &ContextRequest {
             root: &project.root,
             name: &project.name,
@@ -176,12 +223,11 @@ fn session_context(
         && (!given.is_empty() || compacted)
     {
         let platform = input.platform.as_str();
-        let session = file_context::session_row(store.conn(), platform, session_id)
+        let session = file_context::session_row(reading.store.conn(), platform, session_id)
             .map_err(|e| e.to_string())?;
-        drop(store);
         if let Some(session) = session {
             let forget = if compacted { Forget::First } else { Forget::No };
-            remember(data, config, session, &given, forget, diagnostics);
+            remember(stores.write(reading), session, &given, forget, diagnostics);
         }
     }
     let system_message = (config.context.system_message && !index.empty).then(|| {
@@ -202,7 +248,7 @@ fn session_context(
 fn file_history(
     input: &HookInput,
     call: &ToolCall,
-    data: &DataDir,
+    stores: &mut Stores<'_>,
     config: &Config,
 ) -> Result<Option<HookResponse>, String> {
     let (read, modified) =
@@ -210,10 +256,10 @@ fn file_history(
     let Some(file) = modified.into_iter().chain(read).next() else {
         return Ok(None);
     };
-    let Some((session_id, project, store)) = session_store(input, data, config)? else {
+    let Some((session_id, project, reading)) = session_store(input, stores)? else {
         return Ok(None);
     };
-    let conn = store.conn();
+    let conn = reading.store.conn();
     let err = |e: mnemo_recall::RecallError| e.to_string();
     // The common case, a file nobody wrote about, ends at this one probe.
     if !file_context::any_history(conn, &project.root, &file).map_err(err)? {
@@ -242,9 +288,8 @@ fn file_history(
     if file_context::already_shown(conn, session, &file).map_err(err)? {
         return Ok(None);
     }
-    drop(store);
     // Remember before answering: of parallel calls on one file, one shows it.
-    let writer = Store::open(&data.db_path(), busy(config)).map_err(|e| e.to_string())?;
+    let writer = stores.write(reading)?;
     let clock = Clock::system();
     if !file_context::mark_shown(writer.conn(), session, &file, clock.now_ms).map_err(err)? {
         return Ok(None);
@@ -275,22 +320,19 @@ enum Forget {
 /// goes out anyway, and a store that cannot be written (read-only, locked)
 /// is a diagnostic.
 fn remember(
-    data: &DataDir,
-    config: &Config,
+    writer: Result<Store, String>,
     session: i64,
     items: &[ItemRef],
     forget: Forget,
     diagnostics: &mut Vec<Diagnostic>,
 ) {
-    let written = Store::open(&data.db_path(), busy(config))
-        .map_err(|e| e.to_string())
-        .and_then(|writer| {
-            if forget == Forget::First {
-                shown::forget(writer.conn(), session).map_err(|e| e.to_string())?;
-            }
-            shown::record(writer.conn(), session, items, Clock::system().now_ms)
-                .map_err(|e| e.to_string())
-        });
+    let written = writer.and_then(|writer| {
+        if forget == Forget::First {
+            shown::forget(writer.conn(), session).map_err(|e| e.to_string())?;
+        }
+        shown::record(writer.conn(), session, items, Clock::system().now_ms)
+            .map_err(|e| e.to_string())
+    });
     if let Err(message) = written {
         diagnostics.push(Diagnostic {
             level: Level::Warn,
@@ -303,7 +345,7 @@ fn remember(
 fn prompt_memory(
     input: &HookInput,
     prompt: &str,
-    data: &DataDir,
+    stores: &mut Stores<'_>,
     config: &Config,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<Option<HookResponse>, String> {
@@ -317,10 +359,10 @@ fn prompt_memory(
     if terms.is_empty() {
         return Ok(None);
     }
-    let Some((session_id, project, store)) = session_store(input, data, config)? else {
+    let Some((session_id, project, reading)) = session_store(input, stores)? else {
         return Ok(None);
     };
-    let conn = store.conn();
+    let conn = reading.store.conn();
     let err = |e: mnemo_recall::RecallError| e.to_string();
     let root_text = project.root.to_string_lossy();
     let Some(stored) = scope::by_root(conn, &root_text).map_err(err)? else {
@@ -348,12 +390,17 @@ fn prompt_memory(
         &clock,
     )
     .map_err(err)?;
-    drop(store);
     let Some(found) = found else {
         return Ok(None);
     };
     if let Some(session) = session {
-        remember(data, config, session, &found.shown, Forget::No, diagnostics);
+        remember(
+            stores.write(reading),
+            session,
+            &found.shown,
+            Forget::No,
+            diagnostics,
+        );
     }
     Ok(Some(HookResponse {
         additional_context: Some(found.text),

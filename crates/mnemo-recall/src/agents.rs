@@ -45,6 +45,9 @@ pub fn parse_opt(name: Option<&str>) -> Result<Option<Platform>> {
 /// Whether more than one agent recorded sessions in the project (in the
 /// whole store when `project` is None): then lines carry the agent's tag.
 pub fn several(conn: &Connection, project: Option<i64>) -> Result<bool> {
+    if let Some(project) = project {
+        return several_in(conn, project);
+    }
     let n: i64 = conn
         .prepare_cached(
             "SELECT count(*) FROM (SELECT DISTINCT platform FROM sessions
@@ -52,6 +55,18 @@ pub fn several(conn: &Connection, project: Option<i64>) -> Result<bool> {
         )?
         .query_row([project], |r| r.get(0))?;
     Ok(n > 1)
+}
+
+/// [`several`] for one project: its first agent by name, then whether any
+/// other follows, two lookups in `sessions_by_project_platform` (a store
+/// opened read-only before that index walks the project's sessions).
+fn several_in(conn: &Connection, project: i64) -> Result<bool> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT EXISTS (SELECT 1 FROM sessions WHERE project_id = ?1 AND platform >
+                            (SELECT min(platform) FROM sessions WHERE project_id = ?1))",
+        )?
+        .query_row([project], |r| r.get(0))?)
 }
 
 /// The tag of a line: ` [codex]`, or nothing when `shown` is false or the

@@ -6,7 +6,8 @@
 //! holding `n`), so the rows after a damaged page are read again; only the
 //! rows on unreadable pages are lost. Tables without rowids are scanned once,
 //! as far as they can be read. The full-text indexes and the
-//! `observation_files` index are derived, so they are rebuilt rather than copied.
+//! `observation_files` index are derived, so they are rebuilt rather than
+//! copied; `project_counts` is kept by its triggers as observations are copied.
 
 use std::cell::Cell;
 use std::path::Path;
@@ -107,12 +108,13 @@ INSERT OR IGNORE INTO observation_files (path, observation_id, modified)
 
 /// The fresh store's own tables, minus the derived ones (the packed
 /// vectors too: a pack must cover exactly the vector rows that were saved,
-/// and the worker packs them again).
+/// and the worker packs them again; the counts, which their triggers keep
+/// as the rows are copied).
 fn copied_tables(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut stmt = conn.prepare(
         "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'
            AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '%_fts%'
-           AND name NOT IN ('observation_files', 'embedding_packs')
+           AND name NOT IN ('observation_files', 'embedding_packs', 'project_counts')
          ORDER BY name",
     )?;
     stmt.query_map([], |r| r.get(0))?.collect()

@@ -24,6 +24,7 @@ pub const MIGRATIONS: &[&str] = &[
     V13_EMBEDDINGS,
     V14_TURN_NOTES,
     V15_VECTOR_PACKS,
+    V16_PROJECT_COUNTS,
 ];
 
 /// The migration that adds the `idents` columns: right after it runs, Rust
@@ -635,6 +636,44 @@ CREATE TRIGGER IF NOT EXISTS embedding_packs_drop_on_update AFTER UPDATE ON embe
 END;
 "#;
 
+const V16_PROJECT_COUNTS: &str = r#"
+-- How many observations each project has, kept by the triggers below on
+-- every insert, delete and move, so that the SessionStart index reads its
+-- header's count in one lookup (counting the project's entries of
+-- observations_by_project walks 100,000 of them at 100,000 observations).
+-- A project without a row has none. Filled here for the rows already stored.
+CREATE TABLE IF NOT EXISTS project_counts (
+    project_id    INTEGER PRIMARY KEY,
+    observations  INTEGER NOT NULL DEFAULT 0
+);
+INSERT OR REPLACE INTO project_counts (project_id, observations)
+    SELECT project_id, count(*) FROM observations
+    WHERE project_id IS NOT NULL GROUP BY project_id;
+CREATE TRIGGER IF NOT EXISTS project_counts_insert AFTER INSERT ON observations
+WHEN new.project_id IS NOT NULL BEGIN
+    INSERT INTO project_counts (project_id, observations) VALUES (new.project_id, 1)
+        ON CONFLICT (project_id) DO UPDATE SET observations = observations + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS project_counts_delete AFTER DELETE ON observations
+WHEN old.project_id IS NOT NULL BEGIN
+    UPDATE project_counts SET observations = observations - 1
+        WHERE project_id = old.project_id;
+END;
+CREATE TRIGGER IF NOT EXISTS project_counts_move AFTER UPDATE OF project_id ON observations
+WHEN old.project_id IS NOT new.project_id BEGIN
+    UPDATE project_counts SET observations = observations - 1
+        WHERE project_id = old.project_id;
+    INSERT INTO project_counts (project_id, observations)
+        SELECT new.project_id, 1 WHERE new.project_id IS NOT NULL
+        ON CONFLICT (project_id) DO UPDATE SET observations = observations + 1;
+END;
+
+-- Whether a project's sessions come from more than one agent, in two index
+-- lookups (the first agent's name, then any other) instead of a walk of
+-- every session.
+CREATE INDEX IF NOT EXISTS sessions_by_project_platform ON sessions(project_id, platform);
+"#;
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -691,6 +730,77 @@ mod tests {
         // The store's own check (which FTS5 joins) still finds it sound.
         let problem = store.integrity_problem().unwrap();
         assert_eq!(problem, None);
+    }
+
+    fn kept_and_counted(store: &Store) -> Vec<(i64, i64, i64)> {
+        let mut stmt = store
+            .conn()
+            .prepare(
+                "SELECT p.id, coalesce((SELECT observations FROM project_counts WHERE project_id = p.id), 0),
+                        (SELECT count(*) FROM observations WHERE project_id = p.id)
+                 FROM projects p ORDER BY p.id",
+            )
+            .unwrap();
+        stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap()
+    }
+
+    #[test]
+    fn project_counts_follow_inserts_deletes_and_moves() {
+        let tmp = tempfile::tempdir().unwrap();
+        let store = Store::open(&tmp.path().join("m.db"), Duration::from_secs(1)).unwrap();
+        store
+            .conn()
+            .execute_batch(
+                "INSERT INTO projects (id, root, name, created_at) VALUES (1, '/a', 'a', 1), (2, '/b', 'b', 1);
+                 INSERT INTO observations (uid, project_id, type, title, created_at)
+                 VALUES ('o1', 1, 'change', 'one', 1), ('o2', 1, 'change', 'two', 2),
+                        ('o3', 2, 'change', 'three', 3), ('o4', NULL, 'change', 'four', 4);",
+            )
+            .unwrap();
+        assert_eq!(kept_and_counted(&store), vec![(1, 2, 2), (2, 1, 1)]);
+        store
+            .conn()
+            .execute_batch(
+                "UPDATE observations SET project_id = 2 WHERE uid = 'o1';
+                 UPDATE observations SET project_id = 1 WHERE uid = 'o4';
+                 UPDATE observations SET title = 'retitled' WHERE uid = 'o3';
+                 DELETE FROM observations WHERE uid = 'o2';",
+            )
+            .unwrap();
+        assert_eq!(kept_and_counted(&store), vec![(1, 1, 1), (2, 2, 2)]);
+        store
+            .conn()
+            .execute_batch("UPDATE observations SET project_id = NULL WHERE project_id = 2")
+            .unwrap();
+        assert_eq!(kept_and_counted(&store), vec![(1, 1, 1), (2, 0, 0)]);
+    }
+
+    #[test]
+    fn the_counts_migration_counts_existing_rows() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("m.db");
+        let store = Store::open(&path, Duration::from_secs(1)).unwrap();
+        let before = super::MIGRATIONS
+            .iter()
+            .position(|m| *m == super::V16_PROJECT_COUNTS)
+            .expect("the counts migration is listed");
+        store
+            .conn()
+            .execute_batch(&format!(
+                "DROP TABLE project_counts;
+                 DROP TRIGGER project_counts_insert;
+                 INSERT INTO projects (id, root, name, created_at) VALUES (1, '/a', 'a', 1);
+                 INSERT INTO observations (uid, project_id, type, title, created_at)
+                 VALUES ('o1', 1, 'change', 'one', 1), ('o2', 1, 'change', 'two', 2);
+                 PRAGMA user_version = {before};"
+            ))
+            .unwrap();
+        drop(store);
+        let store = Store::open(&path, Duration::from_secs(1)).unwrap();
+        assert_eq!(kept_and_counted(&store), vec![(1, 2, 2)]);
     }
 
     #[test]

@@ -550,3 +550,101 @@ fn a_replaced_decision_comes_after_the_one_in_force_and_says_so() {
         assert!(text.contains(&format!("[superseded by #{new}]")), "{text}");
     }
 }
+
+/// `mnemo context --json` in `project`.
+fn context_json(env: &Env, project: &Path) -> Value {
+    let out = env
+        .mnemo()
+        .current_dir(project)
+        .args(["context", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn observation(p: &Path, title: &str, ms_ago: i64) -> Value {
+    json!({"kind": "observation", "project": p, "platform": "claude-code",
+           "session_id": "counted", "type": "change", "title": title,
+           "created_at": at(ms_ago)})
+}
+
+/// The index reads its header's count from what the store's triggers keep:
+/// the same count, and the same index, as a walk of the project's records,
+/// after new records and after one is forgotten.
+#[test]
+fn the_kept_count_gives_the_index_a_walk_of_the_store_gives() {
+    let env = Env::new();
+    let p = project(&env, "counted");
+    let other = project(&env, "other");
+    let titles = [
+        "Parse the config file",
+        "Retry the fetch",
+        "Log the retries",
+    ];
+    let records: Vec<Value> = titles
+        .iter()
+        .enumerate()
+        // Two days old and more: ages read the same however long this runs.
+        .map(|(i, t)| observation(&p, t, 2 * DAY + (3 - i as i64) * HOUR))
+        .chain([observation(&other, "Elsewhere", 2 * DAY)])
+        .collect();
+    import(&env, &records);
+    let walked = |env: &Env| {
+        env.count(&format!(
+            "SELECT count(*) FROM observations WHERE project_id =
+               (SELECT id FROM projects WHERE root = '{}')",
+            p.display()
+        ))
+    };
+    let first = context_json(&env, &p);
+    assert_eq!(first["observations_total"], 3);
+    assert!(first["text"].as_str().unwrap().contains("3 observations"));
+
+    // A new record is counted at once.
+    import(
+        &env,
+        &[observation(
+            &p,
+            "Cache the parsed config",
+            2 * DAY + HOUR / 2,
+        )],
+    );
+    let after_new = context_json(&env, &p);
+    assert_eq!(after_new["observations_total"], 4);
+    assert_eq!(walked(&env), 4);
+    let text = after_new["text"].as_str().unwrap();
+    assert!(text.contains("4 observations") && text.contains("Cache the parsed config"));
+
+    // So is a forgotten one.
+    let gone = obs_id(&env, "Retry the fetch");
+    let out = env
+        .mnemo()
+        .args(["forget", &format!("#{gone}")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kept = context_json(&env, &p);
+    assert_eq!(kept["observations_total"], 3);
+    assert_eq!(walked(&env), 3);
+
+    // Without the kept counts (a store read before their migration) the
+    // index walks the records, and says exactly the same.
+    env.db()
+        .execute_batch(
+            "DROP TRIGGER project_counts_insert; DROP TRIGGER project_counts_delete;
+             DROP TRIGGER project_counts_move; DROP TABLE project_counts;",
+        )
+        .unwrap();
+    let walked_index = context_json(&env, &p);
+    assert_eq!(walked_index["text"], kept["text"]);
+    assert_eq!(walked_index["observations_total"], 3);
+}
